@@ -1,0 +1,64 @@
+/**
+ * The GW_* error catalog: every failure the gateway reports on purpose.
+ *
+ * Each entry fixes the JSON-RPC code, the HTTP status used when the error answers an HTTP request
+ * on its own (errors tied to a forwarded request go out as 200 with the envelope, see
+ * docs/errors.md), the default message, and whether the message of a specific occurrence may be
+ * shown to the downstream (`expose: false` masks it as "Internal error").
+ *
+ * docs/errors.md lists exactly these codes; test/unit/errors/catalog.test.ts checks both ways.
+ */
+import { JsonRpcCode } from '../jsonrpc/codes.ts';
+
+export interface CatalogEntry {
+  readonly jsonrpc: number;
+  readonly http: number;
+  readonly message: string;
+  readonly expose: boolean;
+}
+
+const entry = (jsonrpc: number, http: number, message: string, expose = true): CatalogEntry =>
+  Object.freeze({ jsonrpc, http, message, expose });
+
+export const catalog = Object.freeze({
+  // Downstream input (the client's fault). Answered with id null when the request id is unknown.
+  GW_PARSE_ERROR: entry(JsonRpcCode.ParseError, 400, 'Parse error'),
+  GW_INVALID_REQUEST: entry(JsonRpcCode.InvalidRequest, 400, 'Invalid Request'),
+  GW_BATCH_NOT_ALLOWED: entry(JsonRpcCode.InvalidRequest, 400, 'Batches are not allowed in this protocol version'),
+  GW_BODY_TOO_LARGE: entry(JsonRpcCode.InvalidRequest, 413, 'Request body too large'),
+  GW_NOT_ACCEPTABLE: entry(JsonRpcCode.InvalidRequest, 406, 'Not Acceptable'),
+  GW_UNSUPPORTED_MEDIA_TYPE: entry(JsonRpcCode.InvalidRequest, 415, 'Unsupported Media Type'),
+  GW_METHOD_NOT_ALLOWED: entry(JsonRpcCode.InvalidRequest, 405, 'Method Not Allowed'),
+  GW_UNSUPPORTED_PROTOCOL_VERSION: entry(JsonRpcCode.InvalidRequest, 400, 'Unsupported protocol version'),
+  GW_FORBIDDEN_ORIGIN: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: Origin not allowed'),
+  GW_FORBIDDEN_HOST: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: Host not allowed'),
+  GW_ROUTE_NOT_FOUND: entry(JsonRpcCode.InvalidRequest, 404, 'Not Found'),
+
+  // Sessions (2025 era).
+  GW_SESSION_REQUIRED: entry(JsonRpcCode.InvalidRequest, 400, 'Bad Request: Mcp-Session-Id header is required'),
+  GW_SESSION_NOT_FOUND: entry(JsonRpcCode.InvalidRequest, 404, 'Session not found'),
+  GW_ALREADY_INITIALIZED: entry(JsonRpcCode.InvalidRequest, 400, 'Session is already initialized'),
+  GW_SESSION_LIMIT: entry(JsonRpcCode.InternalError, 503, 'Too many sessions; try again later'),
+  GW_STREAM_CONFLICT: entry(JsonRpcCode.InvalidRequest, 409, 'Conflict: a standalone SSE stream is already open for this session'),
+  GW_SHUTTING_DOWN: entry(JsonRpcCode.InternalError, 503, 'Gateway is shutting down'),
+
+  // Upstream failures, tied to a forwarded request (HTTP 200, JSON-RPC error).
+  GW_UPSTREAM_SPAWN_FAILED: entry(JsonRpcCode.InternalError, 502, 'Upstream server could not be started'),
+  GW_UPSTREAM_EXITED: entry(JsonRpcCode.InternalError, 502, 'Upstream server exited'),
+  GW_UPSTREAM_CLOSED: entry(JsonRpcCode.InternalError, 502, 'Upstream connection closed'),
+  GW_UPSTREAM_TIMEOUT: entry(JsonRpcCode.InternalError, 504, 'Upstream request timed out'),
+  GW_UPSTREAM_PROTOCOL_ERROR: entry(JsonRpcCode.InternalError, 502, 'Upstream server broke the protocol'),
+  GW_UPSTREAM_MESSAGE_TOO_LARGE: entry(JsonRpcCode.InternalError, 502, 'Upstream message exceeds the size limit'),
+  GW_UPSTREAM_OVERLOADED: entry(JsonRpcCode.InternalError, 503, 'Too many requests in flight to the upstream'),
+  GW_REQUEST_CANCELLED: entry(JsonRpcCode.InternalError, 200, 'Request cancelled'),
+  GW_DOWNSTREAM_UNAVAILABLE: entry(JsonRpcCode.InternalError, 200, 'No downstream stream could take this server-to-client request'),
+
+  // Anything not raised on purpose.
+  GW_INTERNAL: entry(JsonRpcCode.InternalError, 500, 'Internal error', false),
+} satisfies Record<string, CatalogEntry>);
+
+export type GatewayErrorCode = keyof typeof catalog;
+
+export function isGatewayErrorCode(value: string): value is GatewayErrorCode {
+  return Object.hasOwn(catalog, value);
+}

@@ -1,0 +1,134 @@
+/**
+ * Envelope guards and the one place where peer text becomes messages.
+ *
+ * No zod here: this is the forwarding hot path. Each guard checks only what routing needs; every
+ * other field is left exactly as the peer sent it.
+ */
+import type {
+  JsonObject,
+  JsonRpcErrorResponse,
+  JsonRpcMessage,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcResponse,
+  RawJsonId,
+  RequestId,
+} from './types.ts';
+
+// JSON.rawJSON / JSON.isRawJSON arrived in V8 11.4 (Node >= 21); typed here because lib.es2023 lacks them.
+interface JsonWithRaw {
+  rawJSON(text: string): RawJsonId;
+  isRawJSON(value: unknown): value is RawJsonId;
+  parse(text: string, reviver: (this: unknown, key: string, value: unknown, context: { source?: string }) => unknown): unknown;
+}
+const JSONX = JSON as unknown as JsonWithRaw;
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A valid MCP request id: a string, a finite number, or a raw numeric id. Never null. */
+export function isRequestId(value: unknown): value is RequestId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || JSONX.isRawJSON(value);
+}
+
+export function isRequest(msg: JsonRpcMessage): msg is JsonRpcRequest {
+  return typeof (msg as JsonRpcRequest).method === 'string' && (msg as JsonRpcRequest).id !== undefined;
+}
+
+export function isNotification(msg: JsonRpcMessage): msg is JsonRpcNotification {
+  return typeof (msg as JsonRpcNotification).method === 'string' && (msg as { id?: unknown }).id === undefined;
+}
+
+export function isResponse(msg: JsonRpcMessage): msg is JsonRpcResponse {
+  return (msg as { method?: unknown }).method === undefined;
+}
+
+export function isErrorResponse(msg: JsonRpcMessage): msg is JsonRpcErrorResponse {
+  return (msg as JsonRpcErrorResponse).error !== undefined && isResponse(msg);
+}
+
+/** Why `toMessage` refused a value; the caller maps it to -32600. */
+export type EnvelopeProblem = string;
+
+/**
+ * Checks that a parsed value is a JSON-RPC 2.0 message the gateway can route. Returns the message
+ * (same object, not copied) or a sentence naming what is wrong.
+ */
+export function toMessage(value: unknown): JsonRpcMessage | EnvelopeProblem {
+  if (!isObject(value)) return 'a JSON-RPC message must be a JSON object';
+  if (value.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
+  const { id, method } = value;
+  if (method !== undefined) {
+    if (typeof method !== 'string' || method.length === 0) return 'method must be a non-empty string';
+    if (value.params !== undefined && !isObject(value.params)) return 'params must be an object';
+    if (id !== undefined && !isRequestId(id)) return 'id must be a string or an integer (MCP forbids null)';
+    return value as unknown as JsonRpcMessage;
+  }
+  if (id === undefined) return 'a message needs a method (request or notification) or an id (response)';
+  if (id !== null && !isRequestId(id)) return 'id must be a string or an integer';
+  const hasResult = value.result !== undefined;
+  const hasError = value.error !== undefined;
+  if (hasResult === hasError) return 'a response needs exactly one of result and error';
+  if (hasError) {
+    const err = value.error;
+    if (!isObject(err) || typeof err.code !== 'number' || typeof err.message !== 'string') {
+      return 'error must be an object with a numeric code and a string message';
+    }
+  } else if (!isObject(value.result)) {
+    return 'result must be an object';
+  }
+  return value as unknown as JsonRpcMessage;
+}
+
+/**
+ * Parses peer text into a value, keeping the exact source text of a top-level numeric `id` that a
+ * double cannot represent (big integers, or forms like `1e3`). The reviver pass runs only in that
+ * rare case, so ordinary messages are parsed exactly once.
+ *
+ * @throws SyntaxError on malformed JSON.
+ */
+export function parseJson(text: string): unknown {
+  const value: unknown = JSON.parse(text);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (needsRawId(value[i])) return reparseKeepingIds(text);
+    }
+  } else if (needsRawId(value)) {
+    return reparseKeepingIds(text);
+  }
+  return value;
+}
+
+function needsRawId(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  const id = value.id;
+  return typeof id === 'number' && !Number.isSafeInteger(id);
+}
+
+function reparseKeepingIds(text: string): unknown {
+  // `context.source` is the exact text of a primitive (JSON.parse source text access, V8 >= 11.4).
+  return JSONX.parse(text, function (this: unknown, key, value, context) {
+    if (key === 'id' && typeof value === 'number' && !Number.isSafeInteger(value) && context.source !== undefined) {
+      // Only top-level ids matter, but a nested numeric "id" kept raw serialises identically anyway.
+      return JSONX.rawJSON(context.source);
+    }
+    return value;
+  });
+}
+
+/**
+ * A stable map key for an id that keeps strings and numbers apart ("1" and 1 are different ids).
+ */
+export function idKey(id: RequestId): string {
+  if (typeof id === 'string') return 's' + id;
+  if (typeof id === 'number') return 'n' + id;
+  return 'n' + id.rawJSON;
+}
+
+/** The id as it would appear in logs and error data. */
+export function idText(id: RequestId | null): string {
+  if (id === null) return 'null';
+  if (typeof id === 'object') return id.rawJSON;
+  return JSON.stringify(id);
+}

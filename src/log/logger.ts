@@ -1,0 +1,37 @@
+/**
+ * pino, configured once. Child loggers are made per session and per upstream (never per message)
+ * so their bindings are serialised once.
+ */
+import { pino, type Logger } from 'pino';
+import type { LogLevel } from '../config/types.ts';
+
+export type { Logger } from 'pino';
+
+/** Paths never written in clear: credentials in headers, and target env values. */
+export const redactPaths = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["proxy-authorization"]',
+  'headers.authorization',
+  'headers.cookie',
+  'env',
+  '*.env',
+  'target.env',
+];
+
+export interface LoggerOptions {
+  level: LogLevel;
+  /** Where to write; defaults to stdout. Tests pass a stream to read what was logged. */
+  destination?: NodeJS.WritableStream;
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  return pino(
+    {
+      level: options.level,
+      base: { name: 'switchboard' },
+      redact: { paths: redactPaths, censor: '[redacted]' },
+    },
+    options.destination ?? pino.destination({ sync: false }),
+  );
+}
