@@ -1,0 +1,97 @@
+/**
+ * Starts a whole gateway in-process on a free port, with a hand-built config, for integration tests.
+ */
+import { Writable } from 'node:stream';
+import type { GatewayConfig, StdioTargetConfig } from '../../src/config/types.ts';
+import { createLogger, type Logger } from '../../src/log/logger.ts';
+import { startGateway, type RunningGateway } from '../../src/main.ts';
+
+export type TestTarget = Partial<StdioTargetConfig> & { command: string };
+
+export interface TestGatewayOptions {
+  targets: Record<string, TestTarget>;
+  /** Overrides for top-level gateway settings (shallow per section). */
+  limits?: Partial<GatewayConfig['limits']>;
+  session?: Partial<GatewayConfig['session']>;
+  allowedOrigins?: string[];
+  allowedHosts?: string[];
+  shutdownGraceMs?: number;
+  /** Collect log lines in memory instead of discarding them. */
+  logLines?: string[];
+}
+
+export interface TestGateway extends RunningGateway {
+  /** URL of a target's Streamable HTTP endpoint. */
+  mcpUrl(target?: string): URL;
+  logger: Logger;
+}
+
+export function stdioTarget(name: string, t: TestTarget): StdioTargetConfig {
+  return {
+    type: 'stdio',
+    name,
+    command: t.command,
+    args: t.args ?? [],
+    env: t.env ?? {},
+    cwd: t.cwd,
+    timeouts: t.timeouts ?? { requestMs: 30_000, resetOnProgress: true, maxTotalMs: 0 },
+    restart: t.restart ?? { onExit: 'end', maxRestarts: 3, initialBackoffMs: 100, maxBackoffMs: 2_000 },
+    shutdownGraceMs: t.shutdownGraceMs ?? 500,
+    maxMessageBytes: t.maxMessageBytes ?? 8 * 1024 * 1024,
+    stderrLinesPerSecond: t.stderrLinesPerSecond ?? 100,
+  };
+}
+
+export function buildConfig(options: TestGatewayOptions): GatewayConfig {
+  const targets = new Map(Object.entries(options.targets).map(([name, t]) => [name, stdioTarget(name, t)]));
+  return {
+    listen: { host: '127.0.0.1', port: 0 },
+    allowedOrigins: options.allowedOrigins,
+    allowedHosts: options.allowedHosts,
+    limits: {
+      maxBodyBytes: 4 * 1024 * 1024,
+      maxSessions: 100,
+      replayEvents: 256,
+      replayBytes: 4 * 1024 * 1024,
+      pendingServerMessages: 256,
+      ...options.limits,
+    },
+    session: { idleTtlMs: 60_000, keepAliveMs: 15_000, ...options.session },
+    shutdownGraceMs: options.shutdownGraceMs ?? 2_000,
+    logging: { level: options.logLines ? 'debug' : 'silent' },
+    targets,
+  };
+}
+
+export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
+  const config = buildConfig(options);
+  const lines = options.logLines;
+  const logger = createLogger({
+    level: config.logging.level,
+    destination: new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        if (lines) lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+        cb();
+      },
+    }),
+  });
+  const gateway = await startGateway(config, { logger });
+  const single = config.targets.size === 1;
+  return {
+    ...gateway,
+    close: () => gateway.close(),
+    logger,
+    mcpUrl(target?: string) {
+      if (target === undefined && single) return new URL('/mcp', gateway.url);
+      return new URL(`/servers/${target ?? [...config.targets.keys()][0]}/mcp`, gateway.url);
+    },
+  };
+}
+
+/** Command line that runs @modelcontextprotocol/server-everything over stdio on our pinned Node. */
+export function everythingServer(): TestTarget {
+  return {
+    command: process.execPath,
+    args: [new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url).pathname, 'stdio'],
+  };
+}
