@@ -1,0 +1,98 @@
+/**
+ * The official MCP conformance suite (server scenarios, spec 2025-11-25) run twice against the
+ * same fixture server: directly over Streamable HTTP, and through the gateway with the fixture as a
+ * stdio upstream. Whatever the fixture passes on its own, the gateway must not break.
+ *
+ * Set CONFORMANCE_REPORT=<file> to write the direct-vs-gateway table (markdown) there.
+ */
+import { writeFile } from 'node:fs/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  CONFORMANCE_FIXTURE,
+  compareRuns,
+  formatMismatches,
+  formatResultsTable,
+  listServerScenarios,
+  runConformanceSuite,
+  startHttpFixture,
+  tally,
+  type HttpFixture,
+  type ScenarioResult,
+} from '../support/conformance.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+
+const SPEC_VERSION = '2025-11-25';
+/** The suite lists 32 server scenarios for 2025-11-25; the fixture implements all of them. */
+const MIN_SCENARIOS = 30;
+const MIN_DIRECT_PASSES = 25;
+const SCENARIO_TIMEOUT_MS = 12_000;
+const CONCURRENCY = 6;
+
+type Run = Map<string, ScenarioResult>;
+
+let fixture: HttpFixture | undefined;
+let gateway: TestGateway | undefined;
+let direct: Promise<{ scenarios: string[]; results: Run }> | undefined;
+let gatewayResults: Run | undefined;
+
+/** Shared by both tests (and run once) so either can be run alone with -t. */
+function directRun(): Promise<{ scenarios: string[]; results: Run }> {
+  direct ??= (async () => {
+    const scenarios = await listServerScenarios(SPEC_VERSION);
+    fixture = await startHttpFixture();
+    const results = await runConformanceSuite(fixture.url, scenarios, {
+      scenarioTimeoutMs: SCENARIO_TIMEOUT_MS,
+      concurrency: CONCURRENCY,
+      deadline: Date.now() + 40_000,
+    });
+    return { scenarios, results };
+  })();
+  return direct;
+}
+
+afterAll(async () => {
+  await Promise.allSettled([fixture?.close(), gateway?.close()]);
+  const report = process.env['CONFORMANCE_REPORT'];
+  if (report && direct) {
+    const { results } = await direct;
+    const header = `<!-- ${new Date().toISOString()} @modelcontextprotocol/conformance 0.1.16, spec ${SPEC_VERSION} -->`;
+    await writeFile(report, `${header}\n${formatResultsTable(results, gatewayResults)}\n`);
+  }
+}, 10_000);
+
+describe(`conformance suite (server scenarios, ${SPEC_VERSION})`, () => {
+  it('the fixture passes the scenarios directly over Streamable HTTP', async () => {
+    const { scenarios, results } = await directRun();
+    expect(scenarios.length).toBeGreaterThanOrEqual(MIN_SCENARIOS);
+
+    const failures = [...results.values()].filter((r) => r.outcome === 'fail');
+    expect(
+      failures.map((r) => r.scenario),
+      `fixture fails scenarios on its own:\n${failures.map((f) => `${f.scenario}: ${JSON.stringify(f.problems)}`).join('\n')}\nfixture stderr:\n${fixture?.stderr() ?? ''}`,
+    ).toEqual([]);
+    expect(tally(results).pass).toBeGreaterThanOrEqual(MIN_DIRECT_PASSES);
+  }, 60_000);
+
+  it('through the gateway (fixture as stdio upstream), every scenario reaches its direct outcome', async () => {
+    const { scenarios, results } = await directRun();
+    expect(tally(results).pass, 'direct run too weak to compare against').toBeGreaterThanOrEqual(MIN_DIRECT_PASSES);
+
+    const logLines: string[] = [];
+    gateway = await startTestGateway({
+      targets: { conformance: { command: process.execPath, args: [CONFORMANCE_FIXTURE, 'stdio'] } },
+      logLines,
+    });
+    gatewayResults = await runConformanceSuite(gateway.mcpUrl(), scenarios, {
+      scenarioTimeoutMs: SCENARIO_TIMEOUT_MS,
+      concurrency: CONCURRENCY,
+      deadline: Date.now() + 60_000,
+    });
+
+    const mismatches = compareRuns(results, gatewayResults);
+    expect(
+      mismatches.map((m) => m.scenario),
+      `scenarios that pass directly but not through the gateway:\n${formatMismatches(mismatches)}\n` +
+        `gateway log (last 40 lines):\n${logLines.slice(-40).join('\n')}`,
+    ).toEqual([]);
+  }, 100_000);
+});
