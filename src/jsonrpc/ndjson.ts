@@ -108,6 +108,7 @@ export function createLineSplitter(options: LineSplitterOptions): LineSplitter {
 }
 
 function isBlank(text: string): boolean {
+  if (text.length === 0) return true;
   // Cheap path first: almost every line starts with `{`.
   const first = text.charCodeAt(0);
   if (first !== 0x20 && first !== 0x09 && first !== 0x0d && first !== 0x0b && first !== 0x0c) return false;
