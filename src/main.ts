@@ -3,7 +3,10 @@
  * except cli.ts and tests that need a whole gateway.
  */
 import type { GatewayConfig } from './config/types.ts';
-import type { Logger } from './log/logger.ts';
+import { createHttpServer } from './http/server.ts';
+import { createLogger, type Logger } from './log/logger.ts';
+import { createSessionStore } from './session/store.ts';
+import { killAllChildrenNow } from './transport/stdio.ts';
 
 export interface RunningGateway {
   /** Base URL, e.g. http://127.0.0.1:8080 (the port actually bound when config asked for 0). */
@@ -18,8 +21,39 @@ export interface StartOptions {
   logger?: Logger;
 }
 
+let exitHookInstalled = false;
+
 export async function startGateway(config: GatewayConfig, options: StartOptions = {}): Promise<RunningGateway> {
-  void config;
-  void options;
-  throw new Error('not yet composed');
+  const logger = options.logger ?? createLogger({ level: config.logging.level });
+  if (!exitHookInstalled) {
+    // Last line of defence: whatever way this process exits, no child outlives it.
+    process.on('exit', killAllChildrenNow);
+    exitHookInstalled = true;
+  }
+  let ready = true;
+  const store = createSessionStore({ config, logger });
+  const app = createHttpServer({ config, store, logger, isReady: () => ready });
+  await app.listen({ host: config.listen.host, port: config.listen.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
+  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
+  const url = `http://${host}:${port}`;
+  logger.info({ url, targets: [...config.targets.keys()] }, 'switchboard listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    close() {
+      closing ??= (async () => {
+        ready = false;
+        logger.info({ graceMs: config.shutdownGraceMs, sessions: store.size }, 'shutting down');
+        const closed = app.close();
+        await store.close(config.shutdownGraceMs);
+        await closed;
+        logger.info('stopped');
+      })();
+      return closing;
+    },
+  };
 }

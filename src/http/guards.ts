@@ -1,0 +1,93 @@
+/**
+ * Request checks that need no session: Origin and Host (DNS-rebinding protection, 2025-11-25
+ * "Security Warning": invalid Origin -> 403), and the media types of Streamable HTTP.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { GatewayConfig } from '../config/types.ts';
+
+const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+export function isLoopbackAddress(host: string): boolean {
+  return LOOPBACK_HOSTNAMES.has(host) || host.startsWith('127.');
+}
+
+/** Hostname of a Host header value (`example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`). */
+function hostnameOf(host: string): string {
+  if (host.startsWith('[')) {
+    const end = host.indexOf(']');
+    return end === -1 ? host : host.slice(0, end + 1);
+  }
+  const colon = host.indexOf(':');
+  return (colon === -1 ? host : host.slice(0, colon)).toLowerCase();
+}
+
+export interface OriginPolicy {
+  /** Throws GW_FORBIDDEN_ORIGIN / GW_FORBIDDEN_HOST when the request must be refused. */
+  check(headers: IncomingHttpHeaders): void;
+}
+
+export function createOriginPolicy(config: GatewayConfig): OriginPolicy {
+  const origins = config.allowedOrigins === undefined ? undefined : new Set(config.allowedOrigins);
+  const anyOrigin = origins?.has('*') ?? false;
+  const hosts = config.allowedHosts === undefined ? undefined : new Set(config.allowedHosts.map((h) => h.toLowerCase()));
+  // With no allow-list, Host is checked only when we listen on loopback: that is the setup a
+  // DNS-rebinding page can reach, and there only loopback names are legitimate.
+  const loopbackOnly = hosts === undefined && isLoopbackAddress(config.listen.host);
+
+  const originAllowed = (origin: string): boolean => {
+    if (anyOrigin) return true;
+    if (origins !== undefined) return origins.has(origin);
+    try {
+      return isLoopbackAddress(new URL(origin).hostname);
+    } catch {
+      return false;
+    }
+  };
+
+  return {
+    check(headers) {
+      const host = headers.host;
+      if (hosts !== undefined || loopbackOnly) {
+        if (host === undefined) throw new GatewayError('GW_FORBIDDEN_HOST', 'Forbidden: missing Host header');
+        const name = hostnameOf(host);
+        const ok = hosts !== undefined ? hosts.has(host.toLowerCase()) || hosts.has(name) : isLoopbackAddress(name);
+        if (!ok) throw new GatewayError('GW_FORBIDDEN_HOST', `Forbidden: Host ${JSON.stringify(host)} is not allowed`);
+      }
+      const origin = headers.origin;
+      if (origin !== undefined && !originAllowed(origin)) {
+        throw new GatewayError('GW_FORBIDDEN_ORIGIN', `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`);
+      }
+    },
+  };
+}
+
+/** Does an Accept header admit `type` (exact, `major/*` or `*\/*`)? */
+export function accepts(accept: string | undefined, type: string): boolean {
+  if (accept === undefined) return false;
+  const major = type.slice(0, type.indexOf('/'));
+  for (const part of accept.split(',')) {
+    const media = part.split(';', 1)[0]?.trim().toLowerCase();
+    if (media === type || media === '*/*' || media === `${major}/*`) return true;
+  }
+  return false;
+}
+
+/** POST: the client must take both JSON and SSE answers (2025-03-26 "Sending Messages to the Server"). */
+export function checkPostHeaders(headers: IncomingHttpHeaders): void {
+  const accept = headers.accept;
+  if (!accepts(accept, 'application/json') || !accepts(accept, 'text/event-stream')) {
+    throw new GatewayError('GW_NOT_ACCEPTABLE', 'Not Acceptable: Accept must list application/json and text/event-stream');
+  }
+  const type = headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase();
+  if (type !== 'application/json') {
+    throw new GatewayError('GW_UNSUPPORTED_MEDIA_TYPE', 'Unsupported Media Type: Content-Type must be application/json');
+  }
+}
+
+/** GET: the standalone stream is SSE only. */
+export function checkGetHeaders(headers: IncomingHttpHeaders): void {
+  if (!accepts(headers.accept, 'text/event-stream')) {
+    throw new GatewayError('GW_NOT_ACCEPTABLE', 'Not Acceptable: Accept must list text/event-stream');
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * The Streamable HTTP endpoint of one target (2025 era): POST carries messages, GET opens the
+ * standalone SSE stream (or resumes one with Last-Event-ID), DELETE ends the session.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
+import { isRequest, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
+import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { TargetConfig } from '../config/types.ts';
+import type { Logger } from '../log/logger.ts';
+import { SUPPORTED_PROTOCOL_VERSIONS, type Session } from '../session/session.ts';
+import type { SessionStore } from '../session/store.ts';
+import { checkGetHeaders, checkPostHeaders } from './guards.ts';
+import { createHttpSink, type KeepAlive } from './sink.ts';
+
+export interface McpRouteOptions {
+  path: string;
+  target: TargetConfig;
+  store: SessionStore;
+  keepAlive: KeepAlive;
+  logger: Logger;
+}
+
+const SESSION_HEADER = 'mcp-session-id';
+const VERSION_HEADER = 'mcp-protocol-version';
+const supported = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
+
+/** Replies with an error envelope (id null: the request could not be tied to an id). */
+export function replyError(reply: FastifyReply, error: GatewayError): FastifyReply {
+  return reply
+    .code(error.httpStatus)
+    .header('content-type', 'application/json')
+    .send(JSON.stringify(toErrorResponse(null, error)));
+}
+
+function sessionOf(request: FastifyRequest, store: SessionStore, target: TargetConfig): Session {
+  const id = request.headers[SESSION_HEADER];
+  if (typeof id !== 'string' || id === '') throw new GatewayError('GW_SESSION_REQUIRED');
+  const session = store.get(id);
+  // A session of another target is as unknown here as one that never existed.
+  if (session === undefined || session.ended || session.target !== target) {
+    throw new GatewayError('GW_SESSION_NOT_FOUND', 'Session not found: it ended or never existed; initialize a new one');
+  }
+  const version = request.headers[VERSION_HEADER];
+  // 2025-06-18 "Protocol Version Header": absent means 2025-03-26; unknown or invalid means 400.
+  if (typeof version === 'string' && !supported.has(version)) {
+    throw new GatewayError('GW_UNSUPPORTED_PROTOCOL_VERSION', `Unsupported protocol version: ${version}`, {
+      supported: [...SUPPORTED_PROTOCOL_VERSIONS],
+    });
+  }
+  session.lastActivity = Date.now();
+  return session;
+}
+
+function parseMessages(body: unknown): { messages: JsonRpcMessage[]; batch: boolean } {
+  if (typeof body !== 'string') throw new GatewayError('GW_PARSE_ERROR', 'Parse error: empty body');
+  let value: unknown;
+  try {
+    value = parseJson(body);
+  } catch (err) {
+    throw new GatewayError('GW_PARSE_ERROR', `Parse error: ${(err as Error).message}`);
+  }
+  const batch = Array.isArray(value);
+  const items: unknown[] = batch ? (value as unknown[]) : [value];
+  if (items.length === 0) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: empty batch');
+  const messages: JsonRpcMessage[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const msg = toMessage(items[i]);
+    if (typeof msg === 'string') {
+      throw new GatewayError('GW_INVALID_REQUEST', `Invalid Request: ${batch ? `batch item ${i}: ` : ''}${msg}`);
+    }
+    messages.push(msg);
+  }
+  return { messages, batch };
+}
+
+export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
+  const { path, target, store, keepAlive, logger } = options;
+
+  const initialize = async (reply: FastifyReply, request: JsonRpcRequest, staleId: string | undefined) => {
+    if (staleId !== undefined && store.get(staleId) !== undefined) {
+      throw new GatewayError('GW_ALREADY_INITIALIZED', 'Session is already initialized; send initialize without Mcp-Session-Id');
+    }
+    const session = store.create(target);
+    const answer = await session.initialize(request);
+    reply.code(200).header('content-type', 'application/json');
+    if (!session.ended) reply.header('mcp-session-id', session.id);
+    return reply.send(JSON.stringify(answer));
+  };
+
+  app.post(path, async (request, reply) => {
+    checkPostHeaders(request.headers);
+    const { messages, batch } = parseMessages(request.body);
+    const sessionId = request.headers[SESSION_HEADER];
+    const first = messages[0] as JsonRpcMessage;
+    if (isRequest(first) && first.method === 'initialize') {
+      if (batch) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: initialize must not be part of a batch');
+      return initialize(reply, first, typeof sessionId === 'string' ? sessionId : undefined);
+    }
+    const session = sessionOf(request, store, target);
+    // Batches exist only in 2025-03-26 (removed in 2025-06-18).
+    if (batch && session.protocolVersion !== '2025-03-26') throw new GatewayError('GW_BATCH_NOT_ALLOWED');
+
+    let requests: JsonRpcRequest[] | undefined;
+    for (const msg of messages) {
+      if (isRequest(msg)) {
+        if (msg.method === 'initialize') throw new GatewayError('GW_ALREADY_INITIALIZED');
+        (requests ??= []).push(msg);
+      } else if (isResponse(msg)) {
+        await session.handleResponse(msg as JsonRpcResponse);
+      } else {
+        await session.handleNotification(msg as JsonRpcNotification);
+      }
+    }
+    if (requests === undefined) return reply.code(202).send();
+
+    reply.hijack();
+    const sink = createHttpSink(reply.raw, { 'mcp-session-id': session.id }, keepAlive);
+    session.handleRequests(requests, sink, batch);
+    return reply;
+  });
+
+  app.get(path, async (request, reply) => {
+    checkGetHeaders(request.headers);
+    const session = sessionOf(request, store, target);
+    const lastEventId = request.headers['last-event-id'];
+    reply.hijack();
+    const sink = createHttpSink(reply.raw, { 'mcp-session-id': session.id }, keepAlive);
+    if (!session.openStream(sink, typeof lastEventId === 'string' ? lastEventId : undefined)) {
+      const error = new GatewayError('GW_STREAM_CONFLICT');
+      reply.raw.writeHead(error.httpStatus, { 'content-type': 'application/json' });
+      reply.raw.end(JSON.stringify(toErrorResponse(null, error)));
+    }
+    return reply;
+  });
+
+  app.delete(path, async (request, reply) => {
+    const session = sessionOf(request, store, target);
+    logger.debug({ session: session.id }, 'session deleted by the client');
+    await session.end('deleted by the client');
+    return reply.code(200).send();
+  });
+
+  // Anything else on the endpoint: 405 with the methods that exist.
+  app.route({
+    method: ['PUT', 'PATCH', 'OPTIONS'],
+    url: path,
+    handler: async (_request, reply) => {
+      reply.header('allow', 'GET, POST, DELETE');
+      return replyError(reply, new GatewayError('GW_METHOD_NOT_ALLOWED'));
+    },
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * The HTTP server: the only module that builds fastify. Routes per target, health, and one error
+ * handler that turns every failure (ours, fastify's, or unexpected) into a JSON-RPC error envelope.
+ */
+import { fastify, LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { GatewayError, isGatewayError, toGatewayError } from '../errors/gateway-error.ts';
+import type { GatewayConfig } from '../config/types.ts';
+import type { Logger } from '../log/logger.ts';
+import type { SessionStore } from '../session/store.ts';
+import { createOriginPolicy } from './guards.ts';
+import { registerMcpRoute, replyError } from './mcp-route.ts';
+import { createKeepAlive } from './sink.ts';
+
+export interface HttpServerOptions {
+  config: GatewayConfig;
+  store: SessionStore;
+  logger: Logger;
+  /** False while draining: /readyz answers 503 so a load balancer stops sending traffic. */
+  isReady: () => boolean;
+}
+
+/** fastify's own error codes that are the client's fault, mapped onto the catalog. */
+function fromFastifyError(err: FastifyError): GatewayError | undefined {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError('GW_BODY_TOO_LARGE');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError('GW_UNSUPPORTED_MEDIA_TYPE', 'Unsupported Media Type: Content-Type must be application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new GatewayError('GW_PARSE_ERROR', 'Parse error: empty body');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: Content-Length does not match the body');
+    default:
+      return undefined;
+  }
+}
+
+export function createHttpServer({ config, store, logger, isReady }: HttpServerOptions): FastifyInstance {
+  const log = logger.child({ component: 'http' });
+  const app = fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    // Per-request access logs cost more than the forwarding itself; sessions log what matters.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.limits.maxBodyBytes,
+    return503OnClosing: true,
+    // Streams are ended by the session store on shutdown; idle keep-alive sockets close at once.
+    forceCloseConnections: 'idle',
+  });
+  const keepAlive = createKeepAlive(config.session.keepAliveMs);
+  const origins = createOriginPolicy(config);
+
+  // The body arrives as text and is parsed once by the route, so a parse error becomes -32700.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+  app.setErrorHandler((err: unknown, _request, reply) => {
+    const known = isGatewayError(err) ? err : fromFastifyError(err as FastifyError);
+    const error = known ?? toGatewayError(err);
+    if (known === undefined) log.error({ err, correlationId: error.details.correlationId }, 'unhandled error in a route');
+    return replyError(reply, error);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    replyError(reply, new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: ${request.method} ${request.url.split('?', 1)[0]}`)),
+  );
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    if (!isReady()) return reply.code(503).send({ status: 'draining' });
+    return { status: 'ready', sessions: store.size };
+  });
+
+  void app.register(async (mcp) => {
+    // Before the body is read: refuse foreign Origins and Hosts (DNS rebinding) cheaply.
+    mcp.addHook('onRequest', async (request) => origins.check(request.headers));
+    for (const target of config.targets.values()) {
+      registerMcpRoute(mcp, { path: `/servers/${target.name}/mcp`, target, store, keepAlive, logger });
+    }
+    const only = config.targets.size === 1 ? [...config.targets.values()][0] : undefined;
+    if (only !== undefined) registerMcpRoute(mcp, { path: '/mcp', target: only, store, keepAlive, logger });
+  });
+
+  app.addHook('onClose', async () => keepAlive.stop());
+  return app;
+}

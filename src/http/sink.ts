@@ -1,0 +1,100 @@
+/**
+ * ResponseSink over a raw Node ServerResponse: one JSON body, or an SSE stream of events with
+ * ids, keep-alive comments while idle, and a cap on what a slow reader may leave buffered.
+ */
+import type { ServerResponse } from 'node:http';
+import type { ResponseSink } from '../session/streams.ts';
+
+/** Past this many unsent bytes the client is too slow: drop the connection (it can resume). */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+export interface KeepAlive {
+  add(sink: HttpSink): void;
+  delete(sink: HttpSink): void;
+  stop(): void;
+}
+
+export interface HttpSink extends ResponseSink {
+  /** Writes an SSE comment if nothing was written for `idleMs`. */
+  ping(now: number, idleMs: number): void;
+}
+
+/** One interval for every open SSE stream, instead of a timer per stream. */
+export function createKeepAlive(intervalMs: number): KeepAlive {
+  const sinks = new Set<HttpSink>();
+  const timer = setInterval(() => {
+    const now = Date.now();
+    for (const sink of sinks) sink.ping(now, intervalMs);
+  }, intervalMs);
+  timer.unref();
+  return {
+    add: (sink) => void sinks.add(sink),
+    delete: (sink) => void sinks.delete(sink),
+    stop: () => clearInterval(timer),
+  };
+}
+
+export function createHttpSink(raw: ServerResponse, headers: Record<string, string>, keepAlive: KeepAlive): HttpSink {
+  let closed = false;
+  let lastWrite = Date.now();
+
+  const finish = () => {
+    closed = true;
+    keepAlive.delete(sink);
+  };
+
+  const write = (chunk: string) => {
+    lastWrite = Date.now();
+    raw.write(chunk);
+    if (raw.writableLength > MAX_BUFFERED_BYTES) {
+      finish();
+      raw.destroy();
+      sink.onclose?.();
+    }
+  };
+
+  const sink: HttpSink = {
+    onclose: undefined,
+    get closed() {
+      return closed || raw.destroyed;
+    },
+    json(body) {
+      if (closed) return;
+      finish();
+      raw.writeHead(200, { ...headers, 'content-type': 'application/json' });
+      raw.end(body);
+    },
+    sse() {
+      if (closed || raw.headersSent) return;
+      raw.writeHead(200, {
+        ...headers,
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        // Tell buffering reverse proxies (nginx) to pass events through as they come.
+        'x-accel-buffering': 'no',
+      });
+      raw.flushHeaders();
+      keepAlive.add(sink);
+    },
+    event(id, data) {
+      if (closed) return;
+      write(data === '' ? `id: ${id}\ndata: \n\n` : `event: message\nid: ${id}\ndata: ${data}\n\n`);
+    },
+    end() {
+      if (closed) return;
+      finish();
+      raw.end();
+    },
+    ping(now, idleMs) {
+      if (!closed && now - lastWrite >= idleMs) write(': keep-alive\n\n');
+    },
+  };
+
+  raw.on('close', () => {
+    if (closed) return;
+    finish();
+    sink.onclose?.();
+  });
+  return sink;
+}

@@ -1,0 +1,265 @@
+/**
+ * A session's outbound streams (2025 Streamable HTTP): one per POST that carried requests, plus the
+ * standalone stream that a GET opens for server-initiated messages.
+ *
+ * A POST's stream starts undecided. If the answer comes first and alone, it goes out as one
+ * `application/json` body (cheapest for the common case); the first message that is not a final
+ * answer (progress, a log line, a server->client request) switches it to `text/event-stream`.
+ * SSE events are recorded in the session's EventLog so a client that lost a stream can resume it
+ * with `Last-Event-ID` (a dropped connection is not a cancel in this era: the request runs on).
+ */
+import type { Logger } from '../log/logger.ts';
+import { type EventLog, parseEventId } from './event-log.ts';
+
+/** The HTTP side of one response, implemented by the http layer over a raw ServerResponse. */
+export interface ResponseSink {
+  /** Answers with one JSON body; only before `sse()`. */
+  json(body: string): void;
+  /** Starts an SSE response (status and headers). */
+  sse(): void;
+  /** Writes one SSE event; `data` '' is a priming event (id only). */
+  event(id: string, data: string): void;
+  /** Ends the response. */
+  end(): void;
+  /** True once the response ended or the client went away. */
+  readonly closed: boolean;
+  /** Set by the stream set; called once when the client goes away first. */
+  onclose: (() => void) | undefined;
+}
+
+const PENDING = 0;
+const JSON_MODE = 1;
+const SSE_MODE = 2;
+
+export interface OutStream {
+  readonly id: number;
+  readonly standalone: boolean;
+  sink: ResponseSink | undefined;
+  mode: typeof PENDING | typeof JSON_MODE | typeof SSE_MODE;
+  /** Final answers still owed on this stream (request streams). */
+  remaining: number;
+  readonly batch: boolean;
+  /** Batch answers gathered while still hoping to reply with one JSON array. */
+  collected: string[] | undefined;
+  complete: boolean;
+}
+
+export interface StreamSet {
+  readonly standalone: OutStream;
+  /** A stream for a POST carrying `count` requests. */
+  open(sink: ResponseSink, count: number, batch: boolean): OutStream;
+  /** A message for `stream`; `final` when it answers one of the stream's requests. */
+  deliver(stream: OutStream, data: string, final: boolean): void;
+  /** One of the stream's requests ends with no answer to send (cancelled by the client). */
+  drop(stream: OutStream, fallbackAnswer: string): void;
+  /** Where a server-initiated message goes when nothing ties it to a request. */
+  pick(preferStandalone: boolean): OutStream;
+  /** A GET without Last-Event-ID: attach the standalone stream; false if one is already attached. */
+  attachStandalone(sink: ResponseSink): boolean;
+  /** A GET with Last-Event-ID: replay that stream's later events and carry on; false if unknown. */
+  resume(sink: ResponseSink, lastEventId: string): boolean;
+  /** Undelivered messages queued on the standalone stream (no GET attached). */
+  readonly backlog: number;
+  /** True while any response is attached or any request stream is unfinished. */
+  readonly busy: boolean;
+  /** Ends every attached response. */
+  endAll(): void;
+}
+
+export interface StreamSetOptions {
+  log: EventLog;
+  logger: Logger;
+  /** Priming events only for clients that negotiated >= 2025-11-25 (older ones choke on empty data). */
+  priming: () => boolean;
+  /** How many finished streams stay resumable (their events may still be in the log). */
+  keepFinished: number;
+}
+
+export function createStreamSet({ log, logger, priming, keepFinished }: StreamSetOptions): StreamSet {
+  const streams = new Map<number, OutStream>();
+  const unfinished = new Set<OutStream>();
+  const finished: number[] = [];
+  let nextId = 1;
+  let standaloneDeliveredSeq = 0;
+  let backlog = 0;
+
+  const standalone: OutStream = {
+    id: 0,
+    standalone: true,
+    sink: undefined,
+    mode: SSE_MODE,
+    remaining: 0,
+    batch: false,
+    collected: undefined,
+    complete: false,
+  };
+  streams.set(0, standalone);
+
+  const live = (s: OutStream) => s.sink !== undefined && !s.sink.closed;
+
+  const attach = (stream: OutStream, sink: ResponseSink) => {
+    const old = stream.sink;
+    stream.sink = sink;
+    sink.onclose = () => {
+      if (stream.sink === sink) stream.sink = undefined;
+      logger.debug({ stream: stream.id }, 'client went away from a stream (not a cancel)');
+    };
+    if (old !== undefined && old !== sink && !old.closed) old.end();
+  };
+
+  const write = (stream: OutStream, data: string) => {
+    const id = log.append(stream.id, data);
+    const sink = stream.sink;
+    if (sink !== undefined && !sink.closed) {
+      sink.event(id, data);
+      if (stream.standalone) standaloneDeliveredSeq = parseEventId(id)?.seq ?? standaloneDeliveredSeq;
+    } else if (stream.standalone) {
+      backlog++;
+    }
+  };
+
+  const finish = (stream: OutStream) => {
+    stream.complete = true;
+    unfinished.delete(stream);
+    if (stream.mode === SSE_MODE) {
+      finished.push(stream.id);
+      while (finished.length > keepFinished) streams.delete(finished.shift() as number);
+    } else {
+      streams.delete(stream.id);
+    }
+    const sink = stream.sink;
+    if (sink !== undefined && !sink.closed) sink.end();
+  };
+
+  const startSse = (stream: OutStream) => {
+    stream.mode = SSE_MODE;
+    stream.sink?.sse();
+    if (priming()) write(stream, '');
+    const collected = stream.collected;
+    stream.collected = undefined;
+    if (collected) for (const data of collected) write(stream, data);
+  };
+
+  const set: StreamSet = {
+    standalone,
+
+    open(sink, count, batch) {
+      const stream: OutStream = {
+        id: nextId++,
+        standalone: false,
+        sink: undefined,
+        mode: PENDING,
+        remaining: count,
+        batch,
+        collected: batch ? [] : undefined,
+        complete: false,
+      };
+      attach(stream, sink);
+      streams.set(stream.id, stream);
+      unfinished.add(stream);
+      return stream;
+    },
+
+    deliver(stream, data, final) {
+      if (stream.complete) {
+        logger.debug({ stream: stream.id }, 'message for a finished stream; dropped');
+        return;
+      }
+      if (stream.mode === PENDING) {
+        if (final && !stream.batch) {
+          stream.mode = JSON_MODE;
+          stream.remaining = 0;
+          stream.sink?.json(data);
+          finish(stream);
+          return;
+        }
+        if (final && stream.collected) {
+          stream.collected.push(data);
+          if (--stream.remaining === 0) {
+            stream.mode = JSON_MODE;
+            stream.sink?.json('[' + stream.collected.join(',') + ']');
+            finish(stream);
+          }
+          return;
+        }
+        startSse(stream);
+      }
+      write(stream, data);
+      if (final && --stream.remaining === 0) finish(stream);
+    },
+
+    drop(stream, fallbackAnswer) {
+      if (stream.complete) return;
+      if (stream.mode === SSE_MODE) {
+        if (--stream.remaining === 0) finish(stream);
+      } else {
+        // An undecided response must still be answered: HTTP has no way to say "nothing".
+        set.deliver(stream, fallbackAnswer, true);
+      }
+    },
+
+    pick(preferStandalone) {
+      if (preferStandalone) return standalone;
+      let last: OutStream | undefined;
+      let count = 0;
+      for (const s of unfinished) {
+        count++;
+        last = s;
+      }
+      const usable = last !== undefined && (live(last) || last.mode === SSE_MODE);
+      if (count === 1 && usable && last) return last;
+      if (live(standalone)) return standalone;
+      if (usable && last) return last;
+      return standalone;
+    },
+
+    attachStandalone(sink) {
+      if (live(standalone)) return false;
+      attach(standalone, sink);
+      sink.sse();
+      if (priming()) write(standalone, '');
+      // Deliver what arrived while no GET stream was open.
+      for (const e of log.after(0, standaloneDeliveredSeq)) {
+        if (e.data !== '') sink.event(e.id, e.data);
+        standaloneDeliveredSeq = e.seq;
+      }
+      backlog = 0;
+      return true;
+    },
+
+    resume(sink, lastEventId) {
+      const cursor = parseEventId(lastEventId);
+      const stream = cursor && streams.get(cursor.stream);
+      if (!cursor || !stream) return false;
+      if (cursor.seq < log.oldestSeq - 1) {
+        logger.warn({ stream: stream.id, lastEventId }, 'resume from an event no longer buffered; some events are lost');
+      }
+      attach(stream, sink);
+      sink.sse();
+      for (const e of log.after(stream.id, cursor.seq)) {
+        if (e.data !== '') sink.event(e.id, e.data);
+        if (stream.standalone) standaloneDeliveredSeq = Math.max(standaloneDeliveredSeq, e.seq);
+      }
+      if (stream.standalone) backlog = 0;
+      if (stream.complete) sink.end();
+      return true;
+    },
+
+    get backlog() {
+      return backlog;
+    },
+
+    get busy() {
+      if (unfinished.size > 0 || live(standalone)) return true;
+      return false;
+    },
+
+    endAll() {
+      for (const s of streams.values()) {
+        const sink = s.sink;
+        if (sink !== undefined && !sink.closed) sink.end();
+      }
+    },
+  };
+  return set;
+}
