@@ -1,0 +1,96 @@
+/**
+ * From the validated file shape (Claude Desktop names, flat per-server keys) to the frozen
+ * GatewayConfig the rest of the gateway reads (grouped policies, targets as an ordered Map).
+ */
+import { isAbsolute, resolve } from 'node:path';
+import type { ConfigFile, ServerEntry } from './schema.ts';
+import type { GatewayConfig, LogLevel, TargetConfig } from './types.ts';
+
+/**
+ * Restart backoff is not exposed in the file yet: 250 ms first (a child that died at once usually
+ * dies again at once, so do not spin), doubling to 10 s (quick recovery once the cause is gone).
+ */
+export const RESTART_INITIAL_BACKOFF_MS = 250;
+export const RESTART_MAX_BACKOFF_MS = 10_000;
+
+export interface NormaliseOptions {
+  /** Folder relative `cwd` values are resolved against: the config file's folder. */
+  readonly baseDir: string;
+}
+
+/** Command-line values that win over the file's `gateway` settings. */
+export interface ConfigOverrides {
+  readonly host?: string;
+  readonly port?: number;
+  readonly logLevel?: LogLevel;
+}
+
+export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): GatewayConfig {
+  const targets = new Map<string, TargetConfig>();
+  for (const [name, server] of Object.entries(file.mcpServers)) {
+    if (server.disabled) continue;
+    targets.set(name, toTargetConfig(name, server, options.baseDir));
+  }
+  const { gateway } = file;
+  return deepFreeze({
+    listen: { host: gateway.host, port: gateway.port },
+    allowedOrigins: gateway.allowedOrigins,
+    allowedHosts: gateway.allowedHosts,
+    limits: { ...gateway.limits },
+    session: { ...gateway.session },
+    shutdownGraceMs: gateway.shutdownGraceMs,
+    logging: { level: gateway.logging.level },
+    targets,
+  });
+}
+
+function toTargetConfig(name: string, server: ServerEntry, baseDir: string): TargetConfig {
+  return {
+    type: 'stdio',
+    name,
+    command: server.command,
+    args: server.args,
+    env: server.env,
+    cwd: server.cwd === undefined || isAbsolute(server.cwd) ? server.cwd : resolve(baseDir, server.cwd),
+    timeouts: {
+      requestMs: server.timeoutMs,
+      resetOnProgress: server.resetTimeoutOnProgress,
+      maxTotalMs: server.maxTotalTimeoutMs,
+    },
+    restart: {
+      onExit: server.onExit,
+      maxRestarts: server.maxRestarts,
+      initialBackoffMs: RESTART_INITIAL_BACKOFF_MS,
+      maxBackoffMs: RESTART_MAX_BACKOFF_MS,
+    },
+    shutdownGraceMs: server.shutdownGraceMs,
+    maxMessageBytes: server.maxMessageBytes,
+    stderrLinesPerSecond: server.stderrLinesPerSecond,
+  };
+}
+
+/** A new frozen config with the command-line overrides applied; the input is left as it is. */
+export function withOverrides(config: GatewayConfig, overrides: ConfigOverrides): GatewayConfig {
+  if (overrides.host === undefined && overrides.port === undefined && overrides.logLevel === undefined) return config;
+  return deepFreeze({
+    ...config,
+    listen: { host: overrides.host ?? config.listen.host, port: overrides.port ?? config.listen.port },
+    logging: { level: overrides.logLevel ?? config.logging.level },
+  });
+}
+
+/**
+ * Freezes plain objects and arrays all the way down. A Map cannot be frozen (its methods still
+ * mutate), so its values are frozen and the type (ReadonlyMap) guards the rest.
+ */
+function deepFreeze<T>(value: T): T {
+  if (value instanceof Map) {
+    for (const item of value.values()) deepFreeze(item);
+    return value;
+  }
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
+}

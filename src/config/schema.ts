@@ -1,0 +1,195 @@
+/**
+ * The config file's schema: strict (an unknown key is an error at every level we own), with every
+ * default and the reason for it written next to it. docs/configuration.md mirrors this file.
+ *
+ * Input is the document after environment interpolation, so wherever a number or a boolean is
+ * expected the schema also accepts its spelling as a string ("8080", "true"): that is how values
+ * reach us from `${VAR}`.
+ */
+import { z } from 'zod';
+import type { LogLevel } from './types.ts';
+
+/** setTimeout fires at once (with a warning) above 2^31-1 ms, so no duration may exceed it (~24.8 days). */
+export const MAX_DURATION_MS = 2_147_483_647;
+const MiB = 1024 * 1024;
+
+/** Target names appear in URL paths (`/servers/<name>/mcp`): keep them to one safe path segment. */
+export const TARGET_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const satisfies readonly LogLevel[];
+
+// ---------------------------------------------------------------------------------------------
+// Leaves
+
+const fromDigits = (value: unknown): unknown => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value);
+const fromBooleanWord = (value: unknown): unknown => (value === 'true' ? true : value === 'false' ? false : value);
+/** YAML turns `--port 3000` into a number and `DEBUG: true` into a boolean; a child only sees strings. */
+const fromScalar = (value: unknown): unknown =>
+  (typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean' ? String(value) : value;
+
+function integer(min: 0 | 1, max: number) {
+  const bounded = max !== Number.MAX_SAFE_INTEGER && max !== MAX_DURATION_MS;
+  const expected = bounded
+    ? `expected an integer from ${min} to ${max}`
+    : min === 0
+      ? 'expected a non-negative integer'
+      : 'expected a positive integer';
+  const tooBig =
+    max === MAX_DURATION_MS ? `must be at most ${MAX_DURATION_MS} (about 24.8 days, the longest timer Node.js supports)` : expected;
+  return z.preprocess(fromDigits, z.int({ error: expected }).min(min, { error: expected }).max(max, { error: tooBig }));
+}
+const positive = (max: number = Number.MAX_SAFE_INTEGER) => integer(1, max);
+const nonNegative = (max: number = Number.MAX_SAFE_INTEGER) => integer(0, max);
+const boolean = () => z.preprocess(fromBooleanWord, z.boolean({ error: 'expected true or false' }));
+const nonEmptyString = () => z.string({ error: 'expected a string' }).min(1, { error: 'must not be empty', abort: true });
+const scalarString = () => z.preprocess(fromScalar, z.string({ error: 'expected a string' }));
+
+const anObject = { error: 'expected an object' } as const;
+
+const envName = z
+  .string()
+  .regex(/^[^=\0]+$/, { error: 'environment variable names must be non-empty and contain no "=" or NUL' });
+
+/** A serialised origin as browsers send it: scheme, host, optional port; no path, no trailing slash. */
+const origin = z.string({ error: 'expected a string' }).refine(
+  (value) => {
+    try {
+      return new URL(value).origin === value;
+    } catch {
+      return false;
+    }
+  },
+  { error: 'expected an origin such as https://app.example.com (scheme, host, optional port; no path or trailing slash)' },
+);
+
+/** A Host header value: a name or address with an optional port. */
+const hostHeader = nonEmptyString().regex(/^[^\s/@]+$/, { error: 'expected a host name with an optional port, such as example.com:8080' });
+
+// ---------------------------------------------------------------------------------------------
+// Servers (`mcpServers.<name>`)
+
+/** Keys every upstream kind shares: the Claude Desktop `disabled` flag and the request deadlines. */
+const upstreamCommon = {
+  /** Claude Desktop / Cline convention: keep the entry but do not serve it. */
+  disabled: boolean().default(false),
+  /**
+   * 5 minutes. Tool calls that run builds, browse or query large stores routinely take minutes;
+   * this still bounds a hung server. The MCP spec asks for a timeout on every request
+   * (basic/lifecycle, "Timeouts").
+   */
+  timeoutMs: positive(MAX_DURATION_MS).default(300_000),
+  /** true: a server that reports progress is alive; the spec allows resetting the clock on progress. */
+  resetTimeoutOnProgress: boolean().default(true),
+  /**
+   * 0 = no cap beyond `timeoutMs` between progress notifications. Off by default so long jobs that
+   * report progress are not cut; set it to honour the spec's "SHOULD enforce a maximum timeout".
+   */
+  maxTotalTimeoutMs: nonNegative(MAX_DURATION_MS).default(0),
+};
+
+export const stdioServerSchema = z.strictObject({
+  type: z.literal('stdio'),
+  command: nonEmptyString(),
+  args: z.array(scalarString(), { error: 'expected a list of strings' }).default([]),
+  /** Merged over the gateway's environment for the child. */
+  env: z.record(envName, scalarString(), { error: 'expected an object of strings' }).default({}),
+  /** Relative paths are resolved against the config file's folder (see load.ts). */
+  cwd: nonEmptyString().optional(),
+  ...upstreamCommon,
+  /**
+   * "end": restarting a stateful server silently loses its state (open resources, subscriptions),
+   * so by default the session ends and the client re-initialises knowingly.
+   */
+  onExit: z.enum(['end', 'restart'], { error: 'expected "end" or "restart"' }).default('end'),
+  /** 3: enough to ride out a flaky start, few enough that a crash loop ends quickly. */
+  maxRestarts: nonNegative().default(3),
+  /** 2 s, as the MCP TypeScript SDK waits between closing stdin, SIGTERM and SIGKILL. */
+  shutdownGraceMs: nonNegative(MAX_DURATION_MS).default(2_000),
+  /** 32 MiB: a base64 image or a large resource fits; a runaway line cannot exhaust memory. */
+  maxMessageBytes: positive().default(32 * MiB),
+  /** 50/s: a chatty server cannot flood the log; 0 drops stderr (still counted). */
+  stderrLinesPerSecond: nonNegative().default(50),
+});
+
+/** Remote kinds (`streamable-http`, `sse`) join this union when their transports exist. */
+const serverVariants = z.discriminatedUnion('type', [stdioServerSchema], { error: 'expected an object' });
+
+/** `type` is optional in the Claude Desktop shape; an entry without one is a stdio server. */
+const withDefaultType = (value: unknown): unknown =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !('type' in value) ? { type: 'stdio', ...value } : value;
+
+export const serverSchema = z.preprocess(withDefaultType, serverVariants);
+
+export type ServerInput = z.input<typeof stdioServerSchema>;
+export type ServerEntry = z.output<typeof serverSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Gateway (`gateway`)
+
+const limitsSchema = z.strictObject({
+  /** 16 MiB: room for large tool arguments (file contents, images) without unbounded buffering. */
+  maxBodyBytes: positive().default(16 * MiB),
+  /** 1000: each session may own child processes; cap them before the machine runs out. */
+  maxSessions: positive().default(1_000),
+  /** 512 events / 8 MiB per session for SSE resumption: a reconnect after a short drop loses nothing. 0 disables. */
+  replayEvents: nonNegative().default(512),
+  replayBytes: nonNegative().default(8 * MiB),
+  /** 256: server-to-client messages held until the client opens its GET stream; 0 drops them. */
+  pendingServerMessages: nonNegative().default(256),
+}, anObject);
+
+const sessionSchema = z.strictObject({
+  /** 30 minutes: a client that went away without DELETE should not keep children alive for long. */
+  idleTtlMs: positive(MAX_DURATION_MS).default(1_800_000),
+  /** 15 s: below the 30-60 s idle timeouts of common proxies and load balancers. */
+  keepAliveMs: positive(MAX_DURATION_MS).default(15_000),
+}, anObject);
+
+const loggingSchema = z.strictObject({
+  level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+}, anObject);
+
+export const gatewaySchema = z.strictObject({
+  /**
+   * Loopback only: the MCP Streamable HTTP transport says local servers SHOULD bind to localhost.
+   * Exposing the gateway is a decision the operator makes explicitly.
+   */
+  host: nonEmptyString().default('127.0.0.1'),
+  /** 8080: the conventional unprivileged HTTP port. 0 picks a free port. */
+  port: integer(0, 65_535).default(8080),
+  /** Unset: loopback origins only (DNS-rebinding protection the transport spec requires). */
+  allowedOrigins: z.array(origin, { error: 'expected a list of origins' }).optional(),
+  /** Unset: loopback names only when bound to loopback, any Host otherwise. */
+  allowedHosts: z.array(hostHeader, { error: 'expected a list of host names' }).optional(),
+  limits: limitsSchema.prefault({}),
+  session: sessionSchema.prefault({}),
+  /** 10 s: in-flight calls get time to finish, within the 30 s a container orchestrator usually allows. */
+  shutdownGraceMs: nonNegative(MAX_DURATION_MS).default(10_000),
+  logging: loggingSchema.prefault({}),
+}, anObject);
+
+export type GatewaySettings = z.output<typeof gatewaySchema>;
+
+// ---------------------------------------------------------------------------------------------
+// The document
+
+const targetName = z.string().regex(TARGET_NAME_PATTERN, {
+  error: 'invalid server name: use 1-64 letters, digits, "_" or "-", starting with a letter or digit (it becomes a URL path segment)',
+});
+
+export const configFileSchema = z
+  .strictObject(
+    {
+      /** The shape Claude Desktop, Cursor and Cline use, so existing files work unchanged. */
+      mcpServers: z.record(targetName, serverSchema, { error: 'expected an object of servers by name' }),
+      gateway: gatewaySchema.prefault({}),
+    },
+    { error: 'expected an object with an "mcpServers" key' },
+  )
+  .superRefine((config, ctx) => {
+    if (!Object.values(config.mcpServers).some((server) => !server.disabled)) {
+      ctx.addIssue({ code: 'custom', path: ['mcpServers'], message: 'at least one enabled server is required' });
+    }
+  });
+
+export type ConfigFile = z.output<typeof configFileSchema>;
