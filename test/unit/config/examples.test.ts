@@ -1,0 +1,66 @@
+/**
+ * Every file in config/ is an example someone will copy: each must load. The folder is listed,
+ * so a new example is covered without touching this test.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { isConfigError } from '../../../src/config/config-error.ts';
+import { loadConfigFile } from '../../../src/config/load.ts';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const folder = join(root, 'config');
+const files = readdirSync(folder).sort();
+
+/** Every variable the examples require, with plausible values. */
+const env = {
+  SWITCHBOARD_PUBLIC_ORIGIN: 'https://agents.example.com',
+  SWITCHBOARD_PUBLIC_HOST: 'mcp.example.com',
+  GITHUB_TOKEN: 'ghp_example',
+};
+
+describe('config/ examples', () => {
+  it('exist, and are all config files', () => {
+    expect(files.length).toBeGreaterThanOrEqual(3);
+    for (const file of files) expect(file).toMatch(/\.(json|ya?ml)$/);
+  });
+
+  it.each(files)('%s loads and serves at least one target', async (file) => {
+    const config = await loadConfigFile(join(folder, file), { env });
+    expect(config.targets.size).toBeGreaterThan(0);
+    for (const target of config.targets.values()) {
+      // Paths into node_modules are relative to the repository root, where the docs say to start.
+      for (const arg of target.args.filter((a) => a.startsWith('./node_modules/'))) {
+        expect(existsSync(resolve(root, arg)), `${file}: ${arg}`).toBe(true);
+      }
+    }
+  });
+
+  it('production.yaml takes its settings from the environment', async () => {
+    const path = join(folder, 'production.yaml');
+    const config = await loadConfigFile(path, { env: { ...env, PORT: '9000', LOG_LEVEL: 'warn', GITHUB_DISABLED: 'true' } });
+    expect(config.listen).toEqual({ host: '0.0.0.0', port: 9000 });
+    expect(config.allowedOrigins).toEqual(['https://agents.example.com']);
+    expect(config.allowedHosts).toEqual(['mcp.example.com', 'localhost:9000']);
+    expect(config.limits.maxSessions).toBe(200);
+    expect(config.logging.level).toBe('warn');
+    expect([...config.targets.keys()]).toEqual(['everything']);
+
+    const withGithub = await loadConfigFile(path, { env });
+    expect(withGithub.targets.get('github')?.env).toEqual({ GITHUB_PERSONAL_ACCESS_TOKEN: 'ghp_example' });
+    expect(withGithub.listen.port).toBe(8080);
+  });
+
+  it('production.yaml fails naming a required variable that is unset', async () => {
+    const { SWITCHBOARD_PUBLIC_ORIGIN: _unset, ...partial } = env;
+    const error: unknown = await loadConfigFile(join(folder, 'production.yaml'), { env: partial }).catch((e: unknown) => e);
+    expect(isConfigError(error)).toBe(true);
+    expect((error as Error).message).toContain('gateway.allowedOrigins[0]: environment variable SWITCHBOARD_PUBLIC_ORIGIN is not set');
+  });
+
+  it('claude-desktop.json keeps config order and skips the disabled server', async () => {
+    const config = await loadConfigFile(join(folder, 'claude-desktop.json'), { env: {} });
+    expect([...config.targets.keys()]).toEqual(['everything', 'filesystem']);
+  });
+});
