@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+/**
+ * The `switchboard` command: parse argv, build the config, start the gateway, stop on a signal.
+ * Thin on purpose: parsing lives in config/cli-args.ts, composition in main.ts.
+ *
+ * Exit codes: 0 clean stop (or --help / --version), 1 runtime failure (port in use, crash while
+ * stopping), 2 bad command line or config. A second SIGINT/SIGTERM exits at once with 128 + signal.
+ */
+import { readFileSync } from 'node:fs';
+import { constants } from 'node:os';
+import { parseCliArgs, USAGE } from './config/cli-args.ts';
+import { isConfigError } from './config/config-error.ts';
+import { endpointUrls } from './config/endpoints.ts';
+import { resolveConfig } from './config/resolve.ts';
+import type { GatewayConfig } from './config/types.ts';
+import { createLogger, type Logger } from './log/logger.ts';
+import { startGateway, type RunningGateway } from './main.ts';
+
+const EXIT_OK = 0;
+const EXIT_RUNTIME = 1;
+const EXIT_USAGE = 2;
+/** How long buffered log lines get to reach stdout before the process exits anyway. */
+const FLUSH_TIMEOUT_MS = 1_000;
+
+async function main(argv: readonly string[]): Promise<void> {
+  let config: GatewayConfig;
+  try {
+    const command = parseCliArgs(argv);
+    if (command.kind === 'help') return void process.stdout.write(`${USAGE}\n`);
+    if (command.kind === 'version') return void process.stdout.write(`${readVersion()}\n`);
+    config = await resolveConfig(command.source, command.overrides);
+  } catch (error) {
+    if (!isConfigError(error)) throw error;
+    return fail(EXIT_USAGE, error.message);
+  }
+
+  const logger = createLogger({ level: config.logging.level });
+  let gateway: RunningGateway;
+  try {
+    gateway = await startGateway(config, { logger });
+  } catch (error) {
+    return exitAfterFlush(logger, EXIT_RUNTIME, `cannot start the gateway: ${messageOf(error)}`);
+  }
+  const endpoints = endpointUrls(config, gateway.url);
+  logger.info({ endpoints }, `MCP endpoints: ${endpoints.join(' ')}`);
+  stopOnSignals(gateway, logger);
+}
+
+function stopOnSignals(gateway: RunningGateway, logger: Logger): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      // The operator insists: no more grace.
+      process.exit(128 + (constants.signals[signal] ?? 0));
+    }
+    stopping = true;
+    logger.info({ signal }, 'stopping (send the signal again to exit at once)');
+    gateway.close().then(
+      () => exitAfterFlush(logger, EXIT_OK),
+      (error: unknown) => exitAfterFlush(logger, EXIT_RUNTIME, `error while stopping: ${messageOf(error)}`),
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+/** Nothing is running yet: print and let the process end on its own. */
+function fail(code: number, message: string): void {
+  process.stderr.write(`switchboard: ${message}\n`);
+  process.exitCode = code;
+}
+
+/** Something may still hold the event loop open: flush the log, then exit explicitly. */
+function exitAfterFlush(logger: Logger, code: number, message?: string): void {
+  if (message !== undefined) process.stderr.write(`switchboard: ${message}\n`);
+  const timer = setTimeout(() => process.exit(code), FLUSH_TIMEOUT_MS);
+  timer.unref();
+  logger.flush(() => process.exit(code));
+}
+
+function readVersion(): string {
+  const manifest: unknown = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  const version = typeof manifest === 'object' && manifest !== null && 'version' in manifest ? manifest.version : undefined;
+  return typeof version === 'string' ? version : 'unknown';
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  process.stderr.write(`switchboard: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(EXIT_RUNTIME);
+});
