@@ -48,8 +48,13 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       closing ??= (async () => {
         ready = false;
         logger.info({ graceMs: config.shutdownGraceMs, sessions: store.size }, 'shutting down');
+        // Stop accepting first (new requests on kept-alive sockets get 503), then drain sessions.
         const closed = app.close();
         await store.close(config.shutdownGraceMs);
+        // Every session has ended and every stream with it: sockets still open are idle keep-alive
+        // ones (or hold a response that can no longer make progress); they would hold close() up
+        // until their keep-alive timeout.
+        app.server.closeAllConnections();
         await closed;
         logger.info('stopped');
       })();
