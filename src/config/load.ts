@@ -88,7 +88,8 @@ export function parseConfigText(text: string, format: ConfigFormat, source: stri
   const first = document.errors[0];
   if (first !== undefined) {
     // Keep the first line only (it carries line and column); the excerpt that follows may be long.
-    throw configError('', `invalid YAML: ${first.message.split('\n')[0] ?? first.message}`, source);
+    const headline = (first.message.split('\n')[0] ?? first.message).replace(/:$/, '');
+    throw configError('', `invalid YAML: ${headline}`, source);
   }
   return document.toJS({ maxAliasCount: 100 }) as unknown;
 }

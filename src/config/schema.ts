@@ -50,16 +50,20 @@ const envName = z
   .string()
   .regex(/^[^=\0]+$/, { error: 'environment variable names must be non-empty and contain no "=" or NUL' });
 
-/** A serialised origin as browsers send it: scheme, host, optional port; no path, no trailing slash. */
+/**
+ * A serialised origin as browsers send it: scheme, host, optional port; no path, no trailing slash.
+ * `*` allows any origin (the HTTP layer's guard understands it); an explicit, visible choice.
+ */
 const origin = z.string({ error: 'expected a string' }).refine(
   (value) => {
+    if (value === '*') return true;
     try {
       return new URL(value).origin === value;
     } catch {
       return false;
     }
   },
-  { error: 'expected an origin such as https://app.example.com (scheme, host, optional port; no path or trailing slash)' },
+  { error: 'expected an origin such as https://app.example.com (scheme, host, optional port; no path or trailing slash) or "*"' },
 );
 
 /** A Host header value: a name or address with an optional port. */

@@ -255,10 +255,13 @@ describe('parseConfig: strictness, with key paths', () => {
   });
 
   it('validates origins and host names', () => {
-    expect(problems({ ...minimal, gateway: { allowedOrigins: ['https://a.example', 'https://b.example/', 'b.example'] } })).toEqual([
-      'gateway.allowedOrigins[1]: expected an origin such as https://app.example.com (scheme, host, optional port; no path or trailing slash)',
-      'gateway.allowedOrigins[2]: expected an origin such as https://app.example.com (scheme, host, optional port; no path or trailing slash)',
+    const expected = 'expected an origin such as https://app.example.com (scheme, host, optional port; no path or trailing slash) or "*"';
+    expect(problems({ ...minimal, gateway: { allowedOrigins: ['https://a.example', 'https://b.example/', 'b.example', '**'] } })).toEqual([
+      `gateway.allowedOrigins[1]: ${expected}`,
+      `gateway.allowedOrigins[2]: ${expected}`,
+      `gateway.allowedOrigins[3]: ${expected}`,
     ]);
+    expect(parse({ ...minimal, gateway: { allowedOrigins: ['*'] } }).allowedOrigins).toEqual(['*']);
     expect(problems({ ...minimal, gateway: { allowedHosts: ['ok:1', 'http://x', ''] } })).toEqual([
       'gateway.allowedHosts[1]: expected a host name with an optional port, such as example.com:8080',
       'gateway.allowedHosts[2]: must not be empty',
@@ -381,7 +384,7 @@ describe('loadConfigFile', () => {
     expect(await loadError(join(dir, 'missing.yaml'))).toMatch(/missing\.yaml: cannot read the config file \(ENOENT/);
     expect(await loadError(await write('x.toml', ''))).toMatch(/x\.toml: unsupported config file extension "\.toml"/);
     expect(await loadError(await write('bad.json', '{"mcpServers": {,}}'))).toMatch(/bad\.json: invalid JSON: /);
-    expect(await loadError(await write('bad.yaml', 'mcpServers:\n  a: [unclosed\n'))).toMatch(/bad\.yaml: invalid YAML: .*line \d+/);
+    expect(await loadError(await write('bad.yaml', 'mcpServers:\n  a: [unclosed\n'))).toMatch(/bad\.yaml: invalid YAML: .*line \d+, column \d+$/);
     expect(await loadError(await write('dup.yaml', 'mcpServers: {}\nmcpServers: {}\n'))).toMatch(/dup\.yaml: invalid YAML: .*unique/i);
   });
 
