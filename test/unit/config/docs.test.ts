@@ -1,0 +1,70 @@
+/**
+ * docs/configuration.md documents every config key with its default, and nothing else: checked
+ * both ways against the schema so the reference cannot drift from the code.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { gatewaySchema, stdioServerSchema } from '../../../src/config/schema.ts';
+
+const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
+
+/** Rows of the key tables between two headings: key -> default cell. */
+function documentedRows(fromHeading: string, toHeading: string): Map<string, string> {
+  const start = docs.indexOf(fromHeading);
+  const end = docs.indexOf(toHeading);
+  expect(start, fromHeading).toBeGreaterThan(-1);
+  expect(end, toHeading).toBeGreaterThan(start);
+  const rows = new Map<string, string>();
+  for (const line of docs.slice(start, end).split('\n')) {
+    const match = /^\| `([A-Za-z.]+)` \| [^|]+ \|\s*([^|]*?)\s*\|/.exec(line);
+    if (match?.[1] !== undefined) rows.set(match[1], (match[2] ?? '').trim());
+  }
+  return rows;
+}
+
+/** Flattens `{ limits: { a: 1 } }` to `limits.a -> 1`. */
+function flatten(value: Record<string, unknown>, prefix = ''): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item === 'object' && item !== null && !Array.isArray(item) && Object.keys(item).length > 0) {
+      for (const [inner, v] of flatten(item as Record<string, unknown>, `${prefix}${key}.`)) out.set(inner, v);
+    } else {
+      out.set(`${prefix}${key}`, item);
+    }
+  }
+  return out;
+}
+
+// Keys without a default (required, or optional and unset) still need a row; undefined = no default to check.
+const serverDefaults = flatten(stdioServerSchema.parse({ type: 'stdio', command: 'x' }));
+for (const key of ['command', 'cwd']) serverDefaults.set(key, undefined);
+const gatewayDefaults = flatten(gatewaySchema.parse({}));
+for (const key of ['allowedOrigins', 'allowedHosts']) gatewayDefaults.set(key, undefined);
+
+const sections = [
+  { name: 'servers', defaults: serverDefaults, rows: () => documentedRows('## `mcpServers.<name>`', '## `gateway`') },
+  { name: 'gateway', defaults: gatewayDefaults, rows: () => documentedRows('## `gateway`', '## Environment variables') },
+];
+
+const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+describe.each(sections)('docs/configuration.md, $name keys', ({ defaults, rows }) => {
+  it('documents every key with its default', () => {
+    const documented = rows();
+    for (const [key, value] of defaults) {
+      const cell = documented.get(key);
+      expect(cell, `docs row for ${key}`).toBeDefined();
+      if (value !== undefined) expect(cell, `default of ${key}`).toMatch(new RegExp(`^\`${escape(JSON.stringify(value))}\``));
+    }
+  });
+
+  it('documents no key the schema does not have', () => {
+    expect([...rows().keys()].filter((key) => !defaults.has(key))).toEqual([]);
+  });
+});
+
+describe('docs/configuration.md, command line', () => {
+  it('documents every command-line option', () => {
+    for (const flag of ['--config', '--host', '--port', '--log-level', '--help', '--version']) expect(docs).toContain(`\`${flag}`);
+  });
+});
