@@ -47,9 +47,7 @@ export const catalog = Object.freeze({
   GW_UPSTREAM_EXITED: entry(JsonRpcCode.InternalError, 502, 'Upstream server exited'),
   GW_UPSTREAM_CLOSED: entry(JsonRpcCode.InternalError, 502, 'Upstream connection closed'),
   GW_UPSTREAM_TIMEOUT: entry(JsonRpcCode.InternalError, 504, 'Upstream request timed out'),
-  GW_UPSTREAM_PROTOCOL_ERROR: entry(JsonRpcCode.InternalError, 502, 'Upstream server broke the protocol'),
   GW_UPSTREAM_MESSAGE_TOO_LARGE: entry(JsonRpcCode.InternalError, 502, 'Upstream message exceeds the size limit'),
-  GW_UPSTREAM_OVERLOADED: entry(JsonRpcCode.InternalError, 503, 'Too many requests in flight to the upstream'),
   GW_REQUEST_CANCELLED: entry(JsonRpcCode.InternalError, 200, 'Request cancelled'),
   GW_DOWNSTREAM_UNAVAILABLE: entry(JsonRpcCode.InternalError, 200, 'No downstream stream could take this server-to-client request'),
 
