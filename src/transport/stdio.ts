@@ -10,33 +10,25 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import type { StdioTargetConfig } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
-import { parseJson, toMessage } from '../jsonrpc/envelope.ts';
-import { createLineSplitter, serializeMessage, sniffLineHead } from '../jsonrpc/ndjson.ts';
+import { serializeMessage } from '../jsonrpc/ndjson.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { createLogThrottle } from './log-throttle.ts';
-import { registerGroup, signalGroup, unregisterGroup } from './process-tree.ts';
+import { registerGroup, signalGroup, stopGroup, unregisterGroup } from './process-tree.ts';
+import { createStderrSink, type StderrSink } from './stderr-sink.ts';
+import { createStdoutReader, type Overflow, type StdoutReader } from './stdout-reader.ts';
 import type { Transport } from './types.ts';
 
 export { killAllChildrenNow } from './process-tree.ts';
 
-/** Stderr lines kept for the `data` of an exit error: enough to show why, small enough to send. */
-const STDERR_TAIL_LINES = 20;
-/** Stderr is free text; a line longer than this is cut (its head is kept). */
-const STDERR_MAX_LINE_BYTES = 16 * 1024;
-/** Warnings about unparseable stdout lines per second; a broken server must not flood the log. */
-const GARBAGE_WARNINGS_PER_SECOND = 5;
-/** How much of an offending line goes into a log entry. */
-const SNIPPET_CHARS = 200;
 /**
  * After the leader exits we wait for its pipes to close so that its last stdout lines and stderr
- * reach us; a process outside the group (one that called setsid) may hold them open forever.
+ * reach us first; a process outside the group (one that called setsid) may hold them open forever.
  */
 const PIPE_CLOSE_WAIT_MS = 500;
 
 export interface StdioTransportOptions {
   target: StdioTargetConfig;
-  /** One logger per upstream, already bound to the target; the transport adds the child's pid. */
+  /** One logger per upstream, already bound to the target; the transport adds `upstreamPid`. */
   logger: Logger;
 }
 
@@ -53,10 +45,12 @@ type State = 'new' | 'starting' | 'open' | 'closed';
 /**
  * Creates the transport; nothing is spawned until `start()`.
  *
- * `onclose` is called exactly once after a successful `start()`: without a reason when `close()`
- * asked for it, with GW_UPSTREAM_EXITED (exit code, signal, stderr tail) when the child exited on
- * its own, or with GW_UPSTREAM_MESSAGE_TOO_LARGE when an over-long line could not be attributed.
- * A failed `start()` rejects with GW_UPSTREAM_SPAWN_FAILED and never calls `onclose`.
+ * `onclose` is called exactly once after a successful `start()`, after the last stdout line was
+ * delivered: without a reason when `close()` asked for it, with GW_UPSTREAM_EXITED (exit code,
+ * signal, stderr tail) when the child exited or was killed otherwise, or with
+ * GW_UPSTREAM_MESSAGE_TOO_LARGE when an over-long line could not be attributed to a request (the
+ * child is then killed). A failed `start()` rejects with GW_UPSTREAM_SPAWN_FAILED and never calls
+ * `onclose`; nor does `close()` before `start()`.
  */
 export function createStdioTransport(options: StdioTransportOptions): StdioTransport {
   const { target } = options;
@@ -64,38 +58,25 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   let log = options.logger;
   let state: State = 'new';
   let child: ChildProc | undefined;
+  let stdout: StdoutReader | undefined;
+  let stderr: StderrSink | undefined;
   let startPromise: Promise<void> | undefined;
   let closePromise: Promise<void> | undefined;
   let closeRequested = false;
   let failure: GatewayError | undefined;
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let pipeTimer: NodeJS.Timeout | undefined;
-  const tail: string[] = [];
   const drainWaiters = new Set<{ resolve: () => void; reject: (err: GatewayError) => void }>();
-  const stderrThrottle = createLogThrottle(target.stderrLinesPerSecond);
-  const garbageThrottle = createLogThrottle(GARBAGE_WARNINGS_PER_SECOND);
-
   let resolveExited!: () => void;
   const exited = new Promise<void>((resolve) => (resolveExited = resolve));
   let resolveFinalized!: () => void;
   const finalized = new Promise<void>((resolve) => (resolveFinalized = resolve));
 
-  const stdoutSplitter = createLineSplitter({
-    maxLineBytes: target.maxMessageBytes,
-    onLine: onStdoutLine,
-    onOverflow: onStdoutOverflow,
-  });
-  const stderrSplitter = createLineSplitter({
-    maxLineBytes: STDERR_MAX_LINE_BYTES,
-    onLine: onStderrLine,
-    onOverflow: (head) => onStderrLine(head + '… [line cut]'),
-  });
-
   const transport: StdioTransport = {
     get pid() {
       return child?.pid;
     },
-    stderrTail: () => [...tail],
+    stderrTail: () => stderr?.tail() ?? [],
     start() {
       startPromise ??= new Promise<void>(spawnChild);
       return startPromise;
@@ -103,9 +84,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     async send(message: JsonRpcMessage) {
       const stdin = child?.stdin;
       const usable = state === 'open' && !closeRequested && failure === undefined && exitInfo === undefined;
-      if (!usable || stdin === undefined || !stdin.writable) {
-        throw closedError();
-      }
+      if (!usable || stdin === undefined || !stdin.writable) throw closedError();
       stdin.write(serializeMessage(message));
       // One shared 'drain' listener serves every waiting send: no listener per message.
       if (stdin.writableNeedDrain) {
@@ -141,106 +120,72 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       return;
     }
     child = proc;
+    // The pid is known synchronously when spawn succeeds; nothing can be read before 'spawn'.
+    if (proc.pid !== undefined) log = options.logger.child({ upstreamPid: proc.pid });
+    const out = createStdoutReader({ maxMessageBytes: target.maxMessageBytes, logger: log, onMessage, onOverflow });
+    const err = createStderrSink({ logger: log, linesPerSecond: target.stderrLinesPerSecond });
+    stdout = out;
+    stderr = err;
+
     proc.once('spawn', () => {
       state = 'open';
       if (proc.pid !== undefined) registerGroup(proc.pid);
-      log = options.logger.child({ upstreamPid: proc.pid });
       log.debug({ command: target.command }, 'upstream process started');
       resolve();
     });
-    proc.on('error', (err) => {
-      if (state === 'starting') {
-        // ENOENT, EACCES...: no process exists, so there is nothing to close and no onclose.
-        state = 'closed';
-        proc.stdin.destroy();
-        proc.stdout.destroy();
-        proc.stderr.destroy();
-        resolveExited();
-        resolveFinalized();
-        reject(spawnFailed(err));
+    proc.on('error', (error) => {
+      if (state !== 'starting') {
+        log.warn({ err: error }, 'upstream process error');
         return;
       }
-      log.warn({ err }, 'upstream process error');
+      // ENOENT, EACCES...: no process exists, so there is nothing to close and no onclose.
+      state = 'closed';
+      proc.stdin.destroy();
+      proc.stdout.destroy();
+      proc.stderr.destroy();
+      resolveExited();
+      resolveFinalized();
+      reject(spawnFailed(error));
     });
     proc.on('exit', onExit);
     proc.on('close', finalize);
-    proc.stdout.on('data', (chunk: Buffer) => stdoutSplitter.push(chunk));
-    proc.stdout.on('end', () => stdoutSplitter.end());
-    proc.stderr.on('data', (chunk: Buffer) => stderrSplitter.push(chunk));
-    proc.stderr.on('end', () => stderrSplitter.end());
+    proc.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    proc.stdout.on('end', () => out.end());
+    proc.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    proc.stderr.on('end', () => err.end());
     proc.stdin.on('drain', () => settleDrainWaiters());
     // EPIPE / ECONNRESET when the child stops reading: the exit that follows says why; not fatal here.
-    proc.stdin.on('error', (err) => {
-      log.debug({ err }, 'upstream stdin error');
+    proc.stdin.on('error', (error) => {
+      log.debug({ err: error }, 'upstream stdin error');
       settleDrainWaiters(closedError());
     });
     proc.stdin.on('close', () => settleDrainWaiters(closedError()));
-    proc.stdout.on('error', (err) => log.debug({ err }, 'upstream stdout error'));
-    proc.stderr.on('error', (err) => log.debug({ err }, 'upstream stderr error'));
+    proc.stdout.on('error', (error) => log.debug({ err: error }, 'upstream stdout error'));
+    proc.stderr.on('error', (error) => log.debug({ err: error }, 'upstream stderr error'));
   }
 
-  function onStdoutLine(line: string): void {
-    if (state === 'closed') return;
-    let value: unknown;
-    try {
-      value = parseJson(line);
-    } catch {
-      warnGarbage('not JSON', line);
-      return;
-    }
-    const message = toMessage(value);
-    if (typeof message === 'string') {
-      warnGarbage(message, line);
-      return;
-    }
-    callSafely('onmessage', () => transport.onmessage?.(message));
+  function onMessage(message: JsonRpcMessage): void {
+    if (state !== 'closed') callSafely('onmessage', () => transport.onmessage?.(message));
   }
 
-  function onStdoutOverflow(head: string, totalBytes: number): void {
-    if (state === 'closed') return;
+  function onOverflow(overflow: Overflow): void {
+    if (state === 'closed' || overflow.kind === 'dropped') return;
     const limit = target.maxMessageBytes;
     const error = new GatewayError(
       'GW_UPSTREAM_MESSAGE_TOO_LARGE',
-      `Upstream server "${name}" sent a message of ${totalBytes} bytes, over the limit of ${limit}`,
+      `Upstream server "${name}" sent a message of ${overflow.totalBytes} bytes, over the limit of ${limit}`,
       { target: name, limit },
     );
-    const sniffed = sniffLineHead(head);
-    const snippet = head.slice(0, SNIPPET_CHARS);
-    if (!sniffed.hasMethod && sniffed.id !== undefined) {
-      const id = sniffed.id;
-      log.warn({ id, bytes: totalBytes, limit }, 'over-long upstream response dropped');
+    if (overflow.kind === 'response') {
+      const id = overflow.id;
       callSafely('onundeliverable', () => transport.onundeliverable?.(id, error));
       return;
     }
-    if (sniffed.hasMethod) {
-      // A notification (or a request from the server, which it will time out itself): nothing on
-      // our side waits for it, so dropping it keeps the child without leaving anything hanging.
-      log.warn({ head: snippet, bytes: totalBytes, limit }, 'over-long upstream request or notification dropped');
-      return;
-    }
-    // A response we cannot attribute: some pending request would never be answered.
-    log.error({ head: snippet, bytes: totalBytes, limit }, 'over-long upstream message without a readable id; killing the upstream');
+    // Unattributable: some pending request would wait forever; better to fail them all now.
+    if (closeRequested || failure !== undefined) return;
     failure = error;
-    killGroupNow();
-  }
-
-  function onStderrLine(line: string): void {
-    tail.push(line);
-    if (tail.length > STDERR_TAIL_LINES) tail.shift();
-    if (!stderrThrottle.take()) return;
-    reportSuppressedStderr();
-    log.info({ stderr: line }, 'upstream stderr');
-  }
-
-  function reportSuppressedStderr(): void {
-    const suppressed = stderrThrottle.drainSuppressed();
-    if (suppressed > 0) log.warn({ suppressed }, 'upstream stderr lines suppressed (rate limit)');
-  }
-
-  function warnGarbage(problem: string, line: string): void {
-    if (!garbageThrottle.take()) return;
-    const suppressed = garbageThrottle.drainSuppressed();
-    log.warn({ problem, line: line.slice(0, SNIPPET_CHARS), ...(suppressed > 0 ? { suppressed } : {}) }, 'upstream wrote a line that is not a JSON-RPC message; skipped');
+    const pid = child?.pid;
+    if (pid !== undefined && exitInfo === undefined) signalGroup(pid, 'SIGKILL');
   }
 
   function onExit(code: number | null, signal: NodeJS.Signals | null): void {
@@ -259,12 +204,11 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     if (state === 'closed') return;
     state = 'closed';
     if (pipeTimer !== undefined) clearTimeout(pipeTimer);
-    stdoutSplitter.end();
-    stderrSplitter.end();
+    stdout?.end();
+    stderr?.end();
     child?.stdin.destroy();
     child?.stdout.destroy();
     child?.stderr.destroy();
-    reportSuppressedStderr();
     settleDrainWaiters(closedError());
     const reason = closeRequested ? undefined : (failure ?? exitedError());
     if (reason !== undefined) log.warn({ err: reason }, 'upstream closed unexpectedly');
@@ -279,44 +223,22 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       return;
     }
     if (state === 'starting') await startPromise?.catch(() => undefined);
-    if (state === 'closed' && exitInfo === undefined) return;
+    if (state === 'closed' && exitInfo === undefined) return; // start failed
     closeRequested = true;
     const proc = child as ChildProc;
-    const pid = proc.pid as number;
-    const grace = target.shutdownGraceMs;
     if (exitInfo === undefined) {
-      proc.stdin.end();
-      if (!(await exitWithin(grace))) {
-        log.info({ graceMs: grace }, 'upstream still running after stdin closed; sending SIGTERM to its group');
-        signalGroup(pid, 'SIGTERM');
-        if (!(await exitWithin(grace))) {
-          log.warn({ graceMs: grace }, 'upstream ignored SIGTERM; sending SIGKILL to its group');
-          signalGroup(pid, 'SIGKILL');
-          if (!(await exitWithin(grace))) {
-            // Unkillable (stuck in the kernel): stop waiting, keep it registered for killAllChildrenNow.
-            log.error('upstream did not exit after SIGKILL');
-            finalize();
-          }
-        }
-      }
+      const stopped = await stopGroup({
+        pgid: proc.pid as number,
+        exited,
+        graceMs: target.shutdownGraceMs,
+        closeInput: () => proc.stdin.end(),
+        logger: log,
+      });
+      // Unkillable (stuck in the kernel): stop waiting; it stays registered for killAllChildrenNow.
+      if (!stopped) finalize();
     }
     // onExit already SIGKILLed the group; wait for the pipes so onclose comes after the last line.
     await finalized;
-  }
-
-  async function exitWithin(ms: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
-    try {
-      return await Promise.race([exited.then(() => true), timedOut]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  function killGroupNow(): void {
-    const pid = child?.pid;
-    if (pid !== undefined && exitInfo === undefined) signalGroup(pid, 'SIGKILL');
   }
 
   function settleDrainWaiters(error?: GatewayError): void {
@@ -330,24 +252,24 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   function callSafely(hook: string, fn: () => void): void {
     try {
       fn();
-    } catch (err) {
+    } catch (error) {
       // A throwing handler must not break the stream handlers (and with them every later message).
-      log.error({ err, hook }, 'transport handler threw');
+      log.error({ err: error, hook }, 'transport handler threw');
     }
   }
 
   function closedError(): GatewayError {
-    return new GatewayError('GW_UPSTREAM_CLOSED', `Upstream server "${name}" is closed`, { target: name });
+    const why = state === 'new' || state === 'starting' ? 'is not started' : 'is closed';
+    return new GatewayError('GW_UPSTREAM_CLOSED', `Upstream server "${name}" ${why}`, { target: name });
   }
 
-  function spawnFailed(err: unknown): GatewayError {
-    const e = err as NodeJS.ErrnoException;
-    const reason = e.code ?? (err instanceof Error ? err.message : String(err));
+  function spawnFailed(error: unknown): GatewayError {
+    const text = error instanceof Error ? error.message : String(error);
     return new GatewayError(
       'GW_UPSTREAM_SPAWN_FAILED',
-      `Upstream server "${name}" could not be started: ${err instanceof Error ? err.message : String(err)}`,
-      { target: name, reason },
-      { cause: err },
+      `Upstream server "${name}" could not be started: ${text}`,
+      { target: name, reason: (error as NodeJS.ErrnoException).code ?? text },
+      { cause: error },
     );
   }
 
@@ -359,7 +281,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       target: name,
       exitCode: code,
       signal,
-      stderr: [...tail],
+      stderr: stderr?.tail() ?? [],
     });
   }
 
