@@ -22,6 +22,8 @@ export interface EventLog {
   append(stream: number, data: string): string;
   /** Events of `stream` with a sequence number above `seq`, oldest first. */
   after(stream: number, seq: number): LoggedEvent[];
+  /** The sequence number of the newest event appended (0 before any). */
+  readonly lastSeq: number;
   /** The sequence number of the oldest event still held (Infinity when empty). */
   readonly oldestSeq: number;
   readonly size: number;
@@ -34,13 +36,12 @@ export interface EventCursor {
 
 /** Parses a `Last-Event-ID` value written by this log; undefined for anything else. */
 export function parseEventId(text: string): EventCursor | undefined {
-  const dash = text.indexOf('-');
-  if (dash <= 0) return undefined;
-  const stream = Number(text.slice(0, dash));
-  const seq = Number(text.slice(dash + 1));
-  if (!Number.isSafeInteger(stream) || !Number.isSafeInteger(seq) || stream < 0 || seq < 0) return undefined;
-  return { stream, seq };
+  const match = EVENT_ID.exec(text);
+  if (match === null) return undefined;
+  return { stream: Number(match[1]), seq: Number(match[2]) };
 }
+
+const EVENT_ID = /^(\d{1,15})-(\d{1,15})$/;
 
 export function createEventLog(maxEvents: number, maxBytes: number): EventLog {
   // A plain array used as a queue: `head` marks the oldest live slot; the array is compacted when
@@ -78,6 +79,9 @@ export function createEventLog(maxEvents: number, maxBytes: number): EventLog {
         if (e !== undefined && e.stream === stream && e.seq > afterSeq) out.push(e);
       }
       return out;
+    },
+    get lastSeq() {
+      return seq;
     },
     get oldestSeq() {
       return events[head]?.seq ?? Infinity;

@@ -112,7 +112,7 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
     const sink = stream.sink;
     if (sink !== undefined && !sink.closed) {
       sink.event(id, data);
-      if (stream.standalone) standaloneDeliveredSeq = parseEventId(id)?.seq ?? standaloneDeliveredSeq;
+      if (stream.standalone) standaloneDeliveredSeq = log.lastSeq;
     } else if (stream.standalone) {
       backlog++;
     }

@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../../src/log/logger.ts';
+import { createEventLog } from '../../../src/session/event-log.ts';
+import { createStreamSet, type ResponseSink } from '../../../src/session/streams.ts';
+
+interface Recorded {
+  json?: string;
+  sse: boolean;
+  events: Array<[string, string]>;
+  ended: boolean;
+}
+
+function sink(): ResponseSink & { rec: Recorded; drop(): void } {
+  const rec: Recorded = { sse: false, events: [], ended: false };
+  let closed = false;
+  const s = {
+    rec,
+    onclose: undefined as (() => void) | undefined,
+    get closed() {
+      return closed;
+    },
+    json(body: string) {
+      rec.json = body;
+      closed = true;
+    },
+    sse() {
+      rec.sse = true;
+    },
+    event(id: string, data: string) {
+      rec.events.push([id, data]);
+    },
+    end() {
+      rec.ended = true;
+      closed = true;
+    },
+    drop() {
+      closed = true;
+      s.onclose?.();
+    },
+  };
+  return s;
+}
+
+function set(priming = false) {
+  return createStreamSet({ log: createEventLog(100, 1 << 20), logger: createLogger({ level: 'silent' }), priming: () => priming, keepFinished: 8 });
+}
+
+describe('stream set', () => {
+  it('answers a lone request with plain JSON', () => {
+    const streams = set();
+    const s = sink();
+    streams.deliver(streams.open(s, 1, false), '{"id":1}', true);
+    expect(s.rec).toMatchObject({ json: '{"id":1}', sse: false });
+  });
+
+  it('switches to SSE when something comes before the answer, then ends after it', () => {
+    const streams = set(true);
+    const s = sink();
+    const stream = streams.open(s, 1, false);
+    streams.deliver(stream, '{"progress":1}', false);
+    streams.deliver(stream, '{"id":1}', true);
+    expect(s.rec.sse).toBe(true);
+    // Priming event (empty data) first, then the two messages, then the end.
+    expect(s.rec.events.map(([, d]) => d)).toEqual(['', '{"progress":1}', '{"id":1}']);
+    expect(s.rec.ended).toBe(true);
+  });
+
+  it('answers a batch with one JSON array when nothing else came', () => {
+    const streams = set();
+    const s = sink();
+    const stream = streams.open(s, 2, true);
+    streams.deliver(stream, '{"id":1}', true);
+    streams.deliver(stream, '{"id":2}', true);
+    expect(s.rec.json).toBe('[{"id":1},{"id":2}]');
+  });
+
+  it('keeps recording after the client went away, and replays on resume', () => {
+    const streams = set(true);
+    const first = sink();
+    const stream = streams.open(first, 1, false);
+    streams.deliver(stream, '{"progress":1}', false);
+    const [lastId] = first.rec.events.at(-1)!;
+    first.drop();
+    streams.deliver(stream, '{"progress":2}', false);
+    streams.deliver(stream, '{"id":1}', true);
+    const second = sink();
+    expect(streams.resume(second, lastId)).toBe(true);
+    expect(second.rec.events.map(([, d]) => d)).toEqual(['{"progress":2}', '{"id":1}']);
+    expect(second.rec.ended).toBe(true);
+  });
+
+  it('queues standalone messages until a GET attaches, and refuses a second GET', () => {
+    const streams = set();
+    streams.deliver(streams.standalone, '{"method":"a"}', false);
+    expect(streams.backlog).toBe(1);
+    const get = sink();
+    expect(streams.attachStandalone(get)).toBe(true);
+    expect(get.rec.events.map(([, d]) => d)).toEqual(['{"method":"a"}']);
+    expect(streams.attachStandalone(sink())).toBe(false);
+    streams.deliver(streams.standalone, '{"method":"b"}', false);
+    expect(get.rec.events.map(([, d]) => d)).toEqual(['{"method":"a"}', '{"method":"b"}']);
+  });
+
+  it('picks the single open request stream, else the GET stream', () => {
+    const streams = set();
+    const a = streams.open(sink(), 1, false);
+    expect(streams.pick(false)).toBe(a);
+    expect(streams.pick(true)).toBe(streams.standalone);
+    streams.open(sink(), 1, false);
+    const get = sink();
+    streams.attachStandalone(get);
+    expect(streams.pick(false)).toBe(streams.standalone);
+  });
+
+  it('an unknown Last-Event-ID is not resumable', () => {
+    expect(set().resume(sink(), '42-7')).toBe(false);
+    expect(set().resume(sink(), 'garbage')).toBe(false);
+  });
+});
