@@ -1,0 +1,66 @@
+/**
+ * Dependency direction (docs/architecture.md): a layer imports only layers below it, and only
+ * transport/ touches child_process, undici or ws; only http/ imports fastify.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = new URL('../../../src/', import.meta.url).pathname;
+
+// Lowest first. `log` and `config` types are shared vocabulary: everyone may use them.
+const ORDER = ['jsonrpc', 'errors', 'log', 'config', 'transport', 'upstream', 'router', 'session', 'auth', 'http'];
+const SHARED = new Set(['log', 'config']);
+const ROOT_FILES = new Set(['main.ts', 'cli.ts']);
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function layerOf(path: string): string {
+  return relative(SRC, path).split('/')[0]!;
+}
+
+const sources = files(SRC).map((path) => ({ path, layer: layerOf(path), text: readFileSync(path, 'utf8') }));
+const importsOf = (text: string) => [...text.matchAll(/^\s*(?:import|export)[^'"]*from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+
+describe('layers', () => {
+  it('knows every folder under src/', () => {
+    for (const { layer } of sources) if (!ROOT_FILES.has(layer)) expect(ORDER).toContain(layer);
+  });
+
+  it('no module imports a layer above its own, and nothing but the other entry point imports main.ts or cli.ts', () => {
+    const violations: string[] = [];
+    for (const { path, layer, text } of sources) {
+      for (const spec of importsOf(text)) {
+        if (!spec.startsWith('.')) continue;
+        const target = join(path, '..', spec);
+        const targetLayer = layerOf(target);
+        if (ROOT_FILES.has(targetLayer) && !ROOT_FILES.has(layer)) {
+          violations.push(`${relative(SRC, path)} imports ${targetLayer}`);
+          continue;
+        }
+        if (ROOT_FILES.has(layer) || targetLayer === layer) continue;
+        if (SHARED.has(targetLayer) && layer !== 'jsonrpc' && layer !== 'errors') continue;
+        if (ORDER.indexOf(targetLayer) > ORDER.indexOf(layer)) violations.push(`${relative(SRC, path)} (${layer}) imports ${targetLayer}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('only transport/ touches child_process, undici or ws; only http/ imports fastify', () => {
+    const violations: string[] = [];
+    for (const { path, layer, text } of sources) {
+      for (const spec of importsOf(text)) {
+        const wire = /^(node:)?child_process$|^undici$|^ws$/.test(spec);
+        const web = /^fastify$|^@fastify\//.test(spec);
+        if (wire && layer !== 'transport') violations.push(`${relative(SRC, path)} imports ${spec}`);
+        if (web && layer !== 'http') violations.push(`${relative(SRC, path)} imports ${spec}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+});
