@@ -224,9 +224,11 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     }
     if (state === 'starting') await startPromise?.catch(() => undefined);
     if (state === 'closed' && exitInfo === undefined) return; // start failed
-    closeRequested = true;
     const proc = child as ChildProc;
+    // A child that already exited did so unasked: its onclose (maybe still waiting for the pipes)
+    // keeps its reason.
     if (exitInfo === undefined) {
+      closeRequested = true;
       const stopped = await stopGroup({
         pgid: proc.pid as number,
         exited,

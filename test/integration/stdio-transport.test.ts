@@ -10,7 +10,7 @@ import type { GatewayError } from '../../src/errors/gateway-error.ts';
 import type { JsonRpcMessage } from '../../src/jsonrpc/types.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createStdioTransport, killAllChildrenNow, type StdioTransport } from '../../src/transport/stdio.ts';
-import { isAlive, processGroupMembers, waitUntilGone } from '../support/processes.ts';
+import { isAlive, processGroupMembers, readStat, waitUntilGone } from '../support/processes.ts';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving-server.mjs', import.meta.url));
 const ESCAPING = fileURLToPath(new URL('../fixtures/escaping-grandchild.mjs', import.meta.url));
@@ -232,6 +232,17 @@ describe('stdio transport: the child dies on its own', () => {
     expect(reason?.details).toMatchObject({ exitCode: 5, stderr: [expect.stringMatching(/^grandchild-pid=\d+$/)] });
   });
 
+  it('close() while onclose waits for the pipes of a crashed leader keeps the crash as the reason', async () => {
+    const h = harness(target([ESCAPING, 'late']));
+    await h.transport.start();
+    // Reaped (gone from /proc, not just a zombie): Node reaps and emits 'exit' in one step.
+    await waitFor(() => readStat(h.transport.pid as number) === undefined);
+    expect(h.closes).toEqual([]); // onclose is still waiting for the grandchild's late line
+    await h.transport.close();
+    expect(h.closes).toHaveLength(1);
+    expect(h.closes[0]?.code).toBe('GW_UPSTREAM_EXITED');
+  });
+
   it('does not wait forever for pipes held by a process outside the group', async () => {
     const h = harness(target([ESCAPING, 'hold']));
     await h.transport.start();
@@ -273,7 +284,7 @@ describe('stdio transport: what the child writes', () => {
   });
 
   it('over-long response with a readable id: onundeliverable for that id, and the child stays usable', async () => {
-    const h = harness(target([FIXTURE, 'huge-line', '--bytes=8388608'], { maxMessageBytes: 1024 * 1024 }));
+    const h = harness(target([FIXTURE, 'huge-line'], { maxMessageBytes: 1024 * 1024 })); // 64 MiB line
     await h.transport.start();
     await h.transport.send(call(7, 'echo', { text: 'swallowed by huge-line mode' }));
     await h.transport.send({ jsonrpc: '2.0', id: 8, method: 'ping' });
