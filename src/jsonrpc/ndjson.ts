@@ -23,8 +23,10 @@ export interface LineSplitterOptions {
   /** Called with each complete, non-blank line (trailing `\r` removed). */
   onLine: (line: string) => void;
   /**
-   * Called once per over-long line when its end is seen (or at `end()`), with its first
-   * `headBytes` bytes decoded as UTF-8 (a character cut at the edge becomes U+FFFD) and its total size.
+   * Called once per over-long line when its end is seen (or at `end()`), with its head decoded as
+   * UTF-8 (a character cut at the edge becomes U+FFFD) and its total size. The head is the line's
+   * first `headBytes` bytes, or fewer if fewer had arrived by the chunk that crossed the limit
+   * (only when `maxLineBytes` is below `headBytes`).
    */
   onOverflow: (head: string, totalBytes: number) => void;
   /** Bytes of an over-long line kept for `onOverflow`; defaults to 512. */
@@ -56,9 +58,9 @@ export function createLineSplitter(options: LineSplitterOptions): LineSplitter {
       return;
     }
     if (size + piece.length > maxLineBytes) {
-      // Keep only the head; copy it so the (possibly huge) chunks can be collected.
-      const kept = Buffer.concat([...parts, piece.subarray(0, Math.max(0, headBytes - size))]);
-      overflowHead = Buffer.from(kept.subarray(0, headBytes));
+      // Keep only the head, copied (concat with a total length copies just that much) so the
+      // possibly huge chunks it came from can be collected.
+      overflowHead = Buffer.concat([...parts, piece], Math.min(headBytes, size + piece.length));
       parts = [];
       size += piece.length;
       return;

@@ -20,6 +20,7 @@ export interface StderrSink {
   tail(): string[];
 }
 
+/** Creates the sink for one child; `logger` is the upstream's own child logger. */
 export function createStderrSink(options: { logger: Logger; linesPerSecond: number }): StderrSink {
   const { logger } = options;
   const lines: string[] = [];

@@ -38,6 +38,10 @@ export interface StdoutReader {
   end(): void;
 }
 
+/**
+ * Creates the reader for one child: `onMessage` gets every envelope-valid message in order,
+ * `onOverflow` every line longer than `maxMessageBytes` (never accumulated past its head).
+ */
 export function createStdoutReader(options: StdoutReaderOptions): StdoutReader {
   const { logger, maxMessageBytes: limit } = options;
   const throttle = createLogThrottle(GARBAGE_WARNINGS_PER_SECOND);

@@ -88,6 +88,15 @@ describe('createLineSplitter', () => {
     expect(overflows[0]?.totalBytes).toBe('{"jsonrpc":"2.0","id":42,'.length + 100_000 + 1);
   });
 
+  it('builds the head from the kept chunks and the chunk that crossed the limit', () => {
+    const { splitter, overflows } = collect(64);
+    splitter.push(Buffer.from('a'.repeat(40)));
+    splitter.push(Buffer.from('b'.repeat(40)));
+    splitter.push(Buffer.from('c'.repeat(1000) + '\n'));
+    // Nothing after the crossing chunk is looked at, not even to fill the head.
+    expect(overflows).toEqual([{ head: 'a'.repeat(40) + 'b'.repeat(40), totalBytes: 1080 }]);
+  });
+
   it('reports an over-long line that arrives in one chunk, and one cut by end()', () => {
     const { splitter, overflows, lines } = collect(8);
     splitter.push(Buffer.from('{"id":7,"result":{}}\n{"id":8,"more'));
