@@ -8,6 +8,9 @@ import type { ResponseSink } from '../session/streams.ts';
 /** Past this many unsent bytes the client is too slow: drop the connection (it can resume). */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
+/** `retry:` sent with priming events: the SDK client's own default first delay, said explicitly. */
+const RECONNECT_MS = 1_000;
+
 export interface KeepAlive {
   add(sink: HttpSink): void;
   delete(sink: HttpSink): void;
@@ -79,7 +82,8 @@ export function createHttpSink(raw: ServerResponse, headers: Record<string, stri
     },
     event(id, data) {
       if (closed) return;
-      write(data === '' ? `id: ${id}\ndata: \n\n` : `event: message\nid: ${id}\ndata: ${data}\n\n`);
+      // A priming event (empty data) also tells the client how soon to reconnect (SEP-1699).
+      write(data === '' ? `id: ${id}\nretry: ${RECONNECT_MS}\ndata: \n\n` : `event: message\nid: ${id}\ndata: ${data}\n\n`);
     },
     end() {
       if (closed) return;

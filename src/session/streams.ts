@@ -31,6 +31,41 @@ const PENDING = 0;
 const JSON_MODE = 1;
 const SSE_MODE = 2;
 
+/**
+ * An answer slower than this turns its response into SSE even if nothing else came first: the
+ * stream then gets keep-alive comments (so a proxy's idle timeout does not cut a long call) and,
+ * for >= 2025-11-25 clients, a priming event id to resume from if the connection drops.
+ */
+export const SLOW_ANSWER_SSE_MS = 1_000;
+const SLOW_TICK_MS = 250;
+
+// One process-wide ticker for all undecided streams, instead of a timer per request.
+const slow = new Map<OutStream, (stream: OutStream) => void>();
+let slowTicker: NodeJS.Timeout | undefined;
+
+function watchSlow(stream: OutStream, promote: (stream: OutStream) => void): void {
+  slow.set(stream, promote);
+  if (slowTicker === undefined) {
+    slowTicker = setInterval(tickSlow, SLOW_TICK_MS);
+    slowTicker.unref();
+  }
+}
+
+function tickSlow(): void {
+  const now = Date.now();
+  for (const [stream, promote] of slow) {
+    if (stream.mode !== PENDING || stream.complete) slow.delete(stream);
+    else if (now - stream.openedAt >= SLOW_ANSWER_SSE_MS) {
+      slow.delete(stream);
+      promote(stream);
+    }
+  }
+  if (slow.size === 0 && slowTicker !== undefined) {
+    clearInterval(slowTicker);
+    slowTicker = undefined;
+  }
+}
+
 export interface OutStream {
   readonly id: number;
   readonly standalone: boolean;
@@ -39,6 +74,7 @@ export interface OutStream {
   /** Final answers still owed on this stream (request streams). */
   remaining: number;
   readonly batch: boolean;
+  readonly openedAt: number;
   /** Batch answers gathered while still hoping to reply with one JSON array. */
   collected: string[] | undefined;
   complete: boolean;
@@ -90,6 +126,7 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
     mode: SSE_MODE,
     remaining: 0,
     batch: false,
+    openedAt: 0,
     collected: undefined,
     complete: false,
   };
@@ -120,6 +157,7 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
 
   const finish = (stream: OutStream) => {
     stream.complete = true;
+    slow.delete(stream);
     unfinished.delete(stream);
     if (stream.mode === SSE_MODE) {
       finished.push(stream.id);
@@ -140,6 +178,10 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
     if (collected) for (const data of collected) write(stream, data);
   };
 
+  const promote = (stream: OutStream) => {
+    if (stream.mode === PENDING && !stream.complete && live(stream)) startSse(stream);
+  };
+
   const set: StreamSet = {
     standalone,
 
@@ -151,12 +193,14 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
         mode: PENDING,
         remaining: count,
         batch,
+        openedAt: Date.now(),
         collected: batch ? [] : undefined,
         complete: false,
       };
       attach(stream, sink);
       streams.set(stream.id, stream);
       unfinished.add(stream);
+      watchSlow(stream, promote);
       return stream;
     },
 

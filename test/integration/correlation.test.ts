@@ -184,6 +184,26 @@ describe('streams', () => {
     await client.close();
   });
 
+  it('turns a slow answer into SSE: priming event with retry, keep-alive comments, then the answer', async () => {
+    const quick = await startTestGateway({ targets: { rec: recorderServer() }, session: { keepAliveMs: 200 } });
+    try {
+      const session = await rpc.initialize(quick.mcpUrl());
+      const answer = await session.request({ jsonrpc: '2.0', id: 'long', method: 'tools/call', params: { name: 'slow', arguments: { ms: 1_700 } } });
+      expect(answer.contentType).toContain('text/event-stream');
+      expect(answer.text).toMatch(/^id: \d+-\d+\nretry: \d+\ndata: \n\n/);
+      expect(answer.text).toContain(': keep-alive');
+      expect(answer.json).toMatchObject({ id: 'long', result: { content: [{ text: 'done' }] } });
+      // A 2025-06-18 client gets no priming event (it could not parse empty data).
+      const older = await rpc.initialize(quick.mcpUrl(), '2025-06-18');
+      const plain = await older.request({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: { ms: 1_300 } } });
+      expect(plain.contentType).toContain('text/event-stream');
+      expect(plain.text).not.toContain('retry:');
+      expect(plain.json).toMatchObject({ id: 1, result: { content: [{ text: 'done' }] } });
+    } finally {
+      await quick.close();
+    }
+  });
+
   it('sends list_changed on the standalone GET stream, and refuses a second GET with 409', async () => {
     const { client, transport } = await connect();
     let notify!: () => void;
