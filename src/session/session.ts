@@ -108,6 +108,8 @@ export function createSession(options: SessionOptions): Session {
   let initParams: string | undefined;
   let restarts = 0;
   let ready: Promise<void> = Promise.resolve();
+  /** True while the upstream is being opened (spawn + handshake) or restarted. */
+  let opening = false;
 
   const handler: PendingHandler<InFlight> = {
     onresponse(response, rec) {
@@ -191,6 +193,7 @@ export function createSession(options: SessionOptions): Session {
     let resolveReady!: () => void;
     ready = new Promise<void>((r) => (resolveReady = r));
     upstream = undefined;
+    opening = true;
     while (!ended && restarts < policy.maxRestarts) {
       const delay = Math.min(policy.maxBackoffMs, policy.initialBackoffMs * 2 ** restarts);
       restarts++;
@@ -203,12 +206,14 @@ export function createSession(options: SessionOptions): Session {
         const answer = await ask(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params });
         if (!('result' in answer)) throw new Error(`initialize refused: ${JSON.stringify(answer.error)}`);
         await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+        opening = false;
         resolveReady();
         return;
       } catch (err) {
         logger.warn({ err }, 'upstream restart failed');
       }
     }
+    opening = false;
     resolveReady();
     await session.end(`upstream could not be restarted: ${reason.message}`);
   };
@@ -245,11 +250,12 @@ export function createSession(options: SessionOptions): Session {
       return ended;
     },
     get busy() {
-      return inflight.size > 0 || streams.busy;
+      return opening || inflight.size > 0 || (upstream?.correlator.inflight ?? 0) > 0 || streams.busy;
     },
 
     async initialize(request) {
       const clientId = request.id;
+      opening = true;
       try {
         const connection = await connect();
         initParams = JSON.stringify(request.params ?? {});
@@ -267,6 +273,8 @@ export function createSession(options: SessionOptions): Session {
         if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'initialize failed');
         await session.end('initialize failed');
         return toErrorResponse(clientId, error);
+      } finally {
+        opening = false;
       }
     },
 

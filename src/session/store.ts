@@ -64,7 +64,9 @@ export function createSessionStore({ config, logger }: SessionStoreOptions): Ses
     sweep(now = Date.now()) {
       let reaped = 0;
       for (const session of sessions.values()) {
-        if (!session.busy && now - session.lastActivity >= idleTtlMs) {
+        // A busy session is active: idle time counts from the end of its last work, not its start.
+        if (session.busy) session.lastActivity = now;
+        else if (now - session.lastActivity >= idleTtlMs) {
           reaped++;
           void session.end(`idle for ${Math.round((now - session.lastActivity) / 1000)} s`);
         }

@@ -24,6 +24,34 @@ describe('idle reaping', () => {
     }
   });
 
+  it('does not reap a session while its upstream is still starting', async () => {
+    const slowStart = { ...recorderServer() };
+    slowStart.args = [...(slowStart.args ?? []), '--init-delay-ms=900'];
+    const gw = await startTestGateway({ targets: { rec: slowStart }, session: { idleTtlMs: 200 } });
+    try {
+      const session = await rpc.initialize(gw.mcpUrl());
+      const answer = await session.request({ jsonrpc: '2.0', id: 1, method: 'ping' });
+      expect(answer.json).toMatchObject({ id: 1, result: {} });
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('counts idle time from the end of the last request, not its start', async () => {
+    // The sweep runs every 250 ms here. The call outlasts the TTL; 600 ms after it ends the session
+    // must still be there (idle <= 850 ms < TTL), though its last request *started* 2.1 s ago.
+    const gw = await startTestGateway({ targets: { rec: recorderServer() }, session: { idleTtlMs: 1_000 } });
+    try {
+      const session = await rpc.initialize(gw.mcpUrl());
+      await session.request(slowCall(1, 1_500));
+      await new Promise((r) => setTimeout(r, 600));
+      const answer = await session.request({ jsonrpc: '2.0', id: 2, method: 'ping' });
+      expect(answer.status).toBe(200);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('does not reap a session while a request is in flight', async () => {
     const gw = await startTestGateway({ targets: { rec: recorderServer() }, session: { idleTtlMs: 200 } });
     try {
