@@ -19,10 +19,10 @@ import { startGateway, type RunningGateway } from './main.ts';
 const EXIT_OK = 0;
 const EXIT_RUNTIME = 1;
 const EXIT_USAGE = 2;
-/** How long buffered log lines get to reach stdout before the process exits anyway. */
-const FLUSH_TIMEOUT_MS = 1_000;
 
 async function main(argv: readonly string[]): Promise<void> {
+  // EPIPE (`switchboard --help | head -1`, or a log reader that went away) must not crash us.
+  process.stdout.on('error', ignore);
   let config: GatewayConfig;
   try {
     const command = parseCliArgs(argv);
@@ -34,12 +34,17 @@ async function main(argv: readonly string[]): Promise<void> {
     return fail(EXIT_USAGE, error.message);
   }
 
-  const logger = createLogger({ level: config.logging.level });
+  // Log lines go to process.stdout, which writes synchronously on Linux (files, pipes, TTYs) as
+  // console.log does: nothing is left in a buffer when we exit. pino's asynchronous destination
+  // needs a synchronous flush at exit instead, and sonic-boom's flushSync retries a broken pipe
+  // (EPIPE: whoever read our stdout went away) forever, so the process could never stop. After an
+  // EPIPE the log is simply lost; the gateway keeps serving.
+  const logger = createLogger({ level: config.logging.level, destination: process.stdout });
   let gateway: RunningGateway;
   try {
     gateway = await startGateway(config, { logger });
   } catch (error) {
-    return exitAfterFlush(logger, EXIT_RUNTIME, `cannot start the gateway: ${messageOf(error)}`);
+    return exit(EXIT_RUNTIME, `cannot start the gateway: ${messageOf(error)}`);
   }
   const endpoints = endpointUrls(config, gateway.url);
   logger.info({ endpoints }, `MCP endpoints: ${endpoints.join(' ')}`);
@@ -56,8 +61,8 @@ function stopOnSignals(gateway: RunningGateway, logger: Logger): void {
     stopping = true;
     logger.info({ signal }, 'stopping (send the signal again to exit at once)');
     gateway.close().then(
-      () => exitAfterFlush(logger, EXIT_OK),
-      (error: unknown) => exitAfterFlush(logger, EXIT_RUNTIME, `error while stopping: ${messageOf(error)}`),
+      () => exit(EXIT_OK),
+      (error: unknown) => exit(EXIT_RUNTIME, `error while stopping: ${messageOf(error)}`),
     );
   };
   process.on('SIGTERM', onSignal);
@@ -70,13 +75,13 @@ function fail(code: number, message: string): void {
   process.exitCode = code;
 }
 
-/** Something may still hold the event loop open: flush the log, then exit explicitly. */
-function exitAfterFlush(logger: Logger, code: number, message?: string): void {
+/** Something may still hold the event loop open (a child that would not die): exit explicitly. */
+function exit(code: number, message?: string): never {
   if (message !== undefined) process.stderr.write(`switchboard: ${message}\n`);
-  const timer = setTimeout(() => process.exit(code), FLUSH_TIMEOUT_MS);
-  timer.unref();
-  logger.flush(() => process.exit(code));
+  process.exit(code);
 }
+
+function ignore(): void {}
 
 function readVersion(): string {
   const manifest: unknown = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));

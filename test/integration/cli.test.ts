@@ -223,6 +223,19 @@ describe('switchboard command line: running a gateway', () => {
     expect(running.stdout()).toBe('');
   });
 
+  it('still stops on a signal when whoever read its stdout has gone away (EPIPE)', async () => {
+    const running = start(['--port', '0', '--', process.execPath, fixture]);
+    await endpointsOf(running);
+    // Nothing is logged between closing the pipe and the signal, so the first lines to hit the
+    // broken pipe are those written while stopping, right before the exit.
+    running.child.stdout.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    running.child.kill('SIGTERM');
+    const exit = await Promise.race([running.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000))]);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(running.stderr()).toBe('');
+  });
+
   it('exits 1 when the port is in use', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
