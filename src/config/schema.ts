@@ -124,7 +124,6 @@ const withDefaultType = (value: unknown): unknown =>
 
 export const serverSchema = z.preprocess(withDefaultType, serverVariants);
 
-export type ServerInput = z.input<typeof stdioServerSchema>;
 export type ServerEntry = z.output<typeof serverSchema>;
 
 // ---------------------------------------------------------------------------------------------
@@ -171,8 +170,6 @@ export const gatewaySchema = z.strictObject({
   shutdownGraceMs: nonNegative(MAX_DURATION_MS).default(10_000),
   logging: loggingSchema.prefault({}),
 }, anObject);
-
-export type GatewaySettings = z.output<typeof gatewaySchema>;
 
 // ---------------------------------------------------------------------------------------------
 // The document
