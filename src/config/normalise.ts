@@ -2,6 +2,7 @@
  * From the validated file shape (Claude Desktop names, flat per-server keys) to the frozen
  * GatewayConfig the rest of the gateway reads (grouped policies, targets as an ordered Map).
  */
+import { DEFAULT_INHERITED_ENV } from './default-env.ts';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigFile, ServerEntry } from './schema.ts';
 import type { GatewayConfig, LogLevel, TargetConfig } from './types.ts';
@@ -51,6 +52,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
     command: server.command,
     args: server.args,
     env: server.env,
+    inheritEnv: server.inheritEnv === true ? 'all' : [...DEFAULT_INHERITED_ENV, ...(server.inheritEnv === false ? [] : server.inheritEnv)],
     cwd: server.cwd === undefined || isAbsolute(server.cwd) ? server.cwd : resolve(baseDir, server.cwd),
     timeouts: {
       requestMs: server.timeoutMs,

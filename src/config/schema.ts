@@ -95,8 +95,14 @@ export const stdioServerSchema = z.strictObject({
   type: z.literal('stdio'),
   command: nonEmptyString(),
   args: z.array(scalarString(), { error: 'expected a list of strings' }).default([]),
-  /** Merged over the gateway's environment for the child. */
+  /** Set for the child on top of what it inherits (see inheritEnv). */
   env: z.record(envName, scalarString(), { error: 'expected an object of strings' }).default({}),
+  /**
+   * What the child inherits of the gateway's environment. Default: only DEFAULT_INHERITED_ENV (as
+   * the MCP SDK does), so a secret interpolated for one server reaches no other; `true`: all of it;
+   * a list: those names on top of the default ones.
+   */
+  inheritEnv: z.union([boolean(), z.array(envName, { error: 'expected true, false or a list of names' })]).default(false),
   /** Relative paths are resolved against the config file's folder (see load.ts). */
   cwd: nonEmptyString().optional(),
   ...upstreamCommon,

@@ -29,8 +29,13 @@ export interface StdioTargetConfig {
   readonly name: string;
   readonly command: string;
   readonly args: readonly string[];
-  /** Merged over the gateway's own environment when spawning. Values are secrets: never logged. */
+  /** Set for the child on top of what it inherits. Values are secrets: never logged. */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * What the child inherits from the gateway's environment: 'all', or only these names. The default
+   * list is minimal so that a secret meant for one server (or for the gateway) reaches no other.
+   */
+  readonly inheritEnv: 'all' | readonly string[];
   readonly cwd: string | undefined;
   readonly timeouts: TimeoutPolicy;
   readonly restart: RestartPolicy;

@@ -6,6 +6,7 @@
  * skip blank and non-JSON lines without dying, wait for `drain` when stdin is full, and shut down
  * by closing stdin, then SIGTERM, then SIGKILL.
  */
+import { childEnv } from './child-env.ts';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import type { StdioTargetConfig } from '../config/types.ts';
@@ -109,7 +110,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
         shell: false,
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
-        env: { ...process.env, ...target.env },
+        env: childEnv(target),
         ...(target.cwd === undefined ? {} : { cwd: target.cwd }),
         windowsHide: true,
       });

@@ -225,6 +225,31 @@ describe('streams', () => {
 });
 
 describe('isolation', () => {
+  it("a child sees only the minimal environment, its target's env, and names its target lets through", async () => {
+    process.env.SWITCHBOARD_TEST_SECRET = 'not-for-children';
+    const envGw = await startTestGateway({
+      targets: {
+        plain: { ...recorderServer(), env: { OWN_SETTING: 'mine' } },
+        open: { ...recorderServer(), inheritEnv: ['PATH', 'SWITCHBOARD_TEST_SECRET'] },
+      },
+    });
+    try {
+      const getenv = async (target: string, name: string) => {
+        const s = await rpc.initialize(envGw.mcpUrl(target));
+        const answer = await s.request({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'getenv', arguments: { name } } });
+        await s.delete();
+        return textOf(answer.json.result);
+      };
+      expect(await getenv('plain', 'SWITCHBOARD_TEST_SECRET')).toBe('(unset)');
+      expect(await getenv('plain', 'OWN_SETTING')).toBe('mine');
+      expect(await getenv('plain', 'PATH')).toBe(process.env.PATH);
+      expect(await getenv('open', 'SWITCHBOARD_TEST_SECRET')).toBe('not-for-children');
+    } finally {
+      delete process.env.SWITCHBOARD_TEST_SECRET;
+      await envGw.close();
+    }
+  });
+
   it('two sessions with the same client ids, 100 interleaved calls each, get only their own answers from their own child', async () => {
     const a = await rpc.initialize(gw.mcpUrl());
     const b = await rpc.initialize(gw.mcpUrl());

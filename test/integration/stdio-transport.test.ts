@@ -9,6 +9,7 @@ import type { StdioTargetConfig } from '../../src/config/types.ts';
 import type { GatewayError } from '../../src/errors/gateway-error.ts';
 import type { JsonRpcMessage } from '../../src/jsonrpc/types.ts';
 import { createLogger } from '../../src/log/logger.ts';
+import { DEFAULT_INHERITED_ENV } from '../../src/config/default-env.ts';
 import { createStdioTransport, killAllChildrenNow, type StdioTransport } from '../../src/transport/stdio.ts';
 import { isAlive, processGroupMembers, readStat, waitUntilGone } from '../support/processes.ts';
 
@@ -23,6 +24,7 @@ function target(args: string[], overrides: Partial<StdioTargetConfig> = {}): Std
     command: process.execPath,
     args,
     env: {},
+    inheritEnv: [...DEFAULT_INHERITED_ENV],
     cwd: undefined,
     timeouts: { requestMs: 10_000, resetOnProgress: true, maxTotalMs: 0 },
     restart: { onExit: 'end', maxRestarts: 0, initialBackoffMs: 10, maxBackoffMs: 10 },

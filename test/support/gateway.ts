@@ -2,6 +2,7 @@
  * Starts a whole gateway in-process on a free port, with a hand-built config, for integration tests.
  */
 import { Writable } from 'node:stream';
+import { DEFAULT_INHERITED_ENV } from '../../src/config/default-env.ts';
 import type { GatewayConfig, StdioTargetConfig } from '../../src/config/types.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
@@ -33,6 +34,7 @@ export function stdioTarget(name: string, t: TestTarget): StdioTargetConfig {
     command: t.command,
     args: t.args ?? [],
     env: t.env ?? {},
+    inheritEnv: t.inheritEnv ?? [...DEFAULT_INHERITED_ENV],
     cwd: t.cwd,
     timeouts: t.timeouts ?? { requestMs: 30_000, resetOnProgress: true, maxTotalMs: 0 },
     restart: t.restart ?? { onExit: 'end', maxRestarts: 3, initialBackoffMs: 100, maxBackoffMs: 2_000 },

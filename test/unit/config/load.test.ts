@@ -54,6 +54,7 @@ describe('parseConfig: defaults', () => {
       command: 'node',
       args: ['server.js'],
       env: {},
+      inheritEnv: ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR'],
       cwd: undefined,
       timeouts: { requestMs: 300_000, resetOnProgress: true, maxTotalMs: 0 },
       restart: { onExit: 'end', maxRestarts: 3, initialBackoffMs: 250, maxBackoffMs: 10_000 },
