@@ -34,12 +34,8 @@ async function main(argv: readonly string[]): Promise<void> {
     return fail(EXIT_USAGE, error.message);
   }
 
-  // Log lines go to process.stdout, which writes synchronously on Linux (files, pipes, TTYs) as
-  // console.log does: nothing is left in a buffer when we exit. pino's asynchronous destination
-  // needs a synchronous flush at exit instead, and sonic-boom's flushSync retries a broken pipe
-  // (EPIPE: whoever read our stdout went away) forever, so the process could never stop. After an
-  // EPIPE the log is simply lost; the gateway keeps serving.
-  const logger = createLogger({ level: config.logging.level, destination: process.stdout });
+  // createLogger writes to process.stdout synchronously (see log/logger.ts for why).
+  const logger = createLogger({ level: config.logging.level });
   let gateway: RunningGateway;
   try {
     gateway = await startGateway(config, { logger });

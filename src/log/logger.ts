@@ -21,7 +21,11 @@ export const redactPaths = [
 
 export interface LoggerOptions {
   level: LogLevel;
-  /** Where to write; defaults to stdout. Tests pass a stream to read what was logged. */
+  /**
+   * Where to write; defaults to process.stdout, which writes at once on Linux (pipes and files), so
+   * nothing is left to flush at exit. pino's asynchronous destination retried EPIPE forever at exit
+   * when the log reader had gone, and the gateway never stopped. Tests pass a stream to read logs.
+   */
   destination?: NodeJS.WritableStream;
 }
 
@@ -32,6 +36,6 @@ export function createLogger(options: LoggerOptions): Logger {
       base: { name: 'switchboard' },
       redact: { paths: redactPaths, censor: '[redacted]' },
     },
-    options.destination ?? pino.destination({ sync: false }),
+    options.destination ?? process.stdout,
   );
 }
