@@ -64,7 +64,8 @@ export function createHttpSink(raw: ServerResponse, headers: Record<string, stri
     json(body) {
       if (closed) return;
       finish();
-      raw.writeHead(200, { ...headers, 'content-type': 'application/json' });
+      // With a length the answer goes out in one piece, not chunked.
+      raw.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       raw.end(body);
     },
     sse() {

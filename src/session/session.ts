@@ -80,6 +80,12 @@ interface ServerRequest {
   readonly stream: OutStream;
 }
 
+/**
+ * The first answer of a child includes its start-up (an `npx -y` server may be downloaded first),
+ * so the handshake never gets less than this, whatever the target's per-request timeout.
+ */
+export const HANDSHAKE_MIN_TIMEOUT_MS = 30_000;
+
 const BROADCAST_METHODS = new Set([
   'notifications/tools/list_changed',
   'notifications/prompts/list_changed',
@@ -176,11 +182,17 @@ export function createSession(options: SessionOptions): Session {
     return connection;
   };
 
-  /** Sends a request of the gateway's own and waits for the answer (restart handshake). */
+  const handshakeTimeouts = {
+    ...target.timeouts,
+    requestMs: Math.max(target.timeouts.requestMs, HANDSHAKE_MIN_TIMEOUT_MS),
+    maxTotalMs: target.timeouts.maxTotalMs === 0 ? 0 : Math.max(target.timeouts.maxTotalMs, HANDSHAKE_MIN_TIMEOUT_MS),
+  };
+
+  /** Sends initialize (the client's, or a replay on restart) and waits for the answer. */
   const ask = (connection: UpstreamConnection, request: JsonRpcRequest): Promise<JsonRpcResponse> =>
     new Promise((resolve) => {
       const clientId = request.id;
-      connection.correlator.request(request, ownHandler, { resolve, clientId }, target.timeouts);
+      connection.correlator.request(request, ownHandler, { resolve, clientId }, handshakeTimeouts);
     });
 
   const onUpstreamExit = async (connection: UpstreamConnection, reason: GatewayError) => {

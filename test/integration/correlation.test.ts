@@ -38,6 +38,8 @@ describe('id rewriting', () => {
     for (const id of ids) {
       const answer = await session.request({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: String(id) } } });
       expect(answer.json.id).toStrictEqual(id);
+      // A JSON answer goes out in one piece with its length, not chunked.
+      expect(answer.headers.get('content-length')).toBe(String(Buffer.byteLength(answer.text)));
     }
     // A big integer that a double cannot hold comes back with its exact digits.
     const big = await session.postRaw('{"jsonrpc":"2.0","id":12345678901234567890123,"method":"ping"}');

@@ -37,6 +37,20 @@ describe('idle reaping', () => {
     }
   });
 
+  it('gives a slow-starting server more than the per-request timeout to answer initialize', async () => {
+    const slowStart = { ...recorderServer(), timeouts: { requestMs: 200, resetOnProgress: true, maxTotalMs: 0 } };
+    slowStart.args = [...(slowStart.args ?? []), '--init-delay-ms=700'];
+    const gw = await startTestGateway({ targets: { rec: slowStart } });
+    try {
+      const session = await rpc.initialize(gw.mcpUrl());
+      // Requests after the handshake keep the target's own short timeout.
+      const answer = await session.request(slowCall(1, 600));
+      expect(answer.json).toMatchObject({ id: 1, error: { data: { code: 'GW_UPSTREAM_TIMEOUT', timeoutMs: 200 } } });
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('counts idle time from the end of the last request, not its start', async () => {
     // The sweep runs every 250 ms here. The call outlasts the TTL; 600 ms after it ends the session
     // must still be there (idle <= 850 ms < TTL), though its last request *started* 2.1 s ago.
