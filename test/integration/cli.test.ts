@@ -215,9 +215,18 @@ describe('switchboard command line: running a gateway', () => {
   });
 
   it('prints nothing on stdout at --log-level silent', async () => {
-    const running = start(['--port', '0', '--log-level', 'silent', '--', process.execPath, fixture]);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(running.child.exitCode).toBeNull();
+    // No log line to wait for: pick a free port, and wait until the gateway answers on it.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise((resolve) => probe.close(resolve));
+    const running = start(['--port', String(port), '--log-level', 'silent', '--', process.execPath, fixture]);
+    let up = false;
+    for (let i = 0; i < 100 && !up && running.child.exitCode === null; i++) {
+      up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+      if (!up) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(up).toBe(true);
     running.child.kill('SIGTERM');
     expect((await running.exited).code).toBe(0);
     expect(running.stdout()).toBe('');
