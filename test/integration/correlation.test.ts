@@ -5,7 +5,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { PingRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { isAlive } from '../support/processes.ts';
@@ -207,22 +207,30 @@ describe('streams', () => {
   });
 
   it('sends list_changed on the standalone GET stream, and refuses a second GET with 409', async () => {
-    const { client, transport } = await connect();
-    let notify!: () => void;
-    const changed = new Promise<void>((resolve) => (notify = resolve));
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => notify());
-    // The SDK client opened its GET stream after initialized; wait until the gateway has it.
-    await new Promise((r) => setTimeout(r, 200));
-    const second = await fetch(gw.mcpUrl(), {
-      headers: { accept: 'text/event-stream', 'mcp-session-id': transport.sessionId! },
-    });
+    const session = await rpc.initialize(gw.mcpUrl());
+    const headers = { accept: 'text/event-stream', 'mcp-session-id': session.id };
+    // Headers arrive only once the stream is attached, so no sleeping is needed.
+    const first = await fetch(gw.mcpUrl(), { headers });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toContain('text/event-stream');
+    const second = await fetch(gw.mcpUrl(), { headers });
     expect(second.status).toBe(409);
     expect(await second.json()).toMatchObject({ error: { data: { code: 'GW_STREAM_CONFLICT' } } });
-    const answer = await rpc.raw(gw.mcpUrl(), transport.sessionId!, { jsonrpc: '2.0', id: 'n', method: 'tools/call', params: { name: 'notify-changed' } });
-    // Not on the POST stream: it answered with plain JSON.
+
+    const answer = await session.request({ jsonrpc: '2.0', id: 'n', method: 'tools/call', params: { name: 'notify-changed' } });
+    // Not on the POST stream: it answered with plain JSON...
     expect(answer.contentType).toContain('application/json');
-    await changed;
-    await client.close();
+    // ...and the notification came on the GET stream.
+    const reader = first.body!.getReader();
+    let seen = '';
+    while (!seen.includes('notifications/tools/list_changed')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += new TextDecoder().decode(value);
+    }
+    expect(seen).toContain('"method":"notifications/tools/list_changed"');
+    await reader.cancel();
+    await session.delete();
   });
 });
 
