@@ -108,7 +108,10 @@ export function createSession(options: SessionOptions): Session {
   const serverRequests = new Map<number, ServerRequest>();
   const serverRequestIds = new Map<string, number>();
   let nextServerRequestId = 1;
+  /** The upstream that takes requests: set only once its handshake is done. */
   let upstream: UpstreamConnection | undefined;
+  /** An upstream being started (spawn + handshake), so that `end` can close it too. */
+  let starting: UpstreamConnection | undefined;
   let ended = false;
   let endPromise: Promise<void> | undefined;
   let initParams: string | undefined;
@@ -177,7 +180,7 @@ export function createSession(options: SessionOptions): Session {
     connection.correlator.onrequest = onServerRequest;
     connection.correlator.onnotification = onServerNotification;
     connection.onexit = (reason) => void onUpstreamExit(connection, reason);
-    upstream = connection;
+    starting = connection;
     await connection.start();
     return connection;
   };
@@ -212,17 +215,24 @@ export function createSession(options: SessionOptions): Session {
       logger.warn({ restarts, delayMs: delay, reason: reason.message }, 'restarting upstream');
       await new Promise((r) => setTimeout(r, delay));
       if (ended) break;
+      let next: UpstreamConnection | undefined;
       try {
-        const next = await connect();
+        next = await connect();
         const params = initParams === undefined ? {} : (JSON.parse(initParams) as Record<string, unknown>);
         const answer = await ask(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params });
         if (!('result' in answer)) throw new Error(`initialize refused: ${JSON.stringify(answer.error)}`);
         await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+        if (ended) break; // end() closed `starting` meanwhile
+        // Only now may requests reach it: nothing goes to a server before its handshake.
+        upstream = next;
+        starting = undefined;
         opening = false;
         resolveReady();
         return;
       } catch (err) {
         logger.warn({ err }, 'upstream restart failed');
+        starting = undefined;
+        await next?.close('restart failed');
       }
     }
     opening = false;
@@ -270,6 +280,10 @@ export function createSession(options: SessionOptions): Session {
       opening = true;
       try {
         const connection = await connect();
+        // The client's own initialize goes first, and nothing else can arrive before its answer
+        // (the session id is not out yet), so the connection is published at once.
+        upstream = connection;
+        starting = undefined;
         initParams = JSON.stringify(request.params ?? {});
         const answer = await ask(connection, request);
         const result = 'result' in answer ? answer.result : undefined;
@@ -339,8 +353,9 @@ export function createSession(options: SessionOptions): Session {
     end(reason) {
       if (endPromise) return endPromise;
       ended = true;
-      const connection = upstream;
+      const connection = upstream ?? starting;
       upstream = undefined;
+      starting = undefined;
       logger.info({ reason }, 'session ended');
       endPromise = (async () => {
         try {

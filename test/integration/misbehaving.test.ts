@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway, type TestTarget } from '../support/gateway.ts';
 import { descendantsOf, isAlive, waitUntilGone } from '../support/processes.ts';
-import { fixture, post, rpc, textOf } from '../support/recorder.ts';
+import { fixture, post, recorderServer, rpc, textOf } from '../support/recorder.ts';
 
 const open: TestGateway[] = [];
 
@@ -60,6 +60,22 @@ describe('misbehaving upstreams', () => {
     expect(crashed.json).toMatchObject({ id: 1, error: { data: { code: 'GW_UPSTREAM_EXITED', exitCode: 5 } } });
     const after = await session.request(call(2, 'echo', { text: 'back' }));
     expect(after.json).toMatchObject({ id: 2, result: { content: [{ text: 'back' }] } });
+  });
+
+  it('after a restart, nothing reaches the new child before its handshake', async () => {
+    const base = recorderServer();
+    const gw = await gateway({
+      ...base,
+      args: [...(base.args ?? []), '--init-delay-ms=400'],
+      restart: { onExit: 'restart', maxRestarts: 2, initialBackoffMs: 10, maxBackoffMs: 10 },
+    });
+    const session = await rpc.initialize(gw.mcpUrl());
+    const crashed = await session.request(call(1, 'crash', { code: 4 }));
+    expect(crashed.json).toMatchObject({ error: { data: { code: 'GW_UPSTREAM_EXITED', exitCode: 4 } } });
+    // Sent while the new child is in its (400 ms) handshake, after the 10 ms backoff: it must wait.
+    await new Promise((r) => setTimeout(r, 150));
+    const seen = await session.history();
+    expect(seen.map((m) => m.method)).toEqual(['initialize', 'notifications/initialized']);
   });
 
   it('exit during initialize: initialize gets the error, no session is created, the SDK client fails fast', async () => {
