@@ -165,8 +165,15 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     proc.stderr.on('error', (error) => log.debug({ err: error }, 'upstream stderr error'));
   }
 
+  // The hot path: one call per message, no closure (unlike the rare hooks below).
   function onMessage(message: JsonRpcMessage): void {
-    if (state !== 'closed') callSafely('onmessage', () => transport.onmessage?.(message));
+    if (state === 'closed') return;
+    try {
+      transport.onmessage?.(message);
+    } catch (error) {
+      // A throwing handler must not break the stream handlers (and with them every later message).
+      log.error({ err: error, hook: 'onmessage' }, 'transport handler threw');
+    }
   }
 
   function onOverflow(overflow: Overflow): void {
