@@ -73,10 +73,18 @@ export function accepts(accept: string | undefined, type: string): boolean {
   return false;
 }
 
+// A client sends the same Accept on every POST: remember the verdict for the last value seen.
+let lastPostAccept: string | undefined;
+let lastPostAcceptOk = false;
+
 /** POST: the client must take both JSON and SSE answers (2025-03-26 "Sending Messages to the Server"). */
 export function checkPostHeaders(headers: IncomingHttpHeaders): void {
   const accept = headers.accept;
-  if (!accepts(accept, 'application/json') || !accepts(accept, 'text/event-stream')) {
+  if (accept !== lastPostAccept || accept === undefined) {
+    lastPostAcceptOk = accepts(accept, 'application/json') && accepts(accept, 'text/event-stream');
+    lastPostAccept = accept;
+  }
+  if (!lastPostAcceptOk) {
     throw new GatewayError('GW_NOT_ACCEPTABLE', 'Not Acceptable: Accept must list application/json and text/event-stream');
   }
   const type = headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase();

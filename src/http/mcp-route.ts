@@ -115,7 +115,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     if (requests === undefined) return reply.code(202).send();
 
     reply.hijack();
-    const sink = createHttpSink(reply.raw, { 'mcp-session-id': session.id }, keepAlive);
+    const sink = createHttpSink(reply.raw, session.id, keepAlive);
     session.handleRequests(requests, sink, batch);
     return reply;
   });
@@ -125,7 +125,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     const session = sessionOf(request, store, target);
     const lastEventId = request.headers['last-event-id'];
     reply.hijack();
-    const sink = createHttpSink(reply.raw, { 'mcp-session-id': session.id }, keepAlive);
+    const sink = createHttpSink(reply.raw, session.id, keepAlive);
     if (!session.openStream(sink, typeof lastEventId === 'string' ? lastEventId : undefined)) {
       const error = new GatewayError('GW_STREAM_CONFLICT');
       reply.raw.writeHead(error.httpStatus, { 'content-type': 'application/json' });

@@ -37,7 +37,7 @@ export function createKeepAlive(intervalMs: number): KeepAlive {
   };
 }
 
-export function createHttpSink(raw: ServerResponse, headers: Record<string, string>, keepAlive: KeepAlive): HttpSink {
+export function createHttpSink(raw: ServerResponse, sessionId: string, keepAlive: KeepAlive): HttpSink {
   let closed = false;
   let lastWrite = Date.now();
 
@@ -65,13 +65,13 @@ export function createHttpSink(raw: ServerResponse, headers: Record<string, stri
       if (closed) return;
       finish();
       // With a length the answer goes out in one piece, not chunked.
-      raw.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      raw.writeHead(200, { 'mcp-session-id': sessionId, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       raw.end(body);
     },
     sse() {
       if (closed || raw.headersSent) return;
       raw.writeHead(200, {
-        ...headers,
+        'mcp-session-id': sessionId,
         'content-type': 'text/event-stream',
         'cache-control': 'no-cache, no-transform',
         connection: 'keep-alive',
