@@ -8,8 +8,8 @@ import { isRequest, isResponse, parseJson, toMessage } from '../jsonrpc/envelope
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { SUPPORTED_PROTOCOL_VERSIONS, type Session } from '../session/session.ts';
-import type { SessionStore } from '../session/store.ts';
+import { createSession, SUPPORTED_PROTOCOL_VERSIONS, type Session } from '../session/session.ts';
+import type { SessionFactory, SessionStore } from '../session/store.ts';
 import { checkGetHeaders, checkPostHeaders } from './guards.ts';
 import { createHttpSink, type KeepAlive } from './sink.ts';
 
@@ -33,12 +33,12 @@ export function replyError(reply: FastifyReply, error: GatewayError): FastifyRep
     .send(JSON.stringify(toErrorResponse(null, error)));
 }
 
-function sessionOf(request: FastifyRequest, store: SessionStore, target: TargetConfig): Session {
+function sessionOf(request: FastifyRequest, store: SessionStore, endpoint: string): Session {
   const id = request.headers[SESSION_HEADER];
   if (typeof id !== 'string' || id === '') throw new GatewayError('GW_SESSION_REQUIRED');
   const session = store.get(id);
-  // A session of another target is as unknown here as one that never existed.
-  if (session === undefined || session.ended || session.target !== target) {
+  // A session of another endpoint is as unknown here as one that never existed.
+  if (session === undefined || session.ended || session.endpoint !== endpoint) {
     throw new GatewayError('GW_SESSION_NOT_FOUND', 'Session not found: it ended or never existed; initialize a new one');
   }
   const version = request.headers[VERSION_HEADER];
@@ -76,12 +76,15 @@ function parseMessages(body: unknown): { messages: JsonRpcMessage[]; batch: bool
 
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
   const { path, target, store, keepAlive, logger } = options;
+  // Sessions belong to a target, not to a path: /mcp and /servers/<name>/mcp share them.
+  const endpoint = `target:${target.name}`;
+  const factory: SessionFactory = (seed) => createSession({ ...seed, endpoint, target });
 
   const initialize = async (reply: FastifyReply, request: JsonRpcRequest, staleId: string | undefined) => {
     if (staleId !== undefined && store.get(staleId) !== undefined) {
       throw new GatewayError('GW_ALREADY_INITIALIZED', 'Session is already initialized; send initialize without Mcp-Session-Id');
     }
-    const session = store.create(target);
+    const session = store.create(factory);
     const answer = await session.initialize(request);
     reply.code(200).header('content-type', 'application/json');
     if (!session.ended) reply.header('mcp-session-id', session.id);
@@ -97,7 +100,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
       if (batch) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: initialize must not be part of a batch');
       return initialize(reply, first, typeof sessionId === 'string' ? sessionId : undefined);
     }
-    const session = sessionOf(request, store, target);
+    const session = sessionOf(request, store, endpoint);
     // Batches exist only in 2025-03-26 (removed in 2025-06-18).
     if (batch && session.protocolVersion !== '2025-03-26') throw new GatewayError('GW_BATCH_NOT_ALLOWED');
 
@@ -122,7 +125,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
 
   app.get(path, async (request, reply) => {
     checkGetHeaders(request.headers);
-    const session = sessionOf(request, store, target);
+    const session = sessionOf(request, store, endpoint);
     const lastEventId = request.headers['last-event-id'];
     reply.hijack();
     const sink = createHttpSink(reply.raw, session.id, keepAlive);
@@ -135,7 +138,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
   });
 
   app.delete(path, async (request, reply) => {
-    const session = sessionOf(request, store, target);
+    const session = sessionOf(request, store, endpoint);
     logger.debug({ session: session.id }, 'session deleted by the client');
     await session.end('deleted by the client');
     return reply.code(200).send();

@@ -35,7 +35,11 @@ export const SUPPORTED_PROTOCOL_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06
 
 export interface Session {
   readonly id: string;
-  readonly target: TargetConfig;
+  /**
+   * The downstream endpoint that created the session (its path key). A session is unknown on every
+   * other endpoint, exactly like one that never existed.
+   */
+  readonly endpoint: string;
   /** Negotiated in initialize; undefined before. */
   readonly protocolVersion: string | undefined;
   readonly ended: boolean;
@@ -60,6 +64,8 @@ export interface Session {
 
 export interface SessionOptions {
   id: string;
+  /** See Session.endpoint. */
+  endpoint: string;
   target: TargetConfig;
   limits: GatewayConfig['limits'];
   logger: Logger;
@@ -94,7 +100,7 @@ const BROADCAST_METHODS = new Set([
 ]);
 
 export function createSession(options: SessionOptions): Session {
-  const { id, target, limits, onended } = options;
+  const { id, endpoint, target, limits, onended } = options;
   const logger = options.logger.child({ session: id, target: target.name });
   const log = createEventLog(limits.replayEvents, limits.replayBytes);
   let protocolVersion: string | undefined;
@@ -263,7 +269,7 @@ export function createSession(options: SessionOptions): Session {
 
   const session: Session = {
     id,
-    target,
+    endpoint,
     lastActivity: Date.now(),
     get protocolVersion() {
       return protocolVersion;

@@ -6,13 +6,28 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { GatewayConfig, TargetConfig } from '../config/types.ts';
+import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { createSession, type Session } from './session.ts';
+import type { Session } from './session.ts';
+
+/** What the store hands a session factory: the parts every kind of session needs. */
+export interface SessionSeed {
+  readonly id: string;
+  readonly limits: GatewayConfig['limits'];
+  readonly logger: Logger;
+  /** The session must call this once when it has ended, whatever ended it. */
+  readonly onended: (session: Session) => void;
+}
+
+/**
+ * Builds one kind of session (one target's pass-through session, an aggregate over many targets,
+ * ...). Each downstream endpoint owns its factory; the store only assigns ids and keeps count.
+ */
+export type SessionFactory = (seed: SessionSeed) => Session;
 
 export interface SessionStore {
-  /** A new, empty session for `target`. Throws GW_SESSION_LIMIT or GW_SHUTTING_DOWN. */
-  create(target: TargetConfig): Session;
+  /** A new, empty session built by `factory`. Throws GW_SESSION_LIMIT or GW_SHUTTING_DOWN. */
+  create(factory: SessionFactory): Session;
   get(id: string): Session | undefined;
   readonly size: number;
   /** Ends sessions idle past the TTL; returns how many. Runs on a timer too. */
@@ -40,7 +55,7 @@ export function createSessionStore({ config, logger }: SessionStoreOptions): Ses
   };
 
   const store: SessionStore = {
-    create(target) {
+    create(factory) {
       if (closing) throw new GatewayError('GW_SHUTTING_DOWN');
       if (sessions.size >= maxSessions) {
         logger.warn({ maxSessions }, 'session limit reached; refusing a new session');
@@ -48,7 +63,7 @@ export function createSessionStore({ config, logger }: SessionStoreOptions): Ses
       }
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
       const id = randomUUID();
-      const session = createSession({ id, target, limits: config.limits, logger, onended });
+      const session = factory({ id, limits: config.limits, logger, onended });
       sessions.set(id, session);
       return session;
     },
