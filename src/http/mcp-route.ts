@@ -6,16 +6,18 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { isRequest, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
-import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { createSession, SUPPORTED_PROTOCOL_VERSIONS, type Session } from '../session/session.ts';
+import { SUPPORTED_PROTOCOL_VERSIONS, type Session } from '../session/session.ts';
 import type { SessionFactory, SessionStore } from '../session/store.ts';
 import { checkGetHeaders, checkPostHeaders } from './guards.ts';
 import { createHttpSink, type KeepAlive } from './sink.ts';
 
 export interface McpRouteOptions {
   path: string;
-  target: TargetConfig;
+  /** Sessions are known by this key: every path with the same key shares them. */
+  endpoint: string;
+  /** Builds the sessions this endpoint serves. */
+  factory: SessionFactory;
   store: SessionStore;
   keepAlive: KeepAlive;
   logger: Logger;
@@ -75,16 +77,18 @@ function parseMessages(body: unknown): { messages: JsonRpcMessage[]; batch: bool
 }
 
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
-  const { path, target, store, keepAlive, logger } = options;
-  // Sessions belong to a target, not to a path: /mcp and /servers/<name>/mcp share them.
-  const endpoint = `target:${target.name}`;
-  const factory: SessionFactory = (seed) => createSession({ ...seed, endpoint, target });
+  const { path, endpoint, factory, store, keepAlive, logger } = options;
 
-  const initialize = async (reply: FastifyReply, request: JsonRpcRequest, staleId: string | undefined) => {
+  const initialize = async (
+    reply: FastifyReply,
+    request: JsonRpcRequest,
+    staleId: string | undefined,
+    headers: FastifyRequest['headers'],
+  ) => {
     if (staleId !== undefined && store.get(staleId) !== undefined) {
       throw new GatewayError('GW_ALREADY_INITIALIZED', 'Session is already initialized; send initialize without Mcp-Session-Id');
     }
-    const session = store.create(factory);
+    const session = store.create(factory, { authorization: headers.authorization });
     const answer = await session.initialize(request);
     reply.code(200).header('content-type', 'application/json');
     if (!session.ended) reply.header('mcp-session-id', session.id);
@@ -98,7 +102,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     const first = messages[0] as JsonRpcMessage;
     if (isRequest(first) && first.method === 'initialize') {
       if (batch) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: initialize must not be part of a batch');
-      return initialize(reply, first, typeof sessionId === 'string' ? sessionId : undefined);
+      return initialize(reply, first, typeof sessionId === 'string' ? sessionId : undefined, request.headers);
     }
     const session = sessionOf(request, store, endpoint);
     // Batches exist only in 2025-03-26 (removed in 2025-06-18).

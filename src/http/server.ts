@@ -4,9 +4,10 @@
  */
 import { fastify, type FastifyError, type FastifyInstance } from 'fastify';
 import { GatewayError, isGatewayError, toGatewayError } from '../errors/gateway-error.ts';
-import type { GatewayConfig } from '../config/types.ts';
+import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import type { SessionStore } from '../session/store.ts';
+import { createSession } from '../session/session.ts';
+import type { SessionFactory, SessionStore } from '../session/store.ts';
 import { createOriginPolicy } from './guards.ts';
 import { registerMcpRoute, replyError } from './mcp-route.ts';
 import { createKeepAlive } from './sink.ts';
@@ -33,6 +34,11 @@ function fromFastifyError(err: FastifyError): GatewayError | undefined {
     default:
       return undefined;
   }
+}
+
+/** One target's pass-through sessions, known by the target's name on every path that serves it. */
+export function targetEndpoint(target: TargetConfig): { endpoint: string; factory: SessionFactory } {
+  return { endpoint: `target:${target.name}`, factory: (seed) => createSession({ ...seed, endpoint: `target:${target.name}`, target }) };
 }
 
 export function createHttpServer({ config, store, logger, isReady }: HttpServerOptions): FastifyInstance {
@@ -75,10 +81,15 @@ export function createHttpServer({ config, store, logger, isReady }: HttpServerO
     // Before the body is read: refuse foreign Origins and Hosts (DNS rebinding) cheaply.
     mcp.addHook('onRequest', async (request) => origins.check(request.headers));
     for (const target of config.targets.values()) {
-      registerMcpRoute(mcp, { path: `/servers/${target.name}/mcp`, target, store, keepAlive, logger });
+      const { endpoint, factory } = targetEndpoint(target);
+      registerMcpRoute(mcp, { path: `/servers/${target.name}/mcp`, endpoint, factory, store, keepAlive, logger });
     }
     const only = config.targets.size === 1 ? [...config.targets.values()][0] : undefined;
-    if (only !== undefined) registerMcpRoute(mcp, { path: '/mcp', target: only, store, keepAlive, logger });
+    if (only !== undefined) {
+      // The same sessions as /servers/<name>/mcp: one target's pass-through under the short path.
+      const { endpoint, factory } = targetEndpoint(only);
+      registerMcpRoute(mcp, { path: '/mcp', endpoint, factory, store, keepAlive, logger });
+    }
   });
 
   app.addHook('onClose', async () => keepAlive.stop());

@@ -17,7 +17,20 @@ export interface SessionSeed {
   readonly logger: Logger;
   /** The session must call this once when it has ended, whatever ended it. */
   readonly onended: (session: Session) => void;
+  /** What the downstream said about itself when it opened the session. */
+  readonly downstream: DownstreamInfo;
 }
+
+/** Facts about the downstream peer that a session may need for its upstreams. */
+export interface DownstreamInfo {
+  /**
+   * The downstream's own Authorization header. Never sent upstream unless a target opts in
+   * (the gateway is the downstream's audience, not the upstream's).
+   */
+  readonly authorization: string | undefined;
+}
+
+const NO_DOWNSTREAM_INFO: DownstreamInfo = { authorization: undefined };
 
 /**
  * Builds one kind of session (one target's pass-through session, an aggregate over many targets,
@@ -27,7 +40,7 @@ export type SessionFactory = (seed: SessionSeed) => Session;
 
 export interface SessionStore {
   /** A new, empty session built by `factory`. Throws GW_SESSION_LIMIT or GW_SHUTTING_DOWN. */
-  create(factory: SessionFactory): Session;
+  create(factory: SessionFactory, downstream?: DownstreamInfo): Session;
   get(id: string): Session | undefined;
   readonly size: number;
   /** Ends sessions idle past the TTL; returns how many. Runs on a timer too. */
@@ -55,7 +68,7 @@ export function createSessionStore({ config, logger }: SessionStoreOptions): Ses
   };
 
   const store: SessionStore = {
-    create(factory) {
+    create(factory, downstream = NO_DOWNSTREAM_INFO) {
       if (closing) throw new GatewayError('GW_SHUTTING_DOWN');
       if (sessions.size >= maxSessions) {
         logger.warn({ maxSessions }, 'session limit reached; refusing a new session');
@@ -63,7 +76,7 @@ export function createSessionStore({ config, logger }: SessionStoreOptions): Ses
       }
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
       const id = randomUUID();
-      const session = factory({ id, limits: config.limits, logger, onended });
+      const session = factory({ id, limits: config.limits, logger, onended, downstream });
       sessions.set(id, session);
       return session;
     },
