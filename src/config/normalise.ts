@@ -39,6 +39,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     allowedHosts: gateway.allowedHosts,
     limits: { ...gateway.limits },
     session: { ...gateway.session },
+    websocket: { ...gateway.websocket },
     shutdownGraceMs: gateway.shutdownGraceMs,
     logging: { level: gateway.logging.level },
     targets,

@@ -154,6 +154,20 @@ const sessionSchema = z.strictObject({
   keepAliveMs: positive(MAX_DURATION_MS).default(15_000),
 }, anObject);
 
+/** WebSocket downstreams (`/servers/<name>/ws`); see docs/downstreams.md. */
+const websocketSchema = z.strictObject({
+  /**
+   * 15 s, as session.keepAliveMs: a ping this often keeps proxies with 30-60 s idle timeouts from
+   * cutting a quiet socket, and a peer that misses one pong is known dead within two intervals.
+   */
+  pingIntervalMs: positive(MAX_DURATION_MS).default(15_000),
+  /**
+   * 16 MiB, as the cap on an SSE stream's unsent bytes: a large tool result fits, but a reader that
+   * stopped reading cannot make the gateway buffer without bound (the socket is closed with 1013).
+   */
+  maxBufferedBytes: positive().default(16 * MiB),
+}, anObject);
+
 const loggingSchema = z.strictObject({
   level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 }, anObject);
@@ -172,6 +186,7 @@ export const gatewaySchema = z.strictObject({
   allowedHosts: z.array(hostHeader, { error: 'expected a list of host names' }).optional(),
   limits: limitsSchema.prefault({}),
   session: sessionSchema.prefault({}),
+  websocket: websocketSchema.prefault({}),
   /** 10 s: in-flight calls get time to finish, within the 30 s a container orchestrator usually allows. */
   shutdownGraceMs: nonNegative(MAX_DURATION_MS).default(10_000),
   logging: loggingSchema.prefault({}),

@@ -76,6 +76,12 @@ export interface GatewayConfig {
     /** Interval of SSE keep-alive comments on idle streams (ms). */
     readonly keepAliveMs: number;
   };
+  readonly websocket: {
+    /** Interval of WebSocket pings; a socket that has not answered the previous one is dropped (ms). */
+    readonly pingIntervalMs: number;
+    /** Unsent bytes a WebSocket may hold before it is closed with 1013 (slow reader). */
+    readonly maxBufferedBytes: number;
+  };
   /** On SIGTERM/SIGINT: how long in-flight requests may run before children are killed (ms). */
   readonly shutdownGraceMs: number;
   readonly logging: { readonly level: LogLevel };

@@ -14,6 +14,7 @@ export interface TestGatewayOptions {
   /** Overrides for top-level gateway settings (shallow per section). */
   limits?: Partial<GatewayConfig['limits']>;
   session?: Partial<GatewayConfig['session']>;
+  websocket?: Partial<GatewayConfig['websocket']>;
   allowedOrigins?: string[];
   allowedHosts?: string[];
   shutdownGraceMs?: number;
@@ -59,6 +60,7 @@ export function buildConfig(options: TestGatewayOptions): GatewayConfig {
       ...options.limits,
     },
     session: { idleTtlMs: 60_000, keepAliveMs: 15_000, ...options.session },
+    websocket: { pingIntervalMs: 15_000, maxBufferedBytes: 16 * 1024 * 1024, ...options.websocket },
     shutdownGraceMs: options.shutdownGraceMs ?? 2_000,
     logging: { level: options.logLines ? 'debug' : 'silent' },
     targets,
