@@ -2,6 +2,7 @@
  * The HTTP server: the only module that builds fastify. Routes per target, health, and one error
  * handler that turns every failure (ours, fastify's, or unexpected) into a JSON-RPC error envelope.
  */
+import fastifyWebsocket from '@fastify/websocket';
 import { fastify, type FastifyError, type FastifyInstance } from 'fastify';
 import { GatewayError, isGatewayError, toGatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
@@ -9,8 +10,10 @@ import type { Logger } from '../log/logger.ts';
 import { createSession } from '../session/session.ts';
 import type { SessionFactory, SessionStore } from '../session/store.ts';
 import { createOriginPolicy } from './guards.ts';
+import { registerLegacySseRoute } from './legacy-sse-route.ts';
 import { registerMcpRoute, replyError } from './mcp-route.ts';
 import { createKeepAlive } from './sink.ts';
+import { createWsHeartbeat, pickSubprotocol, registerWsRoute } from './ws-route.ts';
 
 export interface HttpServerOptions {
   config: GatewayConfig;
@@ -55,6 +58,21 @@ export function createHttpServer({ config, store, logger, isReady }: HttpServerO
   });
   const keepAlive = createKeepAlive(config.session.keepAliveMs);
   const origins = createOriginPolicy(config);
+  const heartbeat = createWsHeartbeat(config.websocket.pingIntervalMs, log);
+  const ws = { heartbeat, maxBufferedBytes: config.websocket.maxBufferedBytes, isReady, logger };
+
+  void app.register(fastifyWebsocket, {
+    options: {
+      // The same cap as an HTTP body; `ws` closes a socket that sends more with 1009.
+      maxPayload: config.limits.maxBodyBytes,
+      handleProtocols: pickSubprotocol,
+      // A peer that does not answer our close frame (it stopped reading) is dropped after this.
+      closeTimeout: 2_000,
+    },
+    // Sockets are not closed when the server starts closing: their sessions end (1001) once the
+    // store has drained them, like every other stream.
+    preClose: (done) => done(),
+  });
 
   // The body arrives as text and is parsed once by the route, so a parse error becomes -32700.
   app.removeAllContentTypeParsers();
@@ -83,15 +101,23 @@ export function createHttpServer({ config, store, logger, isReady }: HttpServerO
     for (const target of config.targets.values()) {
       const { endpoint, factory } = targetEndpoint(target);
       registerMcpRoute(mcp, { path: `/servers/${target.name}/mcp`, endpoint, factory, store, keepAlive, logger });
+      registerWsRoute(mcp, { path: `/servers/${target.name}/ws`, endpoint, factory, store, ...ws });
+      const base = `/servers/${target.name}`;
+      registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, endpoint, factory, store, keepAlive, logger });
     }
     const only = config.targets.size === 1 ? [...config.targets.values()][0] : undefined;
     if (only !== undefined) {
       // The same sessions as /servers/<name>/mcp: one target's pass-through under the short path.
       const { endpoint, factory } = targetEndpoint(only);
       registerMcpRoute(mcp, { path: '/mcp', endpoint, factory, store, keepAlive, logger });
+      registerWsRoute(mcp, { path: '/ws', endpoint, factory, store, ...ws });
+      registerLegacySseRoute(mcp, { ssePath: '/sse', messagesPath: '/messages', endpoint, factory, store, keepAlive, logger });
     }
   });
 
-  app.addHook('onClose', async () => keepAlive.stop());
+  app.addHook('onClose', async () => {
+    keepAlive.stop();
+    heartbeat.stop();
+  });
   return app;
 }

@@ -6,25 +6,28 @@ import type { ServerResponse } from 'node:http';
 import type { ResponseSink } from '../session/streams.ts';
 
 /** Past this many unsent bytes the client is too slow: drop the connection (it can resume). */
-const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+export const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 /** `retry:` sent with priming events: the SDK client's own default first delay, said explicitly. */
 const RECONNECT_MS = 1_000;
 
 export interface KeepAlive {
-  add(sink: HttpSink): void;
-  delete(sink: HttpSink): void;
+  add(stream: Pingable): void;
+  delete(stream: Pingable): void;
   stop(): void;
 }
 
-export interface HttpSink extends ResponseSink {
+/** An SSE stream the keep-alive timer visits. */
+export interface Pingable {
   /** Writes an SSE comment if nothing was written for `idleMs`. */
   ping(now: number, idleMs: number): void;
 }
 
+export interface HttpSink extends ResponseSink, Pingable {}
+
 /** One interval for every open SSE stream, instead of a timer per stream. */
 export function createKeepAlive(intervalMs: number): KeepAlive {
-  const sinks = new Set<HttpSink>();
+  const sinks = new Set<Pingable>();
   const timer = setInterval(() => {
     const now = Date.now();
     for (const sink of sinks) sink.ping(now, intervalMs);

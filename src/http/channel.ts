@@ -1,0 +1,144 @@
+/**
+ * A session carried over one ordered message channel: a WebSocket, or the legacy HTTP+SSE pair
+ * (GET stream out, POSTs in). Unlike Streamable HTTP there is no response per request: every
+ * answer, progress notification and server->client request goes out on the one channel, so the
+ * session's streams are adapted onto it here.
+ *
+ * One channel is one session: ids are the session's own business (each session keeps its own map
+ * of in-flight client ids), so colliding ids on two channels never meet.
+ */
+import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
+import { isObject, isRequest, isRequestId, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
+import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
+import type { Logger } from '../log/logger.ts';
+import type { ResponseSink, Session } from '../session/session.ts';
+
+/** The wire a channel writes to. */
+export interface ChannelWire {
+  /** Sends one JSON-RPC message (already serialised). */
+  send(data: string): void;
+  /** True once the wire can take nothing more. */
+  readonly closed: boolean;
+  /** The session ended on the gateway's side: close the wire (after what was already sent). */
+  close(): void;
+}
+
+export interface Channel {
+  /** Handles one message from the client, in arrival order. Never throws. */
+  receive(message: JsonRpcMessage): Promise<void>;
+}
+
+/** A message that could not be taken: the error, and the request id when one was readable. */
+export interface Rejected {
+  readonly rejected: GatewayError;
+  readonly id: RequestId | null;
+}
+
+/**
+ * Parses one JSON-RPC message (one WebSocket text frame, one legacy POST body), or says why not
+ * (GW_PARSE_ERROR, GW_INVALID_REQUEST). Batches are refused: neither transport's clients send
+ * them, and one frame carries one message.
+ */
+export function parseOneMessage(text: string): JsonRpcMessage | Rejected {
+  let value: unknown;
+  try {
+    value = parseJson(text);
+  } catch (err) {
+    return { rejected: new GatewayError('GW_PARSE_ERROR', `Parse error: ${(err as Error).message}`), id: null };
+  }
+  if (Array.isArray(value)) {
+    return { rejected: new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: batches are not accepted on this transport'), id: null };
+  }
+  const message = toMessage(value);
+  if (typeof message !== 'string') return message;
+  const id = isObject(value) && isRequestId(value.id) ? value.id : null;
+  return { rejected: new GatewayError('GW_INVALID_REQUEST', `Invalid Request: ${message}`), id };
+}
+
+export function isRejected(value: JsonRpcMessage | Rejected): value is Rejected {
+  return 'rejected' in value;
+}
+
+/**
+ * The ResponseSinks a channel session writes to: one shared by every request (answers and
+ * related messages become one message each; priming events are skipped, there is nothing to
+ * resume), and the standalone one, whose `end` means the session ended.
+ */
+function createSinks(wire: ChannelWire): { requests: ResponseSink; standalone: ResponseSink } {
+  const event = (_id: string, data: string) => {
+    if (data !== '' && !wire.closed) wire.send(data);
+  };
+  const requests: ResponseSink = {
+    onclose: undefined,
+    get closed() {
+      return wire.closed;
+    },
+    json: (body) => {
+      if (!wire.closed) wire.send(body);
+    },
+    sse: () => undefined,
+    event,
+    // A request's answer is complete; the channel goes on.
+    end: () => undefined,
+  };
+  const standalone: ResponseSink = {
+    onclose: undefined,
+    get closed() {
+      return wire.closed;
+    },
+    json: (body) => {
+      if (!wire.closed) wire.send(body);
+    },
+    sse: () => undefined,
+    event,
+    // Only the session's end ends the standalone stream. The close waits a turn so that an answer
+    // produced by the ending (a failed initialize) still goes out first.
+    end: () => void setImmediate(() => wire.close()),
+  };
+  return { requests, standalone };
+}
+
+/** Opens the session's standalone stream on the wire and returns the receiving side. */
+export function createChannel(session: Session, wire: ChannelWire, logger: Logger): Channel {
+  const sinks = createSinks(wire);
+  session.openStream(sinks.standalone, undefined);
+  let initializing: Promise<void> | undefined;
+
+  const fail = (id: RequestId, error: GatewayError) => {
+    if (!wire.closed) wire.send(JSON.stringify(toErrorResponse(id, error)));
+  };
+
+  const initialize = async (request: JsonRpcRequest) => {
+    const answer = await session.initialize(request);
+    if (!wire.closed) wire.send(JSON.stringify(answer));
+  };
+
+  return {
+    async receive(message) {
+      try {
+        if (isRequest(message) && message.method === 'initialize') {
+          if (initializing !== undefined) return fail(message.id, new GatewayError('GW_ALREADY_INITIALIZED'));
+          initializing = initialize(message);
+          return await initializing;
+        }
+        // Whatever follows initialize waits for it: nothing reaches an upstream before its handshake.
+        if (initializing !== undefined) await initializing;
+        session.lastActivity = Date.now();
+        if (isRequest(message)) {
+          if (initializing === undefined) {
+            return fail(message.id, new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: send initialize first'));
+          }
+          session.handleRequests([message], sinks.requests, false);
+        } else if (isResponse(message)) {
+          await session.handleResponse(message as JsonRpcResponse);
+        } else {
+          await session.handleNotification(message as JsonRpcNotification);
+        }
+      } catch (err) {
+        // Only forwarding a notification or an answer can fail here (upstream gone); the session's
+        // own end reports that to the client.
+        logger.debug({ err, session: session.id }, 'could not forward a message upstream');
+      }
+    },
+  };
+}

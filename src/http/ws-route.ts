@@ -1,0 +1,144 @@
+/**
+ * The WebSocket endpoint of one target: each socket is one 2025-era session, one JSON-RPC message
+ * per UTF-8 text frame both ways (the framing of the TS SDK v1 `WebSocketClientTransport` and the
+ * Python SDK's `websocket_client`, which both ask for the `mcp` subprotocol).
+ *
+ * Close codes (RFC 6455 section 7.4.1), listed in docs/downstreams.md:
+ * 1000 the client closed; 1001 the gateway is shutting down; 1003 a binary frame; 1007 a text
+ * frame that is not UTF-8 and 1009 a frame over limits.maxBodyBytes (both sent by `ws` itself);
+ * 1011 the session ended on the gateway's side (upstream gone); 1013 the client reads too slowly,
+ * or no session could be opened (limit reached); a socket that misses a pong is dropped without a
+ * close frame (it is not listening).
+ */
+import type { WebSocket } from '@fastify/websocket';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Session } from '../session/session.ts';
+import type { SessionFactory, SessionStore } from '../session/store.ts';
+import { createChannel, isRejected, parseOneMessage, type ChannelWire } from './channel.ts';
+
+/** The subprotocol MCP WebSocket clients ask for. */
+export const WS_SUBPROTOCOL = 'mcp';
+
+const OPEN = 1;
+
+export interface WsRouteOptions {
+  path: string;
+  /** Sessions are known by this key (as for registerMcpRoute). */
+  endpoint: string;
+  /** Builds the session each socket carries. */
+  factory: SessionFactory;
+  store: SessionStore;
+  heartbeat: WsHeartbeat;
+  /** Unsent bytes a socket may hold before it is closed with 1013. */
+  maxBufferedBytes: number;
+  /** False while the gateway drains: sessions ended then close with 1001 rather than 1011. */
+  isReady: () => boolean;
+  logger: Logger;
+}
+
+/** Pings every socket on one timer; a socket that has not answered the previous ping is dropped. */
+export interface WsHeartbeat {
+  add(socket: WebSocket): void;
+  delete(socket: WebSocket): void;
+  stop(): void;
+}
+
+export function createWsHeartbeat(intervalMs: number, logger: Logger): WsHeartbeat {
+  const awaitingPong = new Map<WebSocket, boolean>();
+  const timer = setInterval(() => {
+    for (const [socket, waiting] of awaitingPong) {
+      if (waiting) {
+        logger.info({ intervalMs }, 'WebSocket missed a pong; dropping it');
+        awaitingPong.delete(socket);
+        socket.terminate();
+        continue;
+      }
+      awaitingPong.set(socket, true);
+      socket.ping();
+    }
+  }, intervalMs);
+  timer.unref();
+  return {
+    add(socket) {
+      awaitingPong.set(socket, false);
+      socket.on('pong', () => {
+        if (awaitingPong.has(socket)) awaitingPong.set(socket, false);
+      });
+    },
+    delete: (socket) => void awaitingPong.delete(socket),
+    stop: () => clearInterval(timer),
+  };
+}
+
+/** Picks `mcp` when the client offers it; otherwise no subprotocol (a client that asked for none still connects). */
+export function pickSubprotocol(offered: Set<string>): string | false {
+  return offered.has(WS_SUBPROTOCOL) ? WS_SUBPROTOCOL : false;
+}
+
+export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): void {
+  const { path, factory, store, heartbeat, maxBufferedBytes, isReady, logger } = options;
+  const log = logger.child({ component: 'ws' });
+
+  app.get(path, { websocket: true }, (socket: WebSocket, request: FastifyRequest) => {
+    let session: Session;
+    try {
+      session = store.create(factory, { authorization: request.headers.authorization });
+    } catch (err) {
+      // Session limit or shutdown: say why in a frame, then close with "try again later".
+      const error = toGatewayError(err);
+      socket.send(JSON.stringify(toErrorResponse(null, error)));
+      socket.close(1013, error.code);
+      return;
+    }
+    let overflowed = false;
+
+    const wire: ChannelWire = {
+      send(data) {
+        // Checked before sending: memory stays below the cap plus one message, and one large
+        // answer to a reader that keeps up still goes out.
+        if (socket.bufferedAmount > maxBufferedBytes) {
+          if (overflowed) return;
+          overflowed = true;
+          log.warn({ session: session.id, bufferedBytes: socket.bufferedAmount, maxBufferedBytes }, 'WebSocket reader too slow; closing it (1013)');
+          socket.close(1013, 'reader too slow');
+          void session.end('WebSocket reader too slow');
+          return;
+        }
+        socket.send(data);
+      },
+      get closed() {
+        return overflowed || socket.readyState !== OPEN;
+      },
+      close() {
+        if (socket.readyState !== OPEN) return;
+        if (isReady()) socket.close(1011, 'session ended');
+        else socket.close(1001, 'gateway shutting down');
+      },
+    };
+    const channel = createChannel(session, wire, log);
+    heartbeat.add(socket);
+    log.debug({ session: session.id, protocol: socket.protocol }, 'WebSocket session opened');
+
+    socket.on('message', (data: Buffer, isBinary: boolean) => {
+      if (isBinary) {
+        socket.close(1003, 'binary frames are not accepted; send JSON-RPC as text');
+        return;
+      }
+      // binaryType is the default 'nodebuffer': a text frame arrives as one Buffer, already UTF-8 checked.
+      const message = parseOneMessage(data.toString('utf8'));
+      if (isRejected(message)) {
+        // The socket stays open: one bad frame is the client's bug, not the session's end.
+        wire.send(JSON.stringify(toErrorResponse(message.id, message.rejected)));
+        return;
+      }
+      void channel.receive(message);
+    });
+
+    socket.on('close', (code: number) => {
+      heartbeat.delete(socket);
+      if (!session.ended) void session.end(`WebSocket closed (${code})`);
+    });
+  });
+}
