@@ -267,6 +267,20 @@ export function createSession(options: SessionOptions): Session {
     }
   };
 
+  /**
+   * The downstream went away with requests still running: tell the upstream, so it stops work
+   * nobody will read (basic/utilities/cancellation). Their pending entries stay, so closing the
+   * connection next still fails each one onto its stream.
+   */
+  const cancelInflight = async (connection: UpstreamConnection, reason: string) => {
+    const sends: Array<Promise<void>> = [];
+    for (const rec of inflight.values()) {
+      const params = { requestId: rec.upstreamId, reason: `Session ended: ${reason}` };
+      sends.push(connection.correlator.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params }).catch(() => undefined));
+    }
+    await Promise.all(sends);
+  };
+
   const session: Session = {
     id,
     endpoint,
@@ -359,12 +373,14 @@ export function createSession(options: SessionOptions): Session {
     end(reason) {
       if (endPromise) return endPromise;
       ended = true;
+      const live = upstream;
       const connection = upstream ?? starting;
       upstream = undefined;
       starting = undefined;
       logger.info({ reason }, 'session ended');
       endPromise = (async () => {
         try {
+          if (live !== undefined && inflight.size > 0) await cancelInflight(live, reason);
           // Closing the upstream fails what is pending (each answer reaches its stream) first.
           await connection?.close(reason);
         } finally {
