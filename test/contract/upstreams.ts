@@ -1,0 +1,37 @@
+/**
+ * The upstream kinds the contract suite runs against. Each row starts what the gateway forwards to
+ * and says how to configure it: an `mcpServers` entry exactly as a config file would hold it.
+ *
+ * `start` gives server-everything; `startCrashable` gives a server with a `crash` tool that makes
+ * it go away (its connection drops) while a call is in flight, for the upstream-crash scenario.
+ * Remote rows: `{ type: 'http', url }` / `{ type: 'sse', url }` entries from
+ * test/support/remote-upstreams.ts (startEverythingHttp / startEverythingSse).
+ */
+import { everythingServer } from '../support/gateway.ts';
+import { recorderServer } from '../support/recorder.ts';
+
+/** What a row started: its config entry, and how to stop it. */
+export interface StartedUpstream {
+  entry: Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+export interface UpstreamRow {
+  name: string;
+  start(): Promise<StartedUpstream>;
+  startCrashable(): Promise<StartedUpstream>;
+}
+
+/** A stdio entry: the gateway spawns the child per session, so there is nothing to stop here. */
+function stdioEntry(target: { command: string; args?: readonly string[] | undefined }): StartedUpstream {
+  return { entry: { type: 'stdio', command: target.command, args: [...(target.args ?? [])] }, close: async () => undefined };
+}
+
+export const UPSTREAMS: UpstreamRow[] = [
+  {
+    name: 'stdio',
+    start: async () => stdioEntry(everythingServer()),
+    // The recorder fixture exits on its `crash` tool: the stdio child dies mid-call.
+    startCrashable: async () => stdioEntry(recorderServer()),
+  },
+];
