@@ -178,6 +178,7 @@ describe('WebSocket downstream', () => {
       // A real client answers pings and stays.
       const peer = await openWs(wsUrl(gw.url, '/ws'));
       await initializeWs(peer);
+      // Several ping intervals pass on purpose: a client that answers pings must outlive them.
       await new Promise((r) => setTimeout(r, 600));
       peer.send(call(1, 'echo', { text: 'alive' }));
       expect(await peer.next()).toMatchObject({ id: 1, result: { content: [{ text: 'alive' }] } });

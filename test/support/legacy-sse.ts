@@ -18,6 +18,8 @@ export interface LegacyStream {
   next(): Promise<SseEvent>;
   /** The next `message` event's JSON. */
   nextMessage(): Promise<Record<string, unknown>>;
+  /** SSE comments (keep-alives) seen so far. */
+  readonly comments: number;
   /** Resolves when the server ends the stream. */
   ended: Promise<void>;
   /** POSTs one message to the endpoint; returns the status. */
@@ -34,6 +36,7 @@ export async function openLegacyStream(url: URL, headers: Record<string, string>
   const waiters: Array<{ resolve: (e: SseEvent) => void; reject: (err: Error) => void }> = [];
   let buffer = '';
   let done = false;
+  let comments = 0;
   let markEnded!: () => void;
   const ended = new Promise<void>((resolve) => (markEnded = resolve));
 
@@ -59,6 +62,7 @@ export async function openLegacyStream(url: URL, headers: Record<string, string>
             else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
           }
           if (data.length > 0) push({ event, data: data.join('\n') });
+          else if (block.startsWith(':')) comments++;
         }
       }
     } catch {
@@ -89,6 +93,9 @@ export async function openLegacyStream(url: URL, headers: Record<string, string>
         const event = await next();
         if (event.event === 'message') return JSON.parse(event.data) as Record<string, unknown>;
       }
+    },
+    get comments() {
+      return comments;
     },
     ended,
     async post(message) {
