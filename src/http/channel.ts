@@ -70,6 +70,7 @@ function createSinks(wire: ChannelWire): { requests: ResponseSink; standalone: R
   };
   const requests: ResponseSink = {
     onclose: undefined,
+    channel: true,
     get closed() {
       return wire.closed;
     },

@@ -25,6 +25,11 @@ export interface ResponseSink {
   readonly closed: boolean;
   /** Set by the stream set; called once when the client goes away first. */
   onclose: (() => void) | undefined;
+  /**
+   * True on message channels (WebSocket, legacy SSE), where a cancelled request needs no answer
+   * (basic/utilities/cancellation: the receiver SHOULD NOT respond); an HTTP POST must get one.
+   */
+  readonly channel?: boolean;
 }
 
 const PENDING = 0;
@@ -234,7 +239,7 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
 
     drop(stream, fallbackAnswer) {
       if (stream.complete) return;
-      if (stream.mode === SSE_MODE) {
+      if (stream.mode === SSE_MODE || stream.sink?.channel === true) {
         if (--stream.remaining === 0) finish(stream);
       } else {
         // An undecided response must still be answered: HTTP has no way to say "nothing".

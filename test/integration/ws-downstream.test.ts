@@ -103,6 +103,26 @@ describe('WebSocket downstream', () => {
     }
   });
 
+  it('sends no answer for a call the client cancelled, and forwards the cancel upstream', async () => {
+    const gw = await startTestGateway({ targets: { rec: recorderServer() } });
+    try {
+      const peer = await openWs(wsUrl(gw.url, '/ws'));
+      await initializeWs(peer);
+      // No progress token: the call's stream has sent nothing yet when the cancel comes.
+      peer.send(call('long', 'slow', { ms: 20_000 }));
+      peer.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long', reason: 'no longer needed' } });
+      peer.send(call('history', 'history'));
+      const frames = await peer.until('history');
+      expect(frames.filter((f) => f.id === 'long')).toEqual([]);
+      const upstream = JSON.parse((frames.at(-1)?.result as { content: Array<{ text: string }> }).content[0]!.text) as Recorded[];
+      const forwarded = upstream.find((m) => m.method === 'tools/call');
+      expect(upstream.find((m) => m.method === 'notifications/cancelled')?.params).toMatchObject({ requestId: forwarded?.id });
+      peer.socket.close();
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('keeps many concurrent calls with the same ids on two sockets apart', async () => {
     const gw = await startTestGateway({ targets: { rec: recorderServer() } });
     try {
