@@ -186,6 +186,34 @@ describe('WebSocket downstream', () => {
     }
   });
 
+  it('refuses a socket past the session limit with an error frame and 1013', async () => {
+    const gw = await startTestGateway({ targets: { rec: recorderServer() }, limits: { maxSessions: 1 } });
+    try {
+      const first = await openWs(wsUrl(gw.url, '/ws'));
+      const second = await openWs(wsUrl(gw.url, '/ws'));
+      expect(await second.next()).toMatchObject({ id: null, error: { data: { code: 'GW_SESSION_LIMIT' } } });
+      expect((await second.closed).code).toBe(1013);
+      await initializeWs(first);
+      first.socket.close();
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('on shutdown lets the call in flight finish, then closes with 1001', async () => {
+    const gw = await startTestGateway({ targets: { rec: recorderServer() }, shutdownGraceMs: 5_000 });
+    const peer = await openWs(wsUrl(gw.url, '/ws'));
+    await initializeWs(peer);
+    peer.send(call(1, 'slow', { ms: 400, steps: 2 }, { progressToken: 1 }));
+    // The first progress proves the call is in flight upstream before the shutdown starts.
+    expect(await peer.next()).toMatchObject({ method: 'notifications/progress' });
+    const closing = gw.close();
+    const frames = await peer.until(1);
+    expect(frames.at(-1)).toMatchObject({ id: 1, result: { content: [{ text: 'done' }] } });
+    expect((await peer.closed).code).toBe(1001);
+    await closing;
+  });
+
   it('drops a socket that misses a pong and ends its session', async () => {
     const gw = await startTestGateway({ targets: { rec: recorderServer() }, websocket: { pingIntervalMs: 150 } });
     try {
