@@ -12,11 +12,12 @@
  */
 import type { WebSocket } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
+import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Session } from '../session/session.ts';
 import type { SessionFactory, SessionStore } from '../session/store.ts';
 import { createChannel, isRejected, parseOneMessage, type ChannelWire } from './channel.ts';
+import { replyError } from './mcp-route.ts';
 
 /** The subprotocol MCP WebSocket clients ask for. */
 export const WS_SUBPROTOCOL = 'mcp';
@@ -81,7 +82,18 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
   const { path, factory, store, heartbeat, maxBufferedBytes, isReady, logger } = options;
   const log = logger.child({ component: 'ws' });
 
-  app.get(path, { websocket: true }, (socket: WebSocket, request: FastifyRequest) => {
+  app.route({
+    method: 'GET',
+    url: path,
+    // A plain GET (no upgrade): say what this endpoint is, in the same envelope as every error.
+    handler: async (_request, reply) => {
+      reply.header('upgrade', 'websocket');
+      return replyError(reply, new GatewayError('GW_UPGRADE_REQUIRED'));
+    },
+    wsHandler: (socket: WebSocket, request: FastifyRequest) => onSocket(socket, request),
+  });
+
+  function onSocket(socket: WebSocket, request: FastifyRequest): void {
     let session: Session;
     try {
       session = store.create(factory, { authorization: request.headers.authorization });
@@ -140,5 +152,5 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
       heartbeat.delete(socket);
       if (!session.ended) void session.end(`WebSocket closed (${code})`);
     });
-  });
+  }
 }

@@ -57,6 +57,18 @@ describe('WebSocket downstream', () => {
     }
   });
 
+  it('answers a plain GET (no upgrade) with 426 and an envelope', async () => {
+    const gw = await startTestGateway({ targets: { rec: recorderServer() } });
+    try {
+      const res = await fetch(new URL('/servers/rec/ws', gw.url));
+      expect(res.status).toBe(426);
+      expect(res.headers.get('upgrade')).toBe('websocket');
+      expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { code: 'GW_UPGRADE_REQUIRED' } } });
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('refuses the upgrade from a foreign Origin with 403', async () => {
     const gw = await startTestGateway({ targets: { rec: recorderServer() } });
     try {
