@@ -26,7 +26,10 @@ const OPEN = 1;
 
 export interface WsRouteOptions {
   path: string;
-  /** Sessions are known by this key (as for registerMcpRoute). */
+  /**
+   * The key of the sessions this endpoint builds (as for registerMcpRoute). A socket holds its
+   * session itself, so it is never looked up by key here; it names the endpoint in the log.
+   */
   endpoint: string;
   /** Builds the session each socket carries. */
   factory: SessionFactory;
@@ -79,7 +82,7 @@ export function pickSubprotocol(offered: Set<string>): string | false {
 }
 
 export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): void {
-  const { path, factory, store, heartbeat, maxBufferedBytes, isReady, logger } = options;
+  const { path, endpoint, factory, store, heartbeat, maxBufferedBytes, isReady, logger } = options;
   const log = logger.child({ component: 'ws' });
 
   app.route({
@@ -110,8 +113,8 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
       send(data) {
         // Checked before sending: memory stays below the cap plus one message, and one large
         // answer to a reader that keeps up still goes out.
+        if (overflowed) return;
         if (socket.bufferedAmount > maxBufferedBytes) {
-          if (overflowed) return;
           overflowed = true;
           log.warn({ session: session.id, bufferedBytes: socket.bufferedAmount, maxBufferedBytes }, 'WebSocket reader too slow; closing it (1013)');
           socket.close(1013, 'reader too slow');
@@ -131,7 +134,7 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
     };
     const channel = createChannel(session, wire, log);
     heartbeat.add(socket);
-    log.debug({ session: session.id, protocol: socket.protocol }, 'WebSocket session opened');
+    log.debug({ session: session.id, endpoint, protocol: socket.protocol }, 'WebSocket session opened');
 
     socket.on('message', (data: Buffer, isBinary: boolean) => {
       if (isBinary) {
