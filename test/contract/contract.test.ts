@@ -98,7 +98,7 @@ describe.each(UPSTREAMS)('upstream $name', (upstream) => {
     it('cancels a call mid-way and the session goes on', async () => {
       const controller = new AbortController();
       const call = client.callTool(
-        { name: 'trigger-long-running-operation', arguments: { duration: 5, steps: 5 } },
+        { name: 'trigger-long-running-operation', arguments: { duration: 5, steps: 50 } },
         undefined,
         { signal: controller.signal, onprogress: () => controller.abort('changed my mind') },
       );
