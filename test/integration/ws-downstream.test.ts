@@ -100,6 +100,17 @@ describe('WebSocket downstream', () => {
     }
   });
 
+  it('closes with 1009 on a frame larger than limits.maxBodyBytes', async () => {
+    const gw = await startTestGateway({ targets: { rec: recorderServer() }, limits: { maxBodyBytes: 1024 } });
+    try {
+      const peer = await openWs(wsUrl(gw.url, '/ws'));
+      peer.send({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(2048) } });
+      expect((await peer.closed).code).toBe(1009);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('sends progress frames before the answer, in order', async () => {
     const gw = await startTestGateway({ targets: { rec: recorderServer() } });
     try {
