@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isConfigError } from '../../../src/config/config-error.ts';
 import { loadConfigFile } from '../../../src/config/load.ts';
+import type { StdioTargetConfig } from '../../../src/config/types.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const folder = join(root, 'config');
@@ -30,6 +31,7 @@ describe('config/ examples', () => {
     const config = await loadConfigFile(join(folder, file), { env });
     expect(config.targets.size).toBeGreaterThan(0);
     for (const target of config.targets.values()) {
+      if (target.type !== 'stdio') continue;
       // Paths into node_modules are relative to the repository root, where the docs say to start.
       for (const arg of target.args.filter((a) => a.startsWith('./node_modules/'))) {
         expect(existsSync(resolve(root, arg)), `${file}: ${arg}`).toBe(true);
@@ -48,7 +50,7 @@ describe('config/ examples', () => {
     expect([...config.targets.keys()]).toEqual(['everything']);
 
     const withGithub = await loadConfigFile(path, { env });
-    expect(withGithub.targets.get('github')?.env).toEqual({ GITHUB_PERSONAL_ACCESS_TOKEN: 'ghp_example' });
+    expect((withGithub.targets.get('github') as StdioTargetConfig | undefined)?.env).toEqual({ GITHUB_PERSONAL_ACCESS_TOKEN: 'ghp_example' });
     expect(withGithub.listen.port).toBe(8080);
   });
 
