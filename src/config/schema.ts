@@ -190,7 +190,7 @@ export const httpServerSchema = z.strictObject({ type: z.literal('http'), ...rem
 export const sseServerSchema = z.strictObject({ type: z.literal('sse'), ...remoteCommon });
 
 const serverVariants = z.discriminatedUnion('type', [stdioServerSchema, httpServerSchema, sseServerSchema], {
-  error: 'expected an object with "type" one of "stdio", "http" ("streamable-http"), "sse"',
+  error: 'expected an object',
 });
 
 /**

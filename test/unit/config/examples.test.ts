@@ -61,6 +61,15 @@ describe('config/ examples', () => {
     expect((error as Error).message).toContain('gateway.allowedOrigins[0]: environment variable SWITCHBOARD_PUBLIC_ORIGIN is not set');
   });
 
+  it('remote-http.yaml and remote-sse.yaml take their URL and credential from the environment', async () => {
+    const http = await loadConfigFile(join(folder, 'remote-http.yaml'), {
+      env: { REMOTE_MCP_URL: 'https://mcp.example.com/mcp', REMOTE_MCP_TOKEN: 't0k' },
+    });
+    expect(http.targets.get('remote')).toMatchObject({ type: 'http', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer t0k' } });
+    const sse = await loadConfigFile(join(folder, 'remote-sse.yaml'), { env: {} });
+    expect(sse.targets.get('legacy')).toMatchObject({ type: 'sse', url: 'http://127.0.0.1:3002/sse', headers: { 'x-api-key': 'dev-key' } });
+  });
+
   it('claude-desktop.json keeps config order and skips the disabled server', async () => {
     const config = await loadConfigFile(join(folder, 'claude-desktop.json'), { env: {} });
     expect([...config.targets.keys()]).toEqual(['everything', 'filesystem']);

@@ -244,7 +244,7 @@ describe('parseConfig: strictness, with key paths', () => {
   });
 
   it('rejects an unknown server type, naming the known ones', () => {
-    expect(problems({ mcpServers: { a: { type: 'http', url: 'https://x' } } })).toEqual(['mcpServers.a.type: expected "stdio"']);
+    expect(problems({ mcpServers: { a: { type: 'websocket', url: 'https://x' } } })).toEqual(['mcpServers.a.type: expected "stdio" or "http" or "sse"']);
   });
 
   it('rejects a document that is not an object of servers', () => {
