@@ -9,10 +9,10 @@
  * - `Mcp-Session-Id` from the initialize answer and `MCP-Protocol-Version` from its result go on
  *   every later request ("Session Management", "Protocol Version Header").
  * - After `notifications/initialized` the GET stream is opened for server-initiated messages
- *   (405 = the server offers none). A dropped SSE stream is resumed with `Last-Event-ID` after the
- *   server's `retry:` ("Resumability and Redelivery"), a bounded number of times.
+ *   (405 = the server offers none). A dropped SSE stream is resumed with `Last-Event-ID`
+ *   (sse-resume.ts).
  * - 404 for our session id: re-initialize transparently (replay initialize + initialized, retry
- *   the request) only when the session holds no upstream state (`isStateBearing`). Otherwise
+ *   the request) only when the session holds no upstream state (http-session-state.ts). Otherwise
  *   GW_UPSTREAM_SESSION_EXPIRED, and the transport closes so the downstream session ends.
  * - `close()` sends DELETE for the session (405 tolerated).
  */
@@ -20,13 +20,15 @@ import { request, type Dispatcher } from 'undici';
 import type { RemoteTargetConfig } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { idKey, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
-import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/types.ts';
+import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { discard, headerValue, mediaType, pause, readBounded, readHead, upstreamHeaders, type ReadableBody } from './http-body.ts';
+import { discard, headerValue, mediaType, readBounded, readHead, upstreamHeaders, type ReadableBody } from './http-body.ts';
 import { toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
 import { agentFor } from './http-pool.ts';
+import { createHttpSessionState, negotiatedVersion } from './http-session-state.ts';
 import { createSseMessageReader, toMessages } from './sse-messages.ts';
 import type { SseParser } from './sse-parser.ts';
+import { keepStreamOpen, readAnswerStream } from './sse-resume.ts';
 import type { Transport } from './types.ts';
 
 export interface RemoteTransportOptions {
@@ -38,25 +40,10 @@ export interface RemoteTransportOptions {
 }
 
 const ACCEPT_POST = 'application/json, text/event-stream';
-/** How many times in a row a dropped SSE stream is reconnected before giving up. */
-export const STREAM_RECONNECT_ATTEMPTS = 5;
-/** Reconnect delay when the server sent no `retry:`: 500 ms, doubling to 10 s. */
-const RECONNECT_INITIAL_MS = 500;
-const RECONNECT_MAX_MS = 10_000;
 /** DELETE on close must not hold a session's end (or the gateway's shutdown) up for long. */
 const DELETE_TIMEOUT_MS = 5_000;
 /** How much of an error body is read to quote the upstream's message. */
 const ERROR_BODY_BYTES = 4_096;
-
-/**
- * Requests after which the upstream session holds state a fresh session would not have, so a
- * transparent re-initialize would lose it silently: subscriptions (basic/resources), the log level
- * (server/logging), and tasks (2025-11-25 tasks: task-augmented requests and tasks/*).
- */
-const STATE_BEARING_METHODS = new Set(['resources/subscribe', 'logging/setLevel']);
-export function isStateBearing(request: JsonRpcRequest): boolean {
-  return STATE_BEARING_METHODS.has(request.method) || request.method.startsWith('tasks/') || isObject(request.params?.task);
-}
 
 /** Where an exchange's messages go, and which request answers it still waits for. */
 interface Exchange {
@@ -70,24 +57,12 @@ interface CallOptions {
   body?: string;
 }
 
-/** `result.protocolVersion` of an initialize answer. */
-function negotiatedVersion(message: JsonRpcMessage): string | undefined {
-  const result = 'result' in message ? message.result : undefined;
-  return isObject(result) && typeof result.protocolVersion === 'string' ? result.protocolVersion : undefined;
-}
-
-const backoff = (attempt: number) => Math.min(RECONNECT_MAX_MS, RECONNECT_INITIAL_MS * 2 ** attempt);
-
 export function createStreamableHttpTransport(options: RemoteTransportOptions): Transport {
   const { target, logger } = options;
   const name = target.name;
   const agent = agentFor(target);
   const fixedHeaders = upstreamHeaders(target, options.authorization);
-  let sessionId: string | undefined;
-  let protocolVersion: string | undefined;
-  let initParams: string | undefined;
-  let initId: unknown;
-  let stateful = false;
+  const session = createHttpSessionState();
   let closed = false;
   let closing: Promise<void> | undefined;
   let reinitializing: Promise<void> | undefined;
@@ -97,12 +72,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   const open = new Set<AbortController>();
   const byRequest = new Map<string, AbortController>();
 
-  const headersFor = (extra: Record<string, string>): Record<string, string> => {
-    const headers: Record<string, string> = { ...fixedHeaders, ...extra };
-    if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
-    if (protocolVersion !== undefined) headers['mcp-protocol-version'] = protocolVersion;
-    return headers;
-  };
+  const headersFor = (extra: Record<string, string>) => session.headers(fixedHeaders, extra);
 
   const closedError = () => new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" connection is closed`, { target: name });
 
@@ -113,10 +83,8 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
 
   /** Every message read from an answer: marks answered requests, learns the negotiated version. */
   const receive = (message: JsonRpcMessage, exchange: Exchange) => {
-    if (isResponse(message) && message.id !== null) {
-      exchange.waiting.delete(idKey(message.id));
-      if (message.id === initId) protocolVersion = negotiatedVersion(message) ?? protocolVersion;
-    }
+    if (isResponse(message) && message.id !== null) exchange.waiting.delete(idKey(message.id));
+    session.received(message);
     exchange.deliver(message);
   };
 
@@ -141,64 +109,56 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     }
   };
 
-  /** Reads an SSE answer to its end, resuming with GET + Last-Event-ID while answers are owed. */
-  const readStream = async (first: ReadableBody, exchange: Exchange, signal: AbortSignal): Promise<void> => {
-    const parser = readerFor(exchange);
-    let body = first;
-    let attempt = 0;
-    for (;;) {
-      let progressed = false;
-      try {
-        for await (const chunk of body) {
-          parser.push(chunk);
-          progressed = true;
-        }
-      } catch {
-        // The connection broke; resumption below decides whether that loses anything.
-      }
-      if (exchange.waiting.size === 0 || signal.aborted || closed) return;
-      if (progressed) attempt = 0;
-      const lastEventId = parser.lastEventId;
-      if (lastEventId === undefined || attempt >= STREAM_RECONNECT_ATTEMPTS) {
-        const reason = lastEventId === undefined ? 'stream ended before the answer and cannot be resumed (no event id)' : 'stream could not be resumed';
-        throw new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}": response ${reason}`, { target: name, reason });
-      }
-      await pause(parser.retryMs ?? backoff(attempt), signal);
-      attempt++;
-      if (signal.aborted || closed) return;
-      logger.debug({ lastEventId, attempt }, 'resuming an upstream SSE stream');
-      try {
-        const res = await call({ method: 'GET', headers: headersFor({ accept: 'text/event-stream', 'last-event-id': lastEventId }) }, signal);
-        if (res.statusCode !== 200 || mediaType(res.headers) !== 'text/event-stream') {
-          await discard(res.body);
-          continue;
-        }
-        parser.reset();
-        body = res.body;
-      } catch (err) {
-        if (signal.aborted || closed) return;
-        logger.debug({ err }, 'resuming an upstream SSE stream failed');
-      }
+  /**
+   * GET the session's stream (resuming after `lastEventId`). Undefined: the server offers none
+   * (405), or it forgot the session, which `recover` then handles (re-initializing reopens it).
+   */
+  const openStream = async (lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableBody | undefined> => {
+    const usedSession = session.sessionId;
+    const extra: Record<string, string> = { accept: 'text/event-stream' };
+    if (lastEventId !== undefined) extra['last-event-id'] = lastEventId;
+    const res = await call({ method: 'GET', headers: headersFor(extra) }, signal);
+    if (res.statusCode === 405) {
+      await discard(res.body);
+      logger.debug('upstream offers no GET stream (405)');
+      return undefined;
     }
+    if (res.statusCode === 404 && usedSession !== undefined) {
+      await discard(res.body);
+      await recover(usedSession).catch(() => undefined);
+      return undefined;
+    }
+    if (res.statusCode >= 400) throw toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES));
+    if (mediaType(res.headers) !== 'text/event-stream') {
+      await discard(res.body);
+      throw toProtocolError(name, res.statusCode, 'the GET stream is not text/event-stream');
+    }
+    return res.body;
   };
 
   /** One POST and its whole answer. Throws GW_UPSTREAM_SESSION_EXPIRED (status 404) for a lost session. */
   const post = async (body: string, exchange: Exchange, signal: AbortSignal, initialize: boolean): Promise<void> => {
-    const usedSession = sessionId;
-    const res = await call({ method: 'POST', headers: headersFor({ accept: ACCEPT_POST, 'content-type': 'application/json' }), body }, signal);
+    const usedSession = session.sessionId;
+    const headers = headersFor({ accept: ACCEPT_POST, 'content-type': 'application/json' });
+    // The version header belongs to requests after initialize (2025-06-18, "Protocol Version Header").
+    if (initialize) delete headers['mcp-protocol-version'];
+    const res = await call({ method: 'POST', headers, body }, signal);
     const status = res.statusCode;
     if (status === 404 && usedSession !== undefined) {
       await discard(res.body);
       throw new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" no longer knows its session`, { target: name, status, usedSession });
     }
     if (status >= 400) throw toHttpError(name, status, await readHead(res.body, ERROR_BODY_BYTES));
-    if (initialize) sessionId = headerValue(res.headers, 'mcp-session-id') ?? sessionId;
+    if (initialize) session.sessionId = headerValue(res.headers, 'mcp-session-id') ?? session.sessionId;
     const type = mediaType(res.headers);
     if (exchange.waiting.size === 0) {
       await discard(res.body); // 202 for notifications and responses
       return;
     }
-    if (type === 'text/event-stream') return readStream(res.body, exchange, signal);
+    if (type === 'text/event-stream') {
+      const options = { parser: readerFor(exchange), signal, open: openStream, target: name, logger };
+      return readAnswerStream(res.body, () => exchange.waiting.size > 0 && !closed, options);
+    }
     if (type !== 'application/json') {
       await discard(res.body);
       throw toProtocolError(name, status, `expected application/json or text/event-stream, got ${type || 'no content type'}`);
@@ -216,8 +176,8 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
 
   /** A 404 for `usedSession`: re-initialize when nothing would be lost, else end with an error. */
   const recover = (usedSession: string): Promise<void> => {
-    if (sessionId !== usedSession) return reinitializing ?? Promise.resolve(); // already re-initialized
-    if (stateful || initParams === undefined) {
+    if (session.sessionId !== usedSession) return reinitializing ?? Promise.resolve(); // already re-initialized
+    if (!session.replayable) {
       const error = new GatewayError(
         'GW_UPSTREAM_SESSION_EXPIRED',
         `Upstream "${name}" ended its session, which held state (subscriptions, log level or tasks) a new one would lose; initialize a new session`,
@@ -233,7 +193,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   const reinitialize = async (): Promise<void> => {
     reinitCount++;
     logger.warn({ reinitCount }, 'upstream session expired (404); re-initializing it transparently');
-    sessionId = undefined;
+    session.sessionId = undefined;
     getStream?.abort();
     const controller = track(new AbortController());
     const id = `switchboard-reinit-${reinitCount}`;
@@ -243,9 +203,9 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
       deliver: (message) => (isResponse(message) && message.id === id ? (answer = message) : deliverUp(message)),
     };
     try {
-      await post(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"initialize","params":${initParams}}`, exchange, controller.signal, true);
+      await post(session.replay(id), exchange, controller.signal, true);
       if (answer === undefined || !('result' in answer)) throw new Error('initialize was refused');
-      protocolVersion = negotiatedVersion(answer) ?? protocolVersion;
+      session.protocolVersion = negotiatedVersion(answer) ?? session.protocolVersion;
       await post('{"jsonrpc":"2.0","method":"notifications/initialized"}', upstreamExchange(), controller.signal, false);
     } catch (err) {
       const error = new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" ended its session and re-initializing failed`, {
@@ -266,64 +226,17 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   };
   const untrack = (controller: AbortController) => open.delete(controller);
 
-  /** The standalone GET stream: reconnected while the transport lives, within a bound of failures. */
+  /** The standalone GET stream: reopened while the transport lives, within a bound of failures. */
   const openGetStream = () => {
     if (closed) return;
     const controller = track(new AbortController());
     getStream = controller;
-    const { signal } = controller;
-    const parser = readerFor(upstreamExchange());
-    void (async () => {
-      let failures = 0;
-      let lastError: GatewayError | undefined;
-      while (!signal.aborted && !closed) {
-        const usedSession = sessionId;
-        const lastEventId = parser.lastEventId;
-        try {
-          const extra: Record<string, string> = { accept: 'text/event-stream' };
-          if (lastEventId !== undefined) extra['last-event-id'] = lastEventId;
-          const res = await call({ method: 'GET', headers: headersFor(extra) }, signal);
-          if (res.statusCode === 405) {
-            await discard(res.body);
-            logger.debug('upstream offers no GET stream (405)');
-            return;
-          }
-          if (res.statusCode === 404 && usedSession !== undefined) {
-            await discard(res.body);
-            await recover(usedSession).catch(() => undefined); // reopens the stream itself on success
-            return;
-          }
-          if (res.statusCode >= 400) throw toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES));
-          if (mediaType(res.headers) !== 'text/event-stream') {
-            await discard(res.body);
-            throw toProtocolError(name, res.statusCode, 'GET stream is not text/event-stream');
-          }
-          failures = 0;
-          parser.reset();
-          for await (const chunk of res.body) parser.push(chunk);
-        } catch (err) {
-          if (signal.aborted || closed) return;
-          lastError = toNetworkError(name, err);
-          failures++;
-          if (failures > STREAM_RECONNECT_ATTEMPTS) {
-            fail(
-              new GatewayError('GW_UPSTREAM_CLOSED', `The GET stream of upstream "${name}" could not be re-established: ${lastError.message}`, {
-                ...lastError.details,
-                target: name,
-                reason: 'GET stream lost',
-              }),
-            );
-            return;
-          }
-          logger.debug({ failures, code: lastError.code }, 'upstream GET stream failed; reconnecting');
-        }
-        await pause(parser.retryMs ?? backoff(failures), signal);
-      }
-    })().finally(() => untrack(controller));
+    const options = { parser: readerFor(upstreamExchange()), signal: controller.signal, open: openStream, target: name, logger };
+    void keepStreamOpen(options, fail).finally(() => untrack(controller));
   };
 
   const sendDelete = async () => {
-    if (sessionId === undefined) return;
+    if (session.sessionId === undefined) return;
     try {
       const res = await request(target.url, {
         method: 'DELETE',
@@ -388,14 +301,9 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
         key = idKey(message.id);
         exchange.waiting.add(key);
         byRequest.set(key, controller);
-        if (message.method === 'initialize') {
-          initialize = true;
-          initId = message.id;
-          initParams = JSON.stringify(message.params ?? {});
-        } else if (isStateBearing(message)) {
-          stateful = true;
-        }
+        initialize = message.method === 'initialize';
       }
+      session.sent(message);
       if (reinitializing !== undefined) await reinitializing.catch(() => undefined);
       try {
         await exchangeOnce(text, exchange, controller.signal, initialize);
