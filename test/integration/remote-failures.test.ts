@@ -57,6 +57,9 @@ beforeAll(async () => {
       stateless: { type: 'http', url: stateless.url },
       noresume: { type: 'http', url: noResume.url },
       refused: { type: 'http', url: refusedUrl },
+      // TLS spoken to a plain HTTP server: the handshake fails.
+      tls: { type: 'http', url: plain.url.replace('http:', 'https:') },
+      small: { type: 'http', url: plain.url, maxMessageBytes: 2_048 },
       secret: { type: 'http', url: headers.url, headers: { 'x-api-key': 'k-123' } },
       forward: { type: 'http', url: headers.url, headers: { authorization: 'Bearer configured' }, forwardAuthorization: true },
     },
@@ -76,6 +79,22 @@ describe('remote upstream failures', () => {
       error: { code: -32603, data: { code: 'GW_UPSTREAM_UNREACHABLE', target: 'refused', reason: 'connection refused' } },
     });
     expect(answer.headers.get('mcp-session-id')).toBeNull();
+  });
+
+  it('TLS failure: GW_UPSTREAM_UNREACHABLE with reason "TLS handshake failed"', async () => {
+    const answer = await post(gw.mcpUrl('tls'), INIT);
+    expect(answer.json).toMatchObject({ id: 0, error: { data: { code: 'GW_UPSTREAM_UNREACHABLE', target: 'tls', reason: 'TLS handshake failed' } } });
+  });
+
+  it('an answer over maxMessageBytes fails only that request, as a JSON body or as an SSE event', async () => {
+    const session = await rpc.initialize(gw.mcpUrl('small'));
+    const json = await session.request(call(1, 'big', { bytes: 4_000 }));
+    expect(json.json).toMatchObject({ id: 1, error: { data: { code: 'GW_UPSTREAM_MESSAGE_TOO_LARGE', target: 'small', limit: 2_048 } } });
+    const sse = await session.request(call(2, 'big', { bytes: 4_000, sse: true }));
+    expect(sse.json).toMatchObject({ id: 2, error: { data: { code: 'GW_UPSTREAM_MESSAGE_TOO_LARGE', target: 'small', limit: 2_048 } } });
+    const fits = await session.request(call(3, 'big', { bytes: 100, sse: true }));
+    expect(textOf(fits.json.result)).toHaveLength(100);
+    await session.delete();
   });
 
   it('HTTP 500 fails only that request, with the status in data; the session goes on', async () => {
