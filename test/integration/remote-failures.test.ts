@@ -111,11 +111,30 @@ describe('remote upstream failures', () => {
 
   it('a slow answer past timeoutMs becomes GW_UPSTREAM_TIMEOUT and is cancelled upstream', async () => {
     const session = await rpc.initialize(gw.mcpUrl('plain'));
+    const from = plain.seen.length;
     const answer = await session.request(call('slow-1', 'hang'));
     expect(answer.json).toMatchObject({ id: 'slow-1', error: { data: { code: 'GW_UPSTREAM_TIMEOUT', target: 'plain', timeoutMs: 1_000 } } });
-    const hung = plain.messages().findLast((m) => (m.params as { name?: string } | undefined)?.name === 'hang')!;
-    const cancel = await plain.waitFor((m) => m.method === 'notifications/cancelled' && (m.params as { requestId?: unknown }).requestId === hung.id);
-    expect(cancel).toBeDefined();
+    const hung = await plain.waitAfter(from, (m) => (m.params as { name?: string } | undefined)?.name === 'hang');
+    const { id } = hung.body as { id: number };
+    const cancel = await plain.waitAfter(from, (m) => m.method === 'notifications/cancelled' && (m.params as { requestId?: unknown }).requestId === id);
+    expect(cancel.headers['mcp-session-id']).toBe(hung.headers['mcp-session-id']);
+    await expect.poll(() => plain.hangsClosed).toContain(`${hung.headers['mcp-session-id']}/${id}`);
+    await session.delete();
+  });
+
+  it("the client's cancel reaches upstream with the upstream id, and the hung POST is closed", async () => {
+    const session = await rpc.initialize(gw.mcpUrl('plain'));
+    const from = plain.seen.length;
+    const pending = session.request(call('to-cancel', 'hang'));
+    const hung = await plain.waitAfter(from, (m) => m.method === 'tools/call' && (m.params as { name?: string }).name === 'hang');
+    const { id } = hung.body as { id: number };
+    const upstreamSession = hung.headers['mcp-session-id'];
+    await session.request({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'to-cancel', reason: 'no longer needed' } });
+    const cancel = await plain.waitAfter(from, (m) => m.method === 'notifications/cancelled' && (m.params as { requestId?: unknown }).requestId === id);
+    expect(cancel.headers['mcp-session-id']).toBe(upstreamSession);
+    expect(cancel.body).toMatchObject({ params: { reason: 'no longer needed' } });
+    await expect.poll(() => plain.hangsClosed).toContain(`${upstreamSession}/${id}`);
+    expect((await pending).json).toMatchObject({ id: 'to-cancel', error: { data: { code: 'GW_REQUEST_CANCELLED' } } });
     await session.delete();
   });
 
