@@ -4,6 +4,7 @@
  * credentials), and an upstream's own text only as a short `reason`.
  */
 import { GatewayError } from '../errors/gateway-error.ts';
+import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 
 /** Socket error codes that mean "no HTTP exchange took place", with the words the docs use. */
 const CONNECT_REASONS: Readonly<Record<string, string>> = {
@@ -68,6 +69,23 @@ export function toHttpError(target: string, status: number, body: string): Gatew
     status,
     ...(reason === undefined ? {} : { reason }),
   });
+}
+
+/** A notification's or response's POST that got no answer within the target's timeout. */
+export function postTimeout(target: string, message: JsonRpcMessage, timeoutMs: number): GatewayError {
+  const what = 'method' in message ? message.method : 'a response';
+  return new GatewayError('GW_UPSTREAM_TIMEOUT', `Upstream "${target}" did not accept ${what} within ${timeoutMs} ms`, { target, timeoutMs });
+}
+
+/**
+ * Requests are bounded by the correlator's deadline; a notification or a response has none, so its
+ * POST is aborted after the target's timeout: an upstream that never answers must not hold the
+ * downstream's own POST (which waits for it) forever.
+ */
+export function boundPost(controller: AbortController, timeoutMs: number): NodeJS.Timeout {
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  timer.unref();
+  return timer;
 }
 
 /** The answer was not an MCP body (wrong content type, bad JSON). */

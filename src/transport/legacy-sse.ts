@@ -13,7 +13,7 @@ import { request, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { discard, mediaType, readHead, upstreamHeaders } from './http-body.ts';
-import { toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
+import { boundPost, postTimeout, toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
 import { agentFor } from './http-pool.ts';
 import { createSseMessageReader } from './sse-messages.ts';
 import type { RemoteTransportOptions } from './streamable-http.ts';
@@ -130,6 +130,8 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
       if (closed || endpoint === undefined) throw closedError();
       const controller = new AbortController();
       posts.add(controller);
+      // Every POST here is only an acknowledgement (answers come on the stream), so all are bounded.
+      const timer = boundPost(controller, target.timeouts.requestMs);
       try {
         const res = await request(endpoint, {
           method: 'POST',
@@ -147,8 +149,10 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
         await discard(res.body);
       } catch (err) {
         if (err instanceof GatewayError) throw err;
+        if (controller.signal.aborted && !closed) throw postTimeout(name, message, target.timeouts.requestMs);
         throw controller.signal.aborted || closed ? closedError() : toNetworkError(name, err);
       } finally {
+        clearTimeout(timer);
         posts.delete(controller);
       }
     },

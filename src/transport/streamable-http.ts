@@ -23,7 +23,7 @@ import { idKey, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { discard, headerValue, mediaType, readBounded, readHead, upstreamHeaders, type ReadableBody } from './http-body.ts';
-import { toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
+import { boundPost, postTimeout, toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
 import { agentFor } from './http-pool.ts';
 import { createHttpSessionState, negotiatedVersion } from './http-session-state.ts';
 import { createSseMessageReader, toMessages } from './sse-messages.ts';
@@ -146,7 +146,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     const status = res.statusCode;
     if (status === 404 && usedSession !== undefined) {
       await discard(res.body);
-      throw new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" no longer knows its session`, { target: name, status, usedSession });
+      throw new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" no longer knows its session`, { target: name, status });
     }
     if (status >= 400) throw toHttpError(name, status, await readHead(res.body, ERROR_BODY_BYTES));
     if (initialize) session.sessionId = headerValue(res.headers, 'mcp-session-id') ?? session.sessionId;
@@ -268,11 +268,13 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   };
 
   const exchangeOnce = async (text: string, exchange: Exchange, signal: AbortSignal, initialize: boolean): Promise<void> => {
+    // post() reads the session id before its first await, so this is the one the 404 was for.
+    const usedSession = session.sessionId;
     try {
       await post(text, exchange, signal, initialize);
     } catch (err) {
-      if (!(err instanceof GatewayError) || err.code !== 'GW_UPSTREAM_SESSION_EXPIRED' || initialize || closed) throw err;
-      await recover(err.details.usedSession as string);
+      if (!(err instanceof GatewayError) || err.code !== 'GW_UPSTREAM_SESSION_EXPIRED' || usedSession === undefined || closed) throw err;
+      await recover(usedSession);
       if (signal.aborted || closed) throw closedError();
       try {
         await post(text, exchange, signal, false);
@@ -305,9 +307,13 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
       }
       session.sent(message);
       if (reinitializing !== undefined) await reinitializing.catch(() => undefined);
+      const timer = key === undefined ? boundPost(controller, target.timeouts.requestMs) : undefined;
       try {
         await exchangeOnce(text, exchange, controller.signal, initialize);
+      } catch (err) {
+        throw timer !== undefined && controller.signal.aborted && !closed ? postTimeout(name, message, target.timeouts.requestMs) : err;
       } finally {
+        clearTimeout(timer);
         untrack(controller);
         if (key !== undefined) byRequest.delete(key);
       }

@@ -122,6 +122,15 @@ describe('remote upstream failures', () => {
     await session.delete();
   });
 
+  it('a notification the upstream never acknowledges fails after timeoutMs instead of holding the POST', async () => {
+    const session = await rpc.initialize(gw.mcpUrl('plain'));
+    const answer = await session.request({ jsonrpc: '2.0', method: 'notifications/x-hang' });
+    expect(answer.status).toBe(504);
+    expect(answer.json).toMatchObject({ error: { data: { code: 'GW_UPSTREAM_TIMEOUT', target: 'plain', timeoutMs: 1_000 } } });
+    expect(textOf((await session.request(call(1, 'echo', { text: 'alive' }))).json.result)).toBe('alive');
+    await session.delete();
+  });
+
   it("the client's cancel reaches upstream with the upstream id, and the hung POST is closed", async () => {
     const session = await rpc.initialize(gw.mcpUrl('plain'));
     const from = plain.seen.length;
