@@ -75,6 +75,7 @@ export function createHttpSessionState(): HttpSessionState {
     received(message) {
       if (initKey !== undefined && isResponse(message) && message.id !== null && idKey(message.id) === initKey) {
         state.protocolVersion = negotiatedVersion(message) ?? state.protocolVersion;
+        initKey = undefined; // answered: later messages need no check (hot path)
       }
     },
     replay(id) {
