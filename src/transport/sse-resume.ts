@@ -15,9 +15,13 @@ import type { SseParser } from './sse-parser.ts';
 
 /** How many failed reconnections in a row end a stream: enough for a restart or a blip. */
 export const STREAM_RECONNECT_ATTEMPTS = 5;
-/** Reconnect delay when the server sent no `retry:`: 500 ms, doubling to 10 s. */
-const RECONNECT_INITIAL_MS = 500;
-const RECONNECT_MAX_MS = 10_000;
+/**
+ * Reconnect delay when the server sent no `retry:`: 250 ms, doubling to 2 s. A pending request
+ * waits through the whole series before it fails (about 6 s when the server is gone for good), so
+ * the series is kept short; a server that wants clients to wait longer says so with `retry:`.
+ */
+const RECONNECT_INITIAL_MS = 250;
+const RECONNECT_MAX_MS = 2_000;
 
 const delay = (parser: SseParser, attempt: number) =>
   parser.retryMs ?? Math.min(RECONNECT_MAX_MS, RECONNECT_INITIAL_MS * 2 ** attempt);

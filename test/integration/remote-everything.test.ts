@@ -113,3 +113,51 @@ describe.each([
     await b.client.close();
   });
 });
+
+describe.each([
+  { kind: 'http' as const, start: startEverythingHttp },
+  { kind: 'sse' as const, start: startEverythingSse },
+])('server-everything over $kind crashing mid-call', ({ kind, start }) => {
+  it('fails the pending call with a JSON-RPC error and ends the session', async () => {
+    const upstream = await start();
+    const gw = await startTestGateway({ targets: { everything: { type: kind, url: upstream.url } } });
+    try {
+      const client = new Client({ name: 'crash-test', version: '1.0.0' });
+      const transport = new StreamableHTTPClientTransport(gw.mcpUrl());
+      await client.connect(transport);
+      let crashed = 0;
+      const call = client.callTool(
+        { name: 'trigger-long-running-operation', arguments: { duration: 20, steps: 20 } },
+        undefined,
+        {
+          onprogress: () => {
+            if (crashed === 0) {
+              crashed = Date.now();
+              void upstream.close();
+            }
+          },
+          timeout: 25_000,
+        },
+      );
+      const error = (await call.catch((e: unknown) => e)) as { code?: number; data?: { code?: string; target?: string } };
+      expect(error.code).toBe(-32603);
+      expect(error.data).toMatchObject({ target: 'everything' });
+      expect(['GW_UPSTREAM_CLOSED', 'GW_UPSTREAM_UNREACHABLE']).toContain(error.data?.code);
+      // Bounded by the reconnect series, well below the call's own 20 s.
+      expect(Date.now() - crashed).toBeLessThan(15_000);
+      await expect.poll(async () => {
+        const again = await fetch(gw.mcpUrl(), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId! },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/list' }),
+        });
+        await again.arrayBuffer();
+        return again.status;
+      }, { timeout: 15_000 }).toBe(404);
+      await client.close();
+    } finally {
+      await gw.close();
+      await upstream.close();
+    }
+  });
+});
