@@ -6,6 +6,7 @@ import type { GatewayConfig } from './config/types.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { createSessionStore } from './session/store.ts';
+import { closeUpstreamAgents } from './transport/http-pool.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
 
 export interface RunningGateway {
@@ -56,6 +57,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
         // until their keep-alive timeout.
         app.server.closeAllConnections();
         await closed;
+        // Sessions sent their DELETEs while ending; the remote targets' pooled sockets go last.
+        await closeUpstreamAgents(config.targets.values());
         logger.info('stopped');
       })();
       return closing;

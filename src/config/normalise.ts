@@ -47,6 +47,31 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
 }
 
 function toTargetConfig(name: string, server: ServerEntry, baseDir: string): TargetConfig {
+  const timeouts = {
+    requestMs: server.timeoutMs,
+    resetOnProgress: server.resetTimeoutOnProgress,
+    maxTotalMs: server.maxTotalTimeoutMs,
+  };
+  const restart = {
+    onExit: server.onExit,
+    maxRestarts: server.maxRestarts,
+    initialBackoffMs: RESTART_INITIAL_BACKOFF_MS,
+    maxBackoffMs: RESTART_MAX_BACKOFF_MS,
+  };
+  if (server.type !== 'stdio') {
+    return {
+      type: server.type,
+      name,
+      url: server.url,
+      // HTTP header names are case-insensitive; one spelling lets the transport merge without duplicates.
+      headers: Object.fromEntries(Object.entries(server.headers).map(([key, value]) => [key.toLowerCase(), value])),
+      forwardAuthorization: server.forwardAuthorization,
+      maxConnections: server.maxConnections,
+      timeouts,
+      restart,
+      maxMessageBytes: server.maxMessageBytes,
+    };
+  }
   return {
     type: 'stdio',
     name,
@@ -55,17 +80,8 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
     env: server.env,
     inheritEnv: server.inheritEnv === true ? 'all' : [...DEFAULT_INHERITED_ENV, ...(server.inheritEnv === false ? [] : server.inheritEnv)],
     cwd: server.cwd === undefined || isAbsolute(server.cwd) ? server.cwd : resolve(baseDir, server.cwd),
-    timeouts: {
-      requestMs: server.timeoutMs,
-      resetOnProgress: server.resetTimeoutOnProgress,
-      maxTotalMs: server.maxTotalTimeoutMs,
-    },
-    restart: {
-      onExit: server.onExit,
-      maxRestarts: server.maxRestarts,
-      initialBackoffMs: RESTART_INITIAL_BACKOFF_MS,
-      maxBackoffMs: RESTART_MAX_BACKOFF_MS,
-    },
+    timeouts,
+    restart,
     shutdownGraceMs: server.shutdownGraceMs,
     maxMessageBytes: server.maxMessageBytes,
     stderrLinesPerSecond: server.stderrLinesPerSecond,

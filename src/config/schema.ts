@@ -121,12 +121,88 @@ export const stdioServerSchema = z.strictObject({
   stderrLinesPerSecond: nonNegative().default(50),
 });
 
-/** Remote kinds (`streamable-http`, `sse`) join this union when their transports exist. */
-const serverVariants = z.discriminatedUnion('type', [stdioServerSchema], { error: 'expected an object' });
+/** An absolute http(s) URL without credentials in it (they belong in `headers`, which are redacted). */
+const remoteUrl = nonEmptyString().refine(
+  (value) => {
+    try {
+      const url = new URL(value);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '';
+    } catch {
+      return false;
+    }
+  },
+  { error: 'expected an absolute http:// or https:// URL without user:password@' },
+);
 
-/** `type` is optional in the Claude Desktop shape; an entry without one is a stdio server. */
-const withDefaultType = (value: unknown): unknown =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) && !('type' in value) ? { type: 'stdio', ...value } : value;
+/**
+ * Headers the transport itself owns (framing, MCP session and version, resumption): a configured
+ * value would break the protocol, so they are refused rather than silently overridden.
+ */
+export const RESERVED_UPSTREAM_HEADERS = [
+  'accept', 'connection', 'content-length', 'content-type', 'host', 'keep-alive', 'last-event-id',
+  'mcp-protocol-version', 'mcp-session-id', 'transfer-encoding', 'upgrade',
+] as const;
+const headerName = z
+  .string()
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'header names are HTTP tokens (letters, digits and !#$%&\'*+.^_`|~-)' })
+  .refine((name) => !(RESERVED_UPSTREAM_HEADERS as readonly string[]).includes(name.toLowerCase()), {
+    error: 'this header is set by the gateway itself',
+  });
+/** No CR, LF or NUL: a header value must not be able to inject another header. */
+const headerValue = scalarString().refine((value) => !/[\r\n\0]/.test(value), { error: 'header values must not contain CR, LF or NUL' });
+
+/** Keys of both remote kinds (`http`, `sse`). */
+const remoteCommon = {
+  url: remoteUrl,
+  /** Sent on every request to this server (`${ENV}` interpolated). Values are secrets: never logged. */
+  headers: z
+    .record(headerName, headerValue, { error: 'expected an object of strings' })
+    .refine((headers) => new Set(Object.keys(headers).map((k) => k.toLowerCase())).size === Object.keys(headers).length, {
+      error: 'a header is given twice (names are case-insensitive)',
+    })
+    .default({}),
+  /**
+   * false: the gateway is the downstream's audience, not the upstream's; passing its token on would
+   * be token passthrough, which the MCP authorization spec forbids (Security Best Practices).
+   */
+  forwardAuthorization: boolean().default(false),
+  /**
+   * 0 = no cap. Every session of the target holds one connection for its GET stream for as long
+   * as it lives, so any fixed cap below sessions x (1 + concurrent requests) queues requests
+   * behind streams; set it when the upstream limits its clients.
+   */
+  maxConnections: nonNegative().default(0),
+  ...upstreamCommon,
+  /**
+   * "end": the upstream session is gone (its stream could not be recovered, or it expired holding
+   * state); a new one would silently lose that state, so the client re-initialises knowingly.
+   */
+  onExit: z.enum(['end', 'restart'], { error: 'expected "end" or "restart"' }).default('end'),
+  /** 3: as for stdio, rides out a blip without looping on a dead server. */
+  maxRestarts: nonNegative().default(3),
+  /** 32 MiB, as for stdio: one JSON body or one SSE event. */
+  maxMessageBytes: positive().default(32 * MiB),
+};
+
+/** Streamable HTTP (2025-03-26 and later). */
+export const httpServerSchema = z.strictObject({ type: z.literal('http'), ...remoteCommon });
+/** Legacy HTTP+SSE (2024-11-05). */
+export const sseServerSchema = z.strictObject({ type: z.literal('sse'), ...remoteCommon });
+
+const serverVariants = z.discriminatedUnion('type', [stdioServerSchema, httpServerSchema, sseServerSchema], {
+  error: 'expected an object',
+});
+
+/**
+ * `type` is optional in the Claude Desktop shape: an entry without one is a stdio server, unless it
+ * has a `url` (the Cursor / VS Code shape), which makes it Streamable HTTP. `streamable-http` is the
+ * spelling some clients write for `http`.
+ */
+const withDefaultType = (value: unknown): unknown => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  if (!('type' in value)) return { type: 'url' in value ? 'http' : 'stdio', ...value };
+  return value.type === 'streamable-http' ? { ...value, type: 'http' } : value;
+};
 
 export const serverSchema = z.preprocess(withDefaultType, serverVariants);
 

@@ -47,7 +47,26 @@ export interface StdioTargetConfig {
   readonly stderrLinesPerSecond: number;
 }
 
-export type TargetConfig = StdioTargetConfig;
+/** A remote upstream: Streamable HTTP (`http`) or legacy HTTP+SSE (`sse`, 2024-11-05). */
+export interface RemoteTargetConfig {
+  readonly type: 'http' | 'sse';
+  readonly name: string;
+  /** The MCP endpoint (`http`) or the SSE stream URL (`sse`). */
+  readonly url: string;
+  /** Sent on every request, names lower-cased. Values are secrets: never logged, never in error data. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Send the downstream's own Authorization upstream (it then wins over a configured one). */
+  readonly forwardAuthorization: boolean;
+  /** Most connections the target's pooled agent opens; 0 = no cap. */
+  readonly maxConnections: number;
+  readonly timeouts: TimeoutPolicy;
+  /** `onExit` applies when the upstream session is lost (stream unrecoverable, expired with state). */
+  readonly restart: RestartPolicy;
+  /** Largest JSON body or SSE event accepted from the upstream (bytes). */
+  readonly maxMessageBytes: number;
+}
+
+export type TargetConfig = StdioTargetConfig | RemoteTargetConfig;
 
 export interface GatewayConfig {
   readonly listen: { readonly host: string; readonly port: number };

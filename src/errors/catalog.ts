@@ -49,6 +49,9 @@ export const catalog = Object.freeze({
   GW_UPSTREAM_CLOSED: entry(JsonRpcCode.InternalError, 502, 'Upstream connection closed'),
   GW_UPSTREAM_TIMEOUT: entry(JsonRpcCode.InternalError, 504, 'Upstream request timed out'),
   GW_UPSTREAM_MESSAGE_TOO_LARGE: entry(JsonRpcCode.InternalError, 502, 'Upstream message exceeds the size limit'),
+  GW_UPSTREAM_UNREACHABLE: entry(JsonRpcCode.InternalError, 502, 'Upstream server could not be reached'),
+  GW_UPSTREAM_HTTP_ERROR: entry(JsonRpcCode.InternalError, 502, 'Upstream server answered with an HTTP error'),
+  GW_UPSTREAM_SESSION_EXPIRED: entry(JsonRpcCode.InternalError, 502, 'Upstream session expired'),
   GW_REQUEST_CANCELLED: entry(JsonRpcCode.InternalError, 200, 'Request cancelled'),
   GW_DOWNSTREAM_UNAVAILABLE: entry(JsonRpcCode.InternalError, 200, 'No downstream stream could take this server-to-client request'),
 

@@ -7,7 +7,10 @@ import type { LogLevel } from '../config/types.ts';
 
 export type { Logger } from 'pino';
 
-/** Paths never written in clear: credentials in headers, and target env values. */
+/**
+ * Paths never written in clear: credentials in headers, target env values, and a remote target's
+ * configured upstream headers (any of which may be a credential, whatever its name).
+ */
 export const redactPaths = [
   'req.headers.authorization',
   'req.headers.cookie',
@@ -17,6 +20,10 @@ export const redactPaths = [
   'env',
   '*.env',
   'target.env',
+  'target.headers',
+  '*.target.headers',
+  'upstreamHeaders',
+  '*.upstreamHeaders',
 ];
 
 export interface LoggerOptions {

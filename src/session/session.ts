@@ -71,6 +71,8 @@ export interface SessionOptions {
   logger: Logger;
   /** Called once when the session has ended, whatever ended it. */
   onended: (session: Session) => void;
+  /** What the downstream said about itself (its Authorization reaches opted-in remote targets). */
+  downstream?: { readonly authorization: string | undefined };
 }
 
 /** Per request in flight: what the correlator hands back with each outcome. */
@@ -182,7 +184,7 @@ export function createSession(options: SessionOptions): Session {
   };
 
   const connect = async (): Promise<UpstreamConnection> => {
-    const connection = createUpstreamConnection({ target, logger });
+    const connection = createUpstreamConnection({ target, logger, authorization: options.downstream?.authorization });
     connection.correlator.onrequest = onServerRequest;
     connection.correlator.onnotification = onServerNotification;
     connection.onexit = (reason) => void onUpstreamExit(connection, reason);

@@ -6,7 +6,9 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { createLegacySseTransport } from '../transport/legacy-sse.ts';
 import { createStdioTransport } from '../transport/stdio.ts';
+import { createStreamableHttpTransport } from '../transport/streamable-http.ts';
 import type { Transport } from '../transport/types.ts';
 import { createCorrelator, type Correlator } from './correlator.ts';
 
@@ -26,12 +28,18 @@ export interface UpstreamConnection {
 export interface UpstreamOptions {
   target: TargetConfig;
   logger: Logger;
+  /** The downstream's own Authorization; remote transports send it only where the target opts in. */
+  authorization?: string | undefined;
 }
 
-function createTransport({ target, logger }: UpstreamOptions): Transport & { readonly pid?: number | undefined } {
+function createTransport({ target, logger, authorization }: UpstreamOptions): Transport & { readonly pid?: number | undefined } {
   switch (target.type) {
     case 'stdio':
       return createStdioTransport({ target, logger });
+    case 'http':
+      return createStreamableHttpTransport({ target, logger, authorization });
+    case 'sse':
+      return createLegacySseTransport({ target, logger, authorization });
   }
 }
 

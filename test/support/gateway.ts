@@ -3,14 +3,16 @@
  */
 import { Writable } from 'node:stream';
 import { DEFAULT_INHERITED_ENV } from '../../src/config/default-env.ts';
-import type { GatewayConfig, StdioTargetConfig } from '../../src/config/types.ts';
+import type { GatewayConfig, RemoteTargetConfig, StdioTargetConfig, TargetConfig } from '../../src/config/types.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 
 export type TestTarget = Partial<StdioTargetConfig> & { command: string };
+/** A remote target (Streamable HTTP or legacy SSE) for tests. */
+export type RemoteTestTarget = Partial<RemoteTargetConfig> & { type: 'http' | 'sse'; url: string };
 
 export interface TestGatewayOptions {
-  targets: Record<string, TestTarget>;
+  targets: Record<string, TestTarget | RemoteTestTarget>;
   /** Overrides for top-level gateway settings (shallow per section). */
   limits?: Partial<GatewayConfig['limits']>;
   session?: Partial<GatewayConfig['session']>;
@@ -45,8 +47,25 @@ export function stdioTarget(name: string, t: TestTarget): StdioTargetConfig {
   };
 }
 
+export function remoteTarget(name: string, t: RemoteTestTarget): RemoteTargetConfig {
+  return {
+    type: t.type,
+    name,
+    url: t.url,
+    headers: t.headers ?? {},
+    forwardAuthorization: t.forwardAuthorization ?? false,
+    maxConnections: t.maxConnections ?? 0,
+    timeouts: t.timeouts ?? { requestMs: 30_000, resetOnProgress: true, maxTotalMs: 0 },
+    restart: t.restart ?? { onExit: 'end', maxRestarts: 3, initialBackoffMs: 100, maxBackoffMs: 2_000 },
+    maxMessageBytes: t.maxMessageBytes ?? 8 * 1024 * 1024,
+  };
+}
+
+const toTarget = (name: string, t: TestTarget | RemoteTestTarget): TargetConfig =>
+  'url' in t ? remoteTarget(name, t) : stdioTarget(name, t);
+
 export function buildConfig(options: TestGatewayOptions): GatewayConfig {
-  const targets = new Map(Object.entries(options.targets).map(([name, t]) => [name, stdioTarget(name, t)]));
+  const targets = new Map(Object.entries(options.targets).map(([name, t]) => [name, toTarget(name, t)]));
   return {
     listen: { host: '127.0.0.1', port: 0 },
     allowedOrigins: options.allowedOrigins,

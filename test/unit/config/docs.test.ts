@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { gatewaySchema, stdioServerSchema } from '../../../src/config/schema.ts';
+import { gatewaySchema, httpServerSchema, sseServerSchema, stdioServerSchema } from '../../../src/config/schema.ts';
 
 const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
 
@@ -38,11 +38,15 @@ function flatten(value: Record<string, unknown>, prefix = ''): Map<string, unkno
 // Keys without a default (required, or optional and unset) still need a row; undefined = no default to check.
 const serverDefaults = flatten(stdioServerSchema.parse({ type: 'stdio', command: 'x' }));
 for (const key of ['command', 'cwd']) serverDefaults.set(key, undefined);
+// Both remote kinds have the same keys; the docs give them one table.
+const remoteDefaults = flatten(httpServerSchema.parse({ type: 'http', url: 'http://x/mcp' }));
+remoteDefaults.set('url', undefined);
 const gatewayDefaults = flatten(gatewaySchema.parse({}));
 for (const key of ['allowedOrigins', 'allowedHosts']) gatewayDefaults.set(key, undefined);
 
 const sections = [
-  { name: 'servers', defaults: serverDefaults, rows: () => documentedRows('## `mcpServers.<name>`', '## `gateway`') },
+  { name: 'servers', defaults: serverDefaults, rows: () => documentedRows('## `mcpServers.<name>`', '### Remote servers') },
+  { name: 'remote servers', defaults: remoteDefaults, rows: () => documentedRows('### Remote servers', '## `gateway`') },
   { name: 'gateway', defaults: gatewayDefaults, rows: () => documentedRows('## `gateway`', '## Environment variables') },
 ];
 
@@ -60,6 +64,12 @@ describe.each(sections)('docs/configuration.md, $name keys', ({ defaults, rows }
 
   it('documents no key the schema does not have', () => {
     expect([...rows().keys()].filter((key) => !defaults.has(key))).toEqual([]);
+  });
+});
+
+describe('docs/configuration.md, remote servers', () => {
+  it('documents http and sse in one table because their keys are the same', () => {
+    expect([...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse' })).keys()]).toEqual([...remoteDefaults.keys()]);
   });
 });
 

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isConfigError } from '../../../src/config/config-error.ts';
 import { loadConfigFile } from '../../../src/config/load.ts';
+import type { StdioTargetConfig } from '../../../src/config/types.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const folder = join(root, 'config');
@@ -30,6 +31,7 @@ describe('config/ examples', () => {
     const config = await loadConfigFile(join(folder, file), { env });
     expect(config.targets.size).toBeGreaterThan(0);
     for (const target of config.targets.values()) {
+      if (target.type !== 'stdio') continue;
       // Paths into node_modules are relative to the repository root, where the docs say to start.
       for (const arg of target.args.filter((a) => a.startsWith('./node_modules/'))) {
         expect(existsSync(resolve(root, arg)), `${file}: ${arg}`).toBe(true);
@@ -48,7 +50,7 @@ describe('config/ examples', () => {
     expect([...config.targets.keys()]).toEqual(['everything']);
 
     const withGithub = await loadConfigFile(path, { env });
-    expect(withGithub.targets.get('github')?.env).toEqual({ GITHUB_PERSONAL_ACCESS_TOKEN: 'ghp_example' });
+    expect((withGithub.targets.get('github') as StdioTargetConfig | undefined)?.env).toEqual({ GITHUB_PERSONAL_ACCESS_TOKEN: 'ghp_example' });
     expect(withGithub.listen.port).toBe(8080);
   });
 
@@ -57,6 +59,15 @@ describe('config/ examples', () => {
     const error: unknown = await loadConfigFile(join(folder, 'production.yaml'), { env: partial }).catch((e: unknown) => e);
     expect(isConfigError(error)).toBe(true);
     expect((error as Error).message).toContain('gateway.allowedOrigins[0]: environment variable SWITCHBOARD_PUBLIC_ORIGIN is not set');
+  });
+
+  it('remote-http.yaml and remote-sse.yaml take their URL and credential from the environment', async () => {
+    const http = await loadConfigFile(join(folder, 'remote-http.yaml'), {
+      env: { REMOTE_MCP_URL: 'https://mcp.example.com/mcp', REMOTE_MCP_TOKEN: 't0k' },
+    });
+    expect(http.targets.get('remote')).toMatchObject({ type: 'http', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer t0k' } });
+    const sse = await loadConfigFile(join(folder, 'remote-sse.yaml'), { env: {} });
+    expect(sse.targets.get('legacy')).toMatchObject({ type: 'sse', url: 'http://127.0.0.1:3002/sse', headers: { 'x-api-key': 'dev-key' } });
   });
 
   it('claude-desktop.json keeps config order and skips the disabled server', async () => {

@@ -25,7 +25,7 @@ function problems(document: unknown, env: Record<string, string> = {}): string[]
 
 function target(config: GatewayConfig, name: string): StdioTargetConfig {
   const found = config.targets.get(name);
-  if (!found) throw new Error(`no target ${name}`);
+  if (found?.type !== 'stdio') throw new Error(`no stdio target ${name}`);
   return found;
 }
 
@@ -244,7 +244,7 @@ describe('parseConfig: strictness, with key paths', () => {
   });
 
   it('rejects an unknown server type, naming the known ones', () => {
-    expect(problems({ mcpServers: { a: { type: 'http', url: 'https://x' } } })).toEqual(['mcpServers.a.type: expected "stdio"']);
+    expect(problems({ mcpServers: { a: { type: 'websocket', url: 'https://x' } } })).toEqual(['mcpServers.a.type: expected "stdio" or "http" or "sse"']);
   });
 
   it('rejects a document that is not an object of servers', () => {
@@ -366,18 +366,18 @@ describe('loadConfigFile', () => {
     const yaml = await write('b.yaml', 'mcpServers:\n  everything:\n    command: node\n    args: [server.js]\n');
     const yml = await write('c.YML', 'mcpServers: { everything: { command: node } }\ngateway: { port: 1 }\n');
     expect([...(await loadConfigFile(json)).targets.keys()]).toEqual(['everything']);
-    expect((await loadConfigFile(yaml)).targets.get('everything')?.args).toEqual(['server.js']);
+    expect(target(await loadConfigFile(yaml), 'everything').args).toEqual(['server.js']);
     expect((await loadConfigFile(yml)).listen.port).toBe(1);
   });
 
   it('resolves a relative cwd against the folder of the file', async () => {
     const path = await write('cwd.yaml', 'mcpServers: { a: { command: node, cwd: sub } }\n');
-    expect((await loadConfigFile(path)).targets.get('a')?.cwd).toBe(join(dir, 'sub'));
+    expect(target(await loadConfigFile(path), 'a').cwd).toBe(join(dir, 'sub'));
   });
 
   it('uses the env it is given', async () => {
     const path = await write('env.yaml', 'mcpServers: { a: { command: "${CMD}" } }\n');
-    expect((await loadConfigFile(path, { env: { CMD: 'deno' } })).targets.get('a')?.command).toBe('deno');
+    expect(target(await loadConfigFile(path, { env: { CMD: 'deno' } }), 'a').command).toBe('deno');
     expect(await loadError(path)).toContain('mcpServers.a.command: environment variable CMD is not set');
   });
 

@@ -6,6 +6,7 @@ import { endpointUrls } from '../../../src/config/endpoints.ts';
 import { parseConfig } from '../../../src/config/load.ts';
 import { withOverrides } from '../../../src/config/normalise.ts';
 import { resolveConfig } from '../../../src/config/resolve.ts';
+import type { StdioTargetConfig, TargetConfig } from '../../../src/config/types.ts';
 
 describe('resolveConfig', () => {
   let dir: string;
@@ -24,7 +25,7 @@ describe('resolveConfig', () => {
     const source = { kind: 'file', path: 'gw.yaml' } as const;
     const plain = await resolveConfig(source, {}, { cwd: dir, env: { CMD: 'deno' } });
     expect(plain.listen).toEqual({ host: '10.0.0.1', port: 9000 });
-    expect(plain.targets.get('a')?.command).toBe('deno');
+    expect(stdio(plain.targets.get('a'))?.command).toBe('deno');
     const overridden = await resolveConfig(source, { host: '::1', port: 0, logLevel: 'trace' }, { cwd: dir, env: { CMD: 'deno' } });
     expect(overridden.listen).toEqual({ host: '::1', port: 0 });
     expect(overridden.logging.level).toBe('trace');
@@ -42,7 +43,7 @@ describe('resolveConfig', () => {
     expect([...quick.targets.keys()]).toEqual(['npx']);
     expect(quick.listen.port).toBe(0);
     const builtIn = await resolveConfig({ kind: 'default' }, {}, { resolveEverything: () => '/e/index.js' });
-    expect(builtIn.targets.get('everything')?.args).toEqual(['/e/index.js', 'stdio']);
+    expect(stdio(builtIn.targets.get('everything'))?.args).toEqual(['/e/index.js', 'stdio']);
     await expect(resolveConfig({ kind: 'default' }, {}, { resolveEverything: () => undefined })).rejects.toThrow(/not installed/);
   });
 });
@@ -69,3 +70,8 @@ describe('endpointUrls', () => {
     expect(endpointUrls(config, 'http://[::1]:1/')).toEqual(['http://[::1]:1/servers/b/mcp', 'http://[::1]:1/servers/a/mcp']);
   });
 });
+
+/** The target when it is a stdio one (these tests only build stdio targets). */
+function stdio(target: TargetConfig | undefined): StdioTargetConfig | undefined {
+  return target?.type === 'stdio' ? target : undefined;
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_INHERITED_ENV } from '../../../src/config/default-env.ts';
 import { parseConfig } from '../../../src/config/load.ts';
+import type { StdioTargetConfig } from '../../../src/config/types.ts';
 import { childEnv } from '../../../src/transport/child-env.ts';
 
 const parent = { PATH: '/bin', HOME: '/root', GITHUB_TOKEN: 'ghp_secret', HTTPS_PROXY: 'http://proxy' };
@@ -19,7 +20,7 @@ describe('childEnv', () => {
 
 describe('inheritEnv in the config file', () => {
   const server = (inheritEnv: unknown) =>
-    parseConfig({ mcpServers: { s: { command: 'x', ...(inheritEnv === undefined ? {} : { inheritEnv }) } } }).targets.get('s')!;
+    parseConfig({ mcpServers: { s: { command: 'x', ...(inheritEnv === undefined ? {} : { inheritEnv }) } } }).targets.get('s') as StdioTargetConfig;
 
   it('defaults to the minimal list, adds listed names, or takes everything', () => {
     expect(server(undefined).inheritEnv).toEqual(DEFAULT_INHERITED_ENV);

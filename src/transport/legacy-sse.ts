@@ -1,0 +1,166 @@
+/**
+ * The legacy HTTP+SSE upstream wire (MCP 2024-11-05, basic/transports "HTTP with SSE"): one GET
+ * opens the event stream; its first `endpoint` event names the URI to POST messages to; every
+ * message from the server arrives as a `message` event on that stream.
+ *
+ * The endpoint is resolved against the stream's URL and must stay on the same origin: a server
+ * (or anyone able to inject an event) must not be able to send our configured credentials
+ * elsewhere. The upstream session lives as long as the stream: there is no resumption in this
+ * revision, so a dropped stream closes the transport with a reason (the session then ends or
+ * restarts per `onExit`, as for a crashed child).
+ */
+import { request, type Dispatcher } from 'undici';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { Logger } from '../log/logger.ts';
+import { discard, mediaType, readHead, upstreamHeaders } from './http-body.ts';
+import { boundPost, postTimeout, toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
+import { agentFor } from './http-pool.ts';
+import { createSseMessageReader } from './sse-messages.ts';
+import type { RemoteTransportOptions } from './streamable-http.ts';
+import type { Transport } from './types.ts';
+
+/**
+ * How long `start` waits for the `endpoint` event. 30 s, the handshake's own minimum (a server
+ * behind `npx` may be slow to answer its first request, and this is its first answer).
+ */
+export const ENDPOINT_WAIT_MS = 30_000;
+const ERROR_BODY_BYTES = 4_096;
+
+export function createLegacySseTransport(options: RemoteTransportOptions): Transport {
+  const { target, logger } = options;
+  const name = target.name;
+  const agent = agentFor(target);
+  const headers = upstreamHeaders(target, options.authorization);
+  const stream = new AbortController();
+  const posts = new Set<AbortController>();
+  let endpoint: string | undefined;
+  let closed = false;
+  let startPromise: Promise<void> | undefined;
+
+  const closedError = () => new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" connection is closed`, { target: name });
+
+  const shutDown = (reason: GatewayError | undefined) => {
+    if (closed) return;
+    closed = true;
+    stream.abort();
+    for (const post of posts) post.abort();
+    posts.clear();
+    if (reason !== undefined) logger.warn({ code: reason.code, reason: reason.message }, 'upstream connection lost');
+    transport.onclose?.(reason);
+  };
+
+  const connect = (resolve: () => void, reject: (error: GatewayError) => void) => {
+    let started = false;
+    const refuse = (error: GatewayError) => {
+      clearTimeout(timer);
+      if (!started) {
+        started = true;
+        closed = true;
+        stream.abort();
+        reject(error);
+      } else {
+        shutDown(error);
+      }
+    };
+    const timer = setTimeout(
+      () => refuse(toProtocolError(name, 200, `no endpoint event within ${ENDPOINT_WAIT_MS} ms`)),
+      ENDPOINT_WAIT_MS,
+    );
+    const parser = createSseMessageReader({
+      target: name,
+      maxMessageBytes: target.maxMessageBytes,
+      logger,
+      onmessage: (message) => {
+        if (!closed) transport.onmessage?.(message);
+      },
+      onundeliverable: (id, error) => transport.onundeliverable?.(id, error),
+      onother: (event) => {
+        if (event.event !== 'endpoint' || started) return;
+        let url: URL;
+        try {
+          url = new URL(event.data.trim(), target.url);
+        } catch {
+          refuse(toProtocolError(name, 200, 'the endpoint event holds no valid URI'));
+          return;
+        }
+        if (url.origin !== new URL(target.url).origin) {
+          refuse(toProtocolError(name, 200, 'the endpoint event names another origin; refused'));
+          return;
+        }
+        endpoint = url.href;
+        started = true;
+        clearTimeout(timer);
+        resolve();
+      },
+    });
+
+    void (async () => {
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(target.url, { method: 'GET', headers: { ...headers, accept: 'text/event-stream' }, dispatcher: agent, signal: stream.signal });
+      } catch (err) {
+        refuse(stream.signal.aborted ? closedError() : toNetworkError(name, err));
+        return;
+      }
+      if (res.statusCode >= 400) {
+        refuse(toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES)));
+        return;
+      }
+      if (mediaType(res.headers) !== 'text/event-stream') {
+        await discard(res.body);
+        refuse(toProtocolError(name, res.statusCode, 'the SSE URL did not answer with text/event-stream'));
+        return;
+      }
+      try {
+        for await (const chunk of res.body) parser.push(chunk);
+      } catch {
+        // handled below: the stream is gone either way
+      }
+      if (!closed) refuse(new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" ended its SSE stream`, { target: name, reason: 'SSE stream ended' }));
+    })();
+  };
+
+  const transport: Transport = {
+    start() {
+      startPromise ??= closed ? Promise.reject(closedError()) : new Promise<void>(connect);
+      return startPromise;
+    },
+
+    async send(message) {
+      if (closed || endpoint === undefined) throw closedError();
+      const controller = new AbortController();
+      posts.add(controller);
+      // Every POST here is only an acknowledgement (answers come on the stream), so all are bounded.
+      const timer = boundPost(controller, target.timeouts.requestMs);
+      try {
+        const res = await request(endpoint, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify(message),
+          dispatcher: agent,
+          signal: controller.signal,
+        });
+        if (res.statusCode >= 400) {
+          const error = toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES));
+          // The server no longer knows the stream's session: every later message would fail too.
+          if (res.statusCode === 404) shutDown(error);
+          throw error;
+        }
+        await discard(res.body);
+      } catch (err) {
+        if (err instanceof GatewayError) throw err;
+        if (controller.signal.aborted && !closed) throw postTimeout(name, message, target.timeouts.requestMs);
+        throw controller.signal.aborted || closed ? closedError() : toNetworkError(name, err);
+      } finally {
+        clearTimeout(timer);
+        posts.delete(controller);
+      }
+    },
+
+    close() {
+      shutDown(undefined);
+      return Promise.resolve();
+    },
+  };
+  return transport;
+}

@@ -1,0 +1,69 @@
+/**
+ * From SSE events to JSON-RPC messages, for both remote transports: `message` events carry one
+ * JSON-RPC message each (MCP basic/transports); other event types are left to the caller. An
+ * over-long event that is a response with a readable id fails just that request (through the
+ * transport's `onundeliverable`); anything else over-long is dropped with a warning.
+ */
+import { GatewayError } from '../errors/gateway-error.ts';
+import { parseJson, toMessage } from '../jsonrpc/envelope.ts';
+import { sniffLineHead } from '../jsonrpc/ndjson.ts';
+import type { JsonRpcMessage } from '../jsonrpc/types.ts';
+import type { Logger } from '../log/logger.ts';
+import { createSseParser, type SseEvent, type SseParser } from './sse-parser.ts';
+
+export interface SseMessageReaderOptions {
+  target: string;
+  maxMessageBytes: number;
+  logger: Logger;
+  onmessage(message: JsonRpcMessage): void;
+  /** An event that is not `message` (legacy `endpoint`, for instance). */
+  onother?(event: SseEvent): void;
+  onundeliverable(upstreamId: number, error: GatewayError): void;
+}
+
+/** How much of an unusable event goes into a log line. */
+const SNIPPET_CHARS = 200;
+
+/** Parses one JSON-RPC body (an object, or an array of them) into messages; logs what is not one. */
+export function toMessages(text: string, logger: Logger): JsonRpcMessage[] {
+  let value: unknown;
+  try {
+    value = parseJson(text);
+  } catch {
+    logger.warn({ data: text.slice(0, SNIPPET_CHARS) }, 'upstream sent data that is not JSON; skipped');
+    return [];
+  }
+  const out: JsonRpcMessage[] = [];
+  for (const item of Array.isArray(value) ? value : [value]) {
+    const message = toMessage(item);
+    if (typeof message === 'string') logger.warn({ problem: message }, 'upstream sent something that is not a JSON-RPC message; skipped');
+    else out.push(message);
+  }
+  return out;
+}
+
+export function createSseMessageReader(options: SseMessageReaderOptions): SseParser {
+  const { logger, maxMessageBytes: limit, target } = options;
+  return createSseParser({
+    maxEventBytes: limit,
+    onevent(event) {
+      if (event.event !== 'message') {
+        options.onother?.(event);
+        return;
+      }
+      for (const message of toMessages(event.data, logger)) options.onmessage(message);
+    },
+    onoverflow(head, bytes) {
+      const sniffed = sniffLineHead(head);
+      if (!sniffed.hasMethod && sniffed.id !== undefined) {
+        logger.warn({ id: sniffed.id, bytes, limit }, 'over-long upstream response dropped');
+        options.onundeliverable(
+          sniffed.id,
+          new GatewayError('GW_UPSTREAM_MESSAGE_TOO_LARGE', `Upstream "${target}" answered with more than ${limit} bytes`, { target, limit }),
+        );
+        return;
+      }
+      logger.warn({ head: head.slice(0, SNIPPET_CHARS), bytes, limit }, 'over-long upstream event dropped');
+    },
+  });
+}
