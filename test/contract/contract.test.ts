@@ -4,8 +4,9 @@
  * (the rows of ./upstreams.ts). Nothing here depends on either side's kind: a scenario that holds
  * for one pair must hold for all.
  *
- * One gateway per upstream row serves two targets: `everything` (server-everything) and `crashy`
- * (a server whose `crash` tool makes it go away mid-call).
+ * One gateway per upstream row serves `everything` (server-everything) and, per downstream,
+ * `crashy-<downstream>`: a server whose `crash` tool makes it go away mid-call (a remote server
+ * that crashed is gone for every session, so each downstream gets its own).
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -23,10 +24,15 @@ describe.each(UPSTREAMS)('upstream $name', (upstream) => {
 
   beforeAll(async () => {
     const everything = await upstream.start();
-    const crashy = await upstream.startCrashable();
-    started.push(everything, crashy);
+    started.push(everything);
+    const servers: Record<string, unknown> = { everything: everything.entry };
+    for (const { name } of DOWNSTREAMS) {
+      const crashy = await upstream.startCrashable();
+      started.push(crashy);
+      servers[`crashy-${name}`] = crashy.entry;
+    }
     const config = parseConfig({
-      mcpServers: { everything: everything.entry, crashy: crashy.entry },
+      mcpServers: servers,
       gateway: { host: '127.0.0.1', port: 0, logging: { level: 'silent' } },
     });
     gw = await startGateway(config, { logger: createLogger({ level: 'silent' }) });
@@ -124,9 +130,10 @@ describe.each(UPSTREAMS)('upstream $name', (upstream) => {
     });
 
     it('fails the call in flight when the upstream crashes, ends that session only', async () => {
-      const victim = await downstream.connect(gw.url, 'crashy');
+      const victim = await downstream.connect(gw.url, `crashy-${downstream.name}`);
       try {
-        await expect(victim.callTool({ name: 'crash', arguments: {} })).rejects.toThrow(/exited|closed|connection/i);
+        // The error names the target; the rest says how it went (exited, stream ended, ...).
+        await expect(victim.callTool({ name: 'crash', arguments: {} })).rejects.toThrow(/Upstream (server )?"crashy-[a-z-]+"/);
         // The session is over: the next request fails too (404, closed socket, or no session).
         await expect(victim.callTool({ name: 'echo', arguments: { text: 'x' } }, undefined, { timeout: 5_000 })).rejects.toThrow();
       } finally {

@@ -9,6 +9,7 @@
  */
 import { everythingServer } from '../support/gateway.ts';
 import { recorderServer } from '../support/recorder.ts';
+import { startCrashyRemote, startEverythingHttp, startEverythingSse, type RemoteUpstream } from '../support/remote-upstreams.ts';
 
 /** What a row started: its config entry, and how to stop it. */
 export interface StartedUpstream {
@@ -27,11 +28,27 @@ function stdioEntry(target: { command: string; args?: readonly string[] | undefi
   return { entry: { type: 'stdio', command: target.command, args: [...(target.args ?? [])] }, close: async () => undefined };
 }
 
+/** A remote entry: the server runs beside the gateway and is stopped with the row. */
+function remoteEntry(type: 'http' | 'sse', server: RemoteUpstream): StartedUpstream {
+  return { entry: { type, url: server.url }, close: () => server.close() };
+}
+
 export const UPSTREAMS: UpstreamRow[] = [
   {
     name: 'stdio',
     start: async () => stdioEntry(everythingServer()),
     // The recorder fixture exits on its `crash` tool: the stdio child dies mid-call.
     startCrashable: async () => stdioEntry(recorderServer()),
+  },
+  {
+    name: 'http',
+    start: async () => remoteEntry('http', await startEverythingHttp()),
+    // The SDK's own server over Streamable HTTP; its `crash` tool takes the whole server down.
+    startCrashable: async () => remoteEntry('http', await startCrashyRemote('http')),
+  },
+  {
+    name: 'sse',
+    start: async () => remoteEntry('sse', await startEverythingSse()),
+    startCrashable: async () => remoteEntry('sse', await startCrashyRemote('sse')),
   },
 ];

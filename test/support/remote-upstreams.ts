@@ -30,11 +30,23 @@ export function startEverythingSse(): Promise<RemoteUpstream> {
   return startWithRetry('sse', '/sse', /running on port/);
 }
 
+const CRASHY = new URL('../fixtures/crashy-remote.mjs', import.meta.url).pathname;
+
+/**
+ * test/fixtures/crashy-remote.mjs (the SDK's server) over Streamable HTTP or legacy SSE: its
+ * `crash` tool takes the whole server down mid-call. It binds port 0 and says which it got.
+ */
+export function startCrashyRemote(mode: 'http' | 'sse'): Promise<RemoteUpstream> {
+  const path = mode === 'http' ? '/mcp' : '/sse';
+  return launch('crashy-remote', [CRASHY, mode], {}, /listening (\d+)/, (port) => `http://127.0.0.1:${port}${path}`);
+}
+
 async function startWithRetry(mode: string, path: string, ready: RegExp): Promise<RemoteUpstream> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return await start(mode, path, ready, await freePort());
+      const port = await freePort();
+      return await launch(`server-everything ${mode}`, [ENTRY, mode], { PORT: String(port) }, ready, () => `http://127.0.0.1:${port}${path}`);
     } catch (err) {
       lastError = err;
     }
@@ -54,34 +66,42 @@ function freePort(): Promise<number> {
   });
 }
 
-function start(mode: string, path: string, ready: RegExp, port: number): Promise<RemoteUpstream> {
-  const child = spawn(process.execPath, [ENTRY, mode], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port) },
+/** Starts `node <argv>`, waits for `ready` in its output, and builds the URL from its first group. */
+function launch(
+  label: string,
+  argv: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  urlOf: (group: string) => string,
+): Promise<RemoteUpstream> {
+  const child = spawn(process.execPath, argv, {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once('exit', () => resolve());
   });
-  const upstream: RemoteUpstream = { url: `http://127.0.0.1:${port}${path}`, close: once(() => stop(child, exited)) };
+  const close = once(() => stop(child, exited));
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => fail(new Error(`server-everything ${mode} did not start within ${START_TIMEOUT_MS} ms:\n${output}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(() => fail(new Error(`${label} did not start within ${START_TIMEOUT_MS} ms:\n${output}`)), START_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       output += chunk.toString('utf8');
-      if (ready.test(output)) {
+      const match = ready.exec(output);
+      if (match !== null) {
         clearTimeout(timer);
-        resolve(upstream);
+        resolve({ url: urlOf(match[1] ?? ''), close });
       }
     };
     const fail = (error: Error) => {
       clearTimeout(timer);
-      void upstream.close().then(() => reject(error));
+      void close().then(() => reject(error));
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     child.once('error', fail);
-    child.once('exit', (code, signal) => fail(new Error(`server-everything ${mode} exited (${code ?? signal}) before listening:\n${output}`)));
+    child.once('exit', (code, signal) => fail(new Error(`${label} exited (${code ?? signal}) before listening:\n${output}`)));
   });
 }
 
