@@ -6,6 +6,7 @@ import { fastify, type FastifyError, type FastifyInstance } from 'fastify';
 import { GatewayError, isGatewayError, toGatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { createAggregateEndpoints, type AggregateEndpoint } from '../session/aggregate-endpoint.ts';
 import { createSession } from '../session/session.ts';
 import type { SessionFactory, SessionStore } from '../session/store.ts';
 import { createOriginPolicy } from './guards.ts';
@@ -18,6 +19,8 @@ export interface HttpServerOptions {
   logger: Logger;
   /** False while draining: /readyz answers 503 so a load balancer stops sending traffic. */
   isReady: () => boolean;
+  /** Aggregate endpoints (`/mcp` over several targets, groups); built from `config` when absent. */
+  aggregates?: readonly AggregateEndpoint[];
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -41,7 +44,7 @@ export function targetEndpoint(target: TargetConfig): { endpoint: string; factor
   return { endpoint: `target:${target.name}`, factory: (seed) => createSession({ ...seed, endpoint: `target:${target.name}`, target }) };
 }
 
-export function createHttpServer({ config, store, logger, isReady }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ config, store, logger, isReady, aggregates }: HttpServerOptions): FastifyInstance {
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -89,6 +92,10 @@ export function createHttpServer({ config, store, logger, isReady }: HttpServerO
       // The same sessions as /servers/<name>/mcp: one target's pass-through under the short path.
       const { endpoint, factory } = targetEndpoint(only);
       registerMcpRoute(mcp, { path: '/mcp', endpoint, factory, store, keepAlive, logger });
+    }
+    // Several targets behind one URL: `/mcp` (when there is more than one target) and each group.
+    for (const { path, endpoint, factory } of aggregates ?? createAggregateEndpoints(config)) {
+      registerMcpRoute(mcp, { path, endpoint, factory, store, keepAlive, logger });
     }
   });
 

@@ -37,7 +37,7 @@ function flatten(value: Record<string, unknown>, prefix = ''): Map<string, unkno
 
 // Keys without a default (required, or optional and unset) still need a row; undefined = no default to check.
 const serverDefaults = flatten(stdioServerSchema.parse({ type: 'stdio', command: 'x' }));
-for (const key of ['command', 'cwd']) serverDefaults.set(key, undefined);
+for (const key of ['command', 'cwd', 'prefix', 'eager']) serverDefaults.set(key, undefined);
 const gatewayDefaults = flatten(gatewaySchema.parse({}));
 for (const key of ['allowedOrigins', 'allowedHosts']) gatewayDefaults.set(key, undefined);
 
