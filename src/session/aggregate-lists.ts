@@ -93,10 +93,10 @@ export async function listPage(ctx: ListContext, method: ListKind['method'], par
 }
 
 /**
- * Reads every page of tools/list or prompts/list from every target, so that the name table knows
- * every name: used when a call names something no list has shown in this session yet.
+ * Reads every page of tools/list or prompts/list from `members` (default: every target), so that the
+ * name table knows their names: used when a call names something no list has shown in this session.
  */
-export async function refreshNames(ctx: ListContext, method: 'tools/list' | 'prompts/list'): Promise<void> {
+export async function refreshNames(ctx: ListContext, method: 'tools/list' | 'prompts/list', members = ctx.members()): Promise<void> {
   const kind = LIST_KINDS[method];
   const pagesOf = async (member: Member): Promise<JsonObject[]> => {
     const pages: JsonObject[] = [];
@@ -109,7 +109,6 @@ export async function refreshNames(ctx: ListContext, method: 'tools/list' | 'pro
     }
     return pages;
   };
-  const members = ctx.members();
   const outcomes = await fanOut(members.map((m) => m.name), (name) => pagesOf(ctx.member(name) as Member), ctx.listTimeoutMs);
   // Fetched concurrently, merged in config order: who wins a bare-name collision is deterministic.
   for (const outcome of outcomes) {

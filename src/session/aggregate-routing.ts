@@ -25,7 +25,10 @@ async function byName(ctx: ListContext, kind: 'tools' | 'prompts', name: string)
   const spec = KINDS[kind];
   let owner = ctx.tables[kind].resolve(name);
   if (owner === undefined) {
-    await refreshNames(ctx, spec.method);
+    // Only targets that could own the name are asked (and so started): those whose prefix it
+    // carries, and those exposing bare names. Keeps a call to one target from starting them all.
+    const candidates = ctx.members().filter((m) => m.exposure.prefix === '' || name.startsWith(`${m.exposure.prefix}${ctx.separator}`));
+    await refreshNames(ctx, spec.method, candidates);
     owner = ctx.tables[kind].resolve(name);
   }
   const member = owner === undefined ? undefined : ctx.member(owner.target);

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../src/main.ts';
 import { colliderServer, connectClient, startAggregateGateway, textOf, type AggregateTarget } from '../support/aggregate.ts';
 import { everythingServer } from '../support/gateway.ts';
+import { recorderServer } from '../support/recorder.ts';
 
 /**
  * The second server-everything. Lead: switch this entry to Streamable HTTP once the http upstream
@@ -319,6 +320,50 @@ describe('groups and prefixes', () => {
       await client.close();
     } finally {
       await bare.close();
+    }
+  });
+});
+
+describe('cancellation and progress', () => {
+  it('a client cancel reaches the owning target under that target\'s own id; progress comes back with the client\'s token', async () => {
+    const logLines: string[] = [];
+    const pair = await startAggregateGateway({ targets: { rec: recorderServer(), col: colliderServer() }, logLines });
+    const started = (target: string) =>
+      logLines.filter((l) => l.includes('"aggregate member ready"') && l.includes(`"target":"${target}"`)).length;
+    try {
+      const client = await connectClient(pair);
+      const controller = new AbortController();
+      let firstProgress!: () => void;
+      const progressed = new Promise<void>((resolve) => (firstProgress = resolve));
+      const progress: number[] = [];
+      const call = client.callTool({ name: 'rec__slow', arguments: { ms: 30_000, steps: 30 } }, undefined, {
+        signal: controller.signal,
+        onprogress: (p) => {
+          progress.push(p.progress);
+          firstProgress();
+        },
+      });
+      await progressed;
+      controller.abort('changed my mind');
+      await expect(call).rejects.toThrow();
+      expect(progress[0]).toBe(1);
+      const history = JSON.parse(textOf(await client.callTool({ name: 'rec__history', arguments: {} }))) as Array<{
+        id?: unknown;
+        method?: string;
+        params?: { name?: string; requestId?: unknown };
+      }>;
+      const slow = history.find((m) => m.method === 'tools/call' && m.params?.name === 'slow');
+      const cancel = history.find((m) => m.method === 'notifications/cancelled');
+      expect(slow).toBeDefined();
+      expect(cancel?.params?.requestId).toBe(slow?.id);
+      // Lazy: the collider has not been needed yet, so it has not been started; its first call starts it.
+      expect(started('rec')).toBe(1);
+      expect(started('col')).toBe(0);
+      expect(textOf(await client.callTool({ name: 'col__echo', arguments: { message: 'ok' } }))).toBe('collider echo: ok');
+      expect(started('col')).toBe(1);
+      await client.close();
+    } finally {
+      await pair.close();
     }
   });
 });
