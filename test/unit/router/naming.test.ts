@@ -21,6 +21,11 @@ describe('exposeName', () => {
     expect(exposeName('collider', '__', `${long}_2`)).not.toBe(exposed);
   });
 
+  it('gives the names docs/aggregation.md and the README show', () => {
+    expect(exposeName('notes', '__', 'dotted.name')).toBe('notes__dotted_name-81419233');
+    expect(exposeName('fs', '__', 'read_file')).toBe('fs__read_file');
+  });
+
   it('hashes a name with characters outside the strict set instead of passing them on', () => {
     const exposed = exposeName('fs', '__', 'read.file');
     expect(exposed).toMatch(/^fs__read_file-[0-9a-f]{8}$/);
