@@ -27,8 +27,9 @@ async function byName(ctx: ListContext, kind: 'tools' | 'prompts', name: string)
   if (owner === undefined) {
     // Only targets that could own the name are asked (and so started): those whose prefix it
     // carries, and those exposing bare names. Keeps a call to one target from starting them all.
+    // (A prefix so long that shortening cut into it matches no one: then every target is asked.)
     const candidates = ctx.members().filter((m) => m.exposure.prefix === '' || name.startsWith(`${m.exposure.prefix}${ctx.separator}`));
-    await refreshNames(ctx, spec.method, candidates);
+    await refreshNames(ctx, spec.method, candidates.length > 0 ? candidates : ctx.members());
     owner = ctx.tables[kind].resolve(name);
   }
   const member = owner === undefined ? undefined : ctx.member(owner.target);

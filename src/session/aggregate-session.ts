@@ -127,7 +127,8 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     },
   };
 
-  const toStandalone = (message: JsonRpcNotification | JsonRpcRequest, stream: OutStream): boolean => {
+  /** Writes a server-initiated message to `stream`; false when the standalone backlog is full. */
+  const emit = (message: JsonRpcNotification | JsonRpcRequest, stream: OutStream): boolean => {
     if (stream.standalone && streams.backlog >= limits.pendingServerMessages) {
       logger.warn({ method: message.method }, 'standalone stream backlog full; server message dropped');
       return false;
@@ -138,7 +139,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
 
   const flushChanged = () => {
     changedTimer = undefined;
-    for (const feature of changed) toStandalone({ jsonrpc: '2.0', method: LIST_CHANGED[feature] }, streams.standalone);
+    for (const feature of changed) emit({ jsonrpc: '2.0', method: LIST_CHANGED[feature] }, streams.standalone);
     changed.clear();
   };
   const listChanged = (...features: ListFeature[]) => {
@@ -153,7 +154,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
       const downstreamId = nextServerRequestId++;
       const upstreamId = request.id;
       request.id = downstreamId;
-      if (!toStandalone(request, stream)) {
+      if (!emit(request, stream)) {
         const error = new GatewayError('GW_DOWNSTREAM_UNAVAILABLE', undefined, { target: member.name });
         member.connection?.correlator.send(toErrorResponse(upstreamId, error)).catch(() => undefined);
         return;
@@ -174,12 +175,12 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
           return listChanged('resources');
         case 'notifications/resources/updated':
           if (isObject(params) && typeof params.uri === 'string') params.uri = encodeResourceUri(member.name, params.uri);
-          toStandalone(notification, streams.standalone);
+          emit(notification, streams.standalone);
           return;
         case 'notifications/message':
           // The target's name goes first in the logger name so the client can tell sources apart.
           if (isObject(params)) params.logger = typeof params.logger === 'string' ? `${member.name}/${params.logger}` : member.name;
-          toStandalone(notification, streams.pick(false));
+          emit(notification, streams.pick(false));
           return;
         case 'notifications/cancelled': {
           // The target withdraws one of its own server->client requests: translate to our id.
@@ -191,11 +192,11 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
           serverRequestIds.delete(key);
           serverRequests.delete(downstreamId);
           params.requestId = downstreamId;
-          toStandalone(notification, entry.stream.complete ? streams.pick(false) : entry.stream);
+          emit(notification, entry.stream.complete ? streams.pick(false) : entry.stream);
           return;
         }
         default:
-          toStandalone(notification, streams.pick(false));
+          emit(notification, streams.pick(false));
       }
     },
     onexit(member) {

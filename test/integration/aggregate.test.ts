@@ -19,7 +19,9 @@ import { recorderServer } from '../support/recorder.ts';
 
 /**
  * The second server-everything. Lead: switch this entry to Streamable HTTP once the http upstream
- * lands (issue 3); nothing else in this file depends on its transport.
+ * lands (issue 3): return `{ target: <its TargetConfig> }` (AggregateTarget takes a ready config of
+ * any type) after starting server-everything's streamableHttp mode; nothing else here depends on
+ * its transport.
  */
 const secondEverything = (): AggregateTarget => everythingServer();
 

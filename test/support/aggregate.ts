@@ -5,14 +5,16 @@
 import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { defaultExposure, type AggregateConfig, type GatewayConfig, type TargetExposureConfig } from '../../src/config/types.ts';
+import { defaultExposure, type AggregateConfig, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../../src/config/types.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildConfig, type TestTarget } from './gateway.ts';
 
-export interface AggregateTarget extends TestTarget {
-  exposure?: Partial<TargetExposureConfig>;
-}
+/**
+ * A stdio target as in support/gateway.ts, or `{ target }`: a ready TargetConfig of any type (a
+ * remote one), used as is. Either way with optional aggregate exposure settings.
+ */
+export type AggregateTarget = (TestTarget | { target: TargetConfig }) & { exposure?: Partial<TargetExposureConfig> };
 
 export interface AggregateGatewayOptions {
   targets: Record<string, AggregateTarget>;
@@ -24,7 +26,12 @@ export interface AggregateGatewayOptions {
 
 /** The config an aggregate test gateway runs with. */
 export function buildAggregateConfig(options: AggregateGatewayOptions): GatewayConfig {
-  const base = buildConfig({ targets: options.targets, ...(options.logLines ? { logLines: options.logLines } : {}) });
+  const stdio: Record<string, TestTarget> = {};
+  for (const [name, t] of Object.entries(options.targets)) if (!('target' in t)) stdio[name] = t;
+  const base = buildConfig({ targets: stdio, ...(options.logLines ? { logLines: options.logLines } : {}) });
+  // Rebuilt in the order given, ready configs in their place.
+  const targets = new Map<string, TargetConfig>();
+  for (const [name, t] of Object.entries(options.targets)) targets.set(name, 'target' in t ? t.target : (base.targets.get(name) as TargetConfig));
   const exposure = new Map<string, TargetExposureConfig>();
   for (const [name, t] of Object.entries(options.targets)) exposure.set(name, { ...defaultExposure(name), ...t.exposure });
   const aggregate: AggregateConfig = {
@@ -33,7 +40,7 @@ export function buildAggregateConfig(options: AggregateGatewayOptions): GatewayC
     exposure,
     groups: new Map(Object.entries(options.groups ?? {})),
   };
-  return { ...base, aggregate };
+  return { ...base, targets, aggregate };
 }
 
 export async function startAggregateGateway(options: AggregateGatewayOptions): Promise<RunningGateway> {
