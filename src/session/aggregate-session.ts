@@ -10,17 +10,17 @@
  */
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { idKey, isObject } from '../jsonrpc/envelope.ts';
-import type { JsonObject, JsonRpcNotification, JsonRpcRequest, RequestId } from '../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcRequest, RequestId } from '../jsonrpc/types.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { combineInstructions, mergeCapabilities, ASSUMED_CAPABILITIES } from '../router/capabilities.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
-import { encodeResourceUri } from '../router/resource-uri.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import { createMember, type Member, type MemberHooks } from './aggregate-member.ts';
+import { createServerMessages } from './aggregate-server-messages.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import type { AggregateView, KnownTargets } from './aggregate-view.ts';
@@ -57,23 +57,8 @@ interface Pending {
   cancelled: boolean;
 }
 
-interface ServerRequest {
-  readonly member: Member;
-  readonly upstreamId: RequestId;
-  readonly stream: OutStream;
-}
-
 const LATEST = SUPPORTED_PROTOCOL_VERSIONS[SUPPORTED_PROTOCOL_VERSIONS.length - 1] as string;
 const supported = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
-/** list_changed from several targets within this window reaches the downstream once. */
-const LIST_CHANGED_COALESCE_MS = 20;
-const LIST_CHANGED = {
-  tools: 'notifications/tools/list_changed',
-  prompts: 'notifications/prompts/list_changed',
-  resources: 'notifications/resources/list_changed',
-} as const;
-type ListFeature = keyof typeof LIST_CHANGED;
-
 export function createAggregateSession(options: AggregateSessionOptions): AggregateSession {
   const { id, endpoint, limits, onended, cursors, known, serverInfo } = options;
   let view = options.view;
@@ -89,16 +74,11 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
   const members = new Map<string, Member>();
   const tables = { tools: createNameTable(view.separator), prompts: createNameTable(view.separator) };
   const inflight = new Map<string, Pending>();
-  const serverRequests = new Map<number, ServerRequest>();
-  const serverRequestIds = new Map<string, number>();
-  let nextServerRequestId = 1;
   let initParams: JsonObject = {};
   let logLevel: string | undefined;
   let ended = false;
   let endPromise: Promise<void> | undefined;
   let opening = false;
-  const changed = new Set<ListFeature>();
-  let changedTimer: NodeJS.Timeout | undefined;
 
   const deliverPending = (rec: Pending, message: unknown) => {
     inflight.delete(rec.key);
@@ -127,78 +107,12 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     },
   };
 
-  /** Writes a server-initiated message to `stream`; false when the standalone backlog is full. */
-  const emit = (message: JsonRpcNotification | JsonRpcRequest, stream: OutStream): boolean => {
-    if (stream.standalone && streams.backlog >= limits.pendingServerMessages) {
-      logger.warn({ method: message.method }, 'standalone stream backlog full; server message dropped');
-      return false;
-    }
-    streams.deliver(stream, JSON.stringify(message), false);
-    return true;
-  };
-
-  const flushChanged = () => {
-    changedTimer = undefined;
-    for (const feature of changed) emit({ jsonrpc: '2.0', method: LIST_CHANGED[feature] }, streams.standalone);
-    changed.clear();
-  };
-  const listChanged = (...features: ListFeature[]) => {
-    if (ended || protocolVersion === undefined) return;
-    for (const f of features) changed.add(f);
-    changedTimer ??= setTimeout(flushChanged, LIST_CHANGED_COALESCE_MS);
-  };
+  const messages = createServerMessages({ streams, limits, logger, tables, live: () => !ended && protocolVersion !== undefined });
+  const listChanged = messages.listChanged;
 
   const hooks: MemberHooks = {
-    onrequest(member, request) {
-      const stream = streams.pick(false);
-      const downstreamId = nextServerRequestId++;
-      const upstreamId = request.id;
-      request.id = downstreamId;
-      if (!emit(request, stream)) {
-        const error = new GatewayError('GW_DOWNSTREAM_UNAVAILABLE', undefined, { target: member.name });
-        member.connection?.correlator.send(toErrorResponse(upstreamId, error)).catch(() => undefined);
-        return;
-      }
-      serverRequests.set(downstreamId, { member, upstreamId, stream });
-      serverRequestIds.set(`${member.name}\u0000${idKey(upstreamId)}`, downstreamId);
-    },
-    onnotification(member, notification) {
-      const params = notification.params;
-      switch (notification.method) {
-        case LIST_CHANGED.tools:
-          tables.tools.forget(member.name);
-          return listChanged('tools');
-        case LIST_CHANGED.prompts:
-          tables.prompts.forget(member.name);
-          return listChanged('prompts');
-        case LIST_CHANGED.resources:
-          return listChanged('resources');
-        case 'notifications/resources/updated':
-          if (isObject(params) && typeof params.uri === 'string') params.uri = encodeResourceUri(member.name, params.uri);
-          emit(notification, streams.standalone);
-          return;
-        case 'notifications/message':
-          // The target's name goes first in the logger name so the client can tell sources apart.
-          if (isObject(params)) params.logger = typeof params.logger === 'string' ? `${member.name}/${params.logger}` : member.name;
-          emit(notification, streams.pick(false));
-          return;
-        case 'notifications/cancelled': {
-          // The target withdraws one of its own server->client requests: translate to our id.
-          if (!isObject(params)) return;
-          const key = `${member.name}\u0000${idKey(params.requestId as RequestId)}`;
-          const downstreamId = serverRequestIds.get(key);
-          const entry = downstreamId === undefined ? undefined : serverRequests.get(downstreamId);
-          if (downstreamId === undefined || entry === undefined) return;
-          serverRequestIds.delete(key);
-          serverRequests.delete(downstreamId);
-          params.requestId = downstreamId;
-          emit(notification, entry.stream.complete ? streams.pick(false) : entry.stream);
-          return;
-        }
-        default:
-          emit(notification, streams.pick(false));
-      }
-    },
+    onrequest: messages.request,
+    onnotification: messages.notification,
     onexit(member) {
       // Its items are gone from the lists (or will be those of a fresh start): say so once.
       tables.tools.forget(member.name);
@@ -360,17 +274,8 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
       await Promise.all(open.map((m) => m.connection?.correlator.send(structuredClone(notification)).catch(() => undefined)));
     },
 
-    async handleResponse(response) {
-      const downstreamId = typeof response.id === 'number' ? response.id : NaN;
-      const entry = serverRequests.get(downstreamId);
-      if (entry === undefined) {
-        logger.debug({ id: response.id }, 'answer to no server->client request of ours; dropped');
-        return;
-      }
-      serverRequests.delete(downstreamId);
-      serverRequestIds.delete(`${entry.member.name}\u0000${idKey(entry.upstreamId)}`);
-      response.id = entry.upstreamId;
-      await entry.member.connection?.correlator.send(response).catch(() => undefined);
+    handleResponse(response) {
+      return messages.answer(response);
     },
 
     openStream(sink, lastEventId) {
@@ -415,7 +320,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     end(reason) {
       if (endPromise) return endPromise;
       ended = true;
-      clearTimeout(changedTimer);
+      messages.stop();
       logger.info({ reason }, 'session ended');
       endPromise = (async () => {
         try {
