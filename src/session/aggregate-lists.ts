@@ -7,6 +7,7 @@
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
+import type { TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { fanOut } from '../router/fan-out.ts';
@@ -42,11 +43,11 @@ const promiseHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; cl
 };
 
 /** Sends a request of the gateway's own to a member; resolves with its result or rejects. */
-export async function askMember(member: Member, method: string, params: JsonObject): Promise<JsonObject> {
+export async function askMember(member: Member, method: string, params: JsonObject, timeouts: TimeoutPolicy = member.target.timeouts): Promise<JsonObject> {
   const connection = await member.connect();
   const request: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method, params };
   const answer = await new Promise<JsonRpcResponse>((resolve) =>
-    connection.correlator.request(request, promiseHandler, { resolve, clientId: 0 }, member.target.timeouts),
+    connection.correlator.request(request, promiseHandler, { resolve, clientId: 0 }, timeouts),
   );
   const result: unknown = 'result' in answer ? answer.result : undefined;
   if (isObject(result)) return result;
@@ -54,11 +55,14 @@ export async function askMember(member: Member, method: string, params: JsonObje
   throw new Error(`${method} failed: ${typeof error?.message === 'string' ? error.message : 'no result'}`);
 }
 
-async function pageOf(member: Member, kind: ListKind, cursor: string | undefined): Promise<JsonObject> {
+async function pageOf(ctx: ListContext, member: Member, kind: ListKind, cursor: string | undefined): Promise<JsonObject> {
   await member.connect();
   // A target that does not offer the feature contributes nothing, without being asked.
   if (member.capabilities?.[kind.capability] === undefined) return {};
-  return askMember(member, kind.method, cursor === undefined ? {} : { cursor });
+  // The list deadline is also the request's: past it the correlator cancels upstream, so a hung
+  // target does not collect one pending list per page for its whole request timeout.
+  const timeouts = { ...member.target.timeouts, requestMs: Math.min(ctx.listTimeoutMs, member.target.timeouts.requestMs) };
+  return askMember(member, kind.method, cursor === undefined ? {} : { cursor }, timeouts);
 }
 
 /** One merged page of `method` for the downstream (the `result` object). */
@@ -75,7 +79,7 @@ export async function listPage(ctx: ListContext, method: ListKind['method'], par
   }
   // Targets removed by a reload since the cursor was issued are skipped.
   const names = Object.keys(state).filter((name) => ctx.member(name) !== undefined);
-  const outcomes = await fanOut(names, (name) => pageOf(ctx.member(name) as Member, kind, state[name]), ctx.listTimeoutMs);
+  const outcomes = await fanOut(names, (name) => pageOf(ctx, ctx.member(name) as Member, kind, state[name]), ctx.listTimeoutMs);
   const page = mergePage(kind, outcomes, (name) => (ctx.member(name) as Member).exposure, ctx.tables);
   const result: JsonObject = { [kind.resultKey]: page.items };
   if (Object.keys(page.next).length > 0) result.nextCursor = ctx.cursors.encode(method, page.next);
@@ -102,7 +106,7 @@ export async function refreshNames(ctx: ListContext, method: 'tools/list' | 'pro
     const pages: JsonObject[] = [];
     let cursor: string | undefined;
     for (let i = 0; i < MAX_REFRESH_PAGES; i++) {
-      const value = await pageOf(member, kind, cursor);
+      const value = await pageOf(ctx, member, kind, cursor);
       pages.push(value);
       cursor = typeof value.nextCursor === 'string' && value.nextCursor !== '' ? value.nextCursor : undefined;
       if (cursor === undefined) break;

@@ -258,6 +258,23 @@ describe('failures stay with their target', () => {
     }
   });
 
+  it('a target too slow for a merged list is left out of it (named in _meta) instead of holding it up', async () => {
+    const slow = await startAggregateGateway({ targets: { ok: colliderServer(), slow: colliderServer('--hang-lists') }, listTimeoutMs: 300 });
+    try {
+      const client = await connectClient(slow);
+      const page = await client.listTools();
+      expect(page.tools.map((t) => t.name)).toContain('ok__echo');
+      expect(page.tools.some((t) => t.name.startsWith('slow__'))).toBe(false);
+      const unavailable = page._meta?.['switchboard/unavailable'] as Array<{ target: string; reason: string }>;
+      expect(unavailable).toEqual([{ target: 'slow', reason: expect.stringMatching(/within 30\d ms/) as unknown as string }]);
+      // Only its lists hang: its other features still work.
+      expect((await client.listPrompts()).prompts.map((p) => p.name)).toContain('slow__greet');
+      await client.close();
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('a target crashing mid-session fails only its own call; list_changed follows and the others keep working', async () => {
     const client = await connectClient(gw);
     try {
