@@ -87,6 +87,13 @@ export function createMember(options: MemberOptions): Member {
   let closed = false;
   let starts = 0;
 
+  /** The target's restart policy (`onExit: restart`, within `maxRestarts`) allows a fresh start. */
+  const mayStartAgain = (): boolean => {
+    // Not every kind of target has a restart policy (remote ones may not); none means no restart.
+    const policy = 'restart' in target ? target.restart : undefined;
+    return policy !== undefined && policy.onExit === 'restart' && starts <= policy.maxRestarts;
+  };
+
   const handshakeTimeouts = {
     ...target.timeouts,
     requestMs: Math.max(target.timeouts.requestMs, HANDSHAKE_MIN_TIMEOUT_MS),
@@ -137,8 +144,7 @@ export function createMember(options: MemberOptions): Member {
     if (which !== connection || closed) return;
     connection = undefined;
     opening = undefined;
-    const policy = target.restart;
-    if (policy.onExit === 'restart' && starts <= policy.maxRestarts) {
+    if (mayStartAgain()) {
       logger.warn({ reason: reason.message }, 'aggregate member exited; it restarts on next use');
     } else {
       failure = unavailable(name, reason.message);
@@ -172,9 +178,8 @@ export function createMember(options: MemberOptions): Member {
       opening ??= open().catch((err: unknown) => {
         opening = undefined;
         const error = toGatewayError(err);
-        const policy = target.restart;
         // A failed start is final unless the restart policy allows another attempt.
-        if (!(policy.onExit === 'restart' && starts <= policy.maxRestarts)) failure = error;
+        if (!mayStartAgain()) failure = error;
         throw error;
       });
       return opening;

@@ -295,6 +295,28 @@ describe('failures stay with their target', () => {
   });
 });
 
+describe('restart policy inside an aggregate session', () => {
+  it('onExit: restart starts a crashed target afresh on next use, up to maxRestarts; then it stays unavailable', async () => {
+    const restart = { onExit: 'restart' as const, maxRestarts: 1, initialBackoffMs: 100, maxBackoffMs: 100 };
+    const gateway = await startAggregateGateway({ targets: { a: { ...colliderServer(), restart }, b: colliderServer() } });
+    try {
+      const client = await connectClient(gateway);
+      const pidOf = async () => (JSON.parse(textOf(await client.callTool({ name: 'a__whoami', arguments: {} }))) as { pid: number }).pid;
+      const first = await pidOf();
+      await errorOf(client.callTool({ name: 'a__crash', arguments: {} }));
+      const second = await pidOf();
+      expect(second).not.toBe(first);
+      await errorOf(client.callTool({ name: 'a__crash', arguments: {} }));
+      const error = await errorOf(client.callTool({ name: 'a__whoami', arguments: {} }));
+      expect(error.data).toMatchObject({ code: 'GW_TARGET_UNAVAILABLE', target: 'a' });
+      expect(textOf(await client.callTool({ name: 'b__echo', arguments: { message: 'b lives' } }))).toBe('collider echo: b lives');
+      await client.close();
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
 describe('groups and prefixes', () => {
   it('a group serves only its targets, and its sessions are unknown on /mcp', async () => {
     const client = await connectClient(gw, '/groups/dev/mcp');
