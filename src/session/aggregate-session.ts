@@ -18,6 +18,7 @@ import type { CursorCodec } from '../router/cursor.ts';
 import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
+import type { UpstreamConnection } from '../upstream/connection.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import { createMember, type Member, type MemberHooks } from './aggregate-member.ts';
 import { createServerMessages } from './aggregate-server-messages.ts';
@@ -154,13 +155,18 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     logger,
   };
 
+  const send = (rec: Pending, member: Member, request: JsonRpcRequest, connection: UpstreamConnection) => {
+    if (rec.cancelled) return;
+    rec.member = member;
+    rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts);
+  };
+
   const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {
+    // Hot path: an open member takes the request at once; only a first use waits for the start.
+    const open = member.connection;
+    if (open !== undefined) return send(rec, member, request, open);
     member.connect().then(
-      (connection) => {
-        if (rec.cancelled) return;
-        rec.member = member;
-        rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts);
-      },
+      (connection) => send(rec, member, request, connection),
       (err: unknown) => fail(rec, err),
     );
   };
