@@ -40,7 +40,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   let ready = true;
   const store = createSessionStore({ config, logger });
   const aggregates = createAggregateEndpoints(config);
-  const app = createHttpServer({ config, store, logger, isReady: () => ready, aggregates });
+  let current = config;
+  const app = createHttpServer({ config, store, logger, isReady: () => ready, aggregates, currentTargets: () => current.targets });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
@@ -49,7 +50,6 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   logger.info({ url, targets: [...config.targets.keys()] }, 'switchboard listening');
 
   let closing: Promise<void> | undefined;
-  let current = config;
   return {
     url,
     port,
@@ -82,15 +82,14 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   };
 }
 
-/** What a reload cannot change in a running gateway: the listener, limits, per-target paths. */
+/** What a reload cannot change in a running gateway: the listener, limits, paths of new targets. */
 function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string[] {
   const out: string[] = [];
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   if (!same(before.listen, after.listen)) out.push('listen address');
   if (!same(before.limits, after.limits) || !same(before.session, after.session)) out.push('limits and session settings');
   if (!same(before.allowedOrigins, after.allowedOrigins) || !same(before.allowedHosts, after.allowedHosts)) out.push('allowed origins and hosts');
-  for (const [name, target] of after.targets) {
-    if (!same(target, before.targets.get(name))) out.push(`/servers/${name}/mcp (added or changed target)`);
-  }
+  // A changed target's own path takes the new settings for new sessions; a new one has no route yet.
+  for (const name of after.targets.keys()) if (!before.targets.has(name)) out.push(`/servers/${name}/mcp (added target)`);
   return out;
 }

@@ -46,6 +46,15 @@ describe('reload, in process', () => {
       expect(names.length).toBeGreaterThan(0);
       expect(names.every((n) => n.startsWith('fresh__'))).toBe(true);
       await grouped.close();
+      // A removed target's own path refuses new sessions; a kept one still serves.
+      const initialize = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const removed = await fetch(new URL('/servers/rec/mcp', gw.url), { method: 'POST', headers, body: initialize });
+      expect(removed.status).toBe(404);
+      expect(await removed.json()).toMatchObject({ error: { data: { code: 'GW_ROUTE_NOT_FOUND' } } });
+      const kept = await fetch(new URL('/servers/col/mcp', gw.url), { method: 'POST', headers, body: initialize });
+      expect(kept.status).toBe(200);
+      await kept.arrayBuffer();
     } finally {
       await gw.close();
     }
