@@ -8,10 +8,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
-import { parseCliArgs, USAGE } from './config/cli-args.ts';
+import { parseCliArgs, USAGE, type ConfigSource } from './config/cli-args.ts';
 import { isConfigError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
+import type { ConfigOverrides } from './config/normalise.ts';
 import { resolveConfig } from './config/resolve.ts';
+import { watchConfigFile } from './config/watch.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { startGateway, type RunningGateway } from './main.ts';
@@ -24,11 +26,14 @@ async function main(argv: readonly string[]): Promise<void> {
   // EPIPE (`switchboard --help | head -1`, or a log reader that went away) must not crash us.
   process.stdout.on('error', ignore);
   let config: GatewayConfig;
+  let source: ConfigSource;
+  let overrides: ConfigOverrides;
   try {
     const command = parseCliArgs(argv);
     if (command.kind === 'help') return void process.stdout.write(`${USAGE}\n`);
     if (command.kind === 'version') return void process.stdout.write(`${readVersion()}\n`);
-    config = await resolveConfig(command.source, command.overrides);
+    ({ source, overrides } = command);
+    config = await resolveConfig(source, overrides);
   } catch (error) {
     if (!isConfigError(error)) throw error;
     return fail(EXIT_USAGE, error.message);
@@ -44,10 +49,49 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   const endpoints = endpointUrls(config, gateway.url);
   logger.info({ endpoints }, `MCP endpoints: ${endpoints.join(' ')}`);
-  stopOnSignals(gateway, logger);
+  const stopWatching = source.kind === 'file' ? reloadOnChange(source.path, overrides, gateway, logger) : ignore;
+  stopOnSignals(gateway, logger, stopWatching);
 }
 
-function stopOnSignals(gateway: RunningGateway, logger: Logger): void {
+/**
+ * Config reload: on SIGHUP and when the file changes, load it again; a valid config is applied
+ * (see RunningGateway.reload), an invalid one is logged and the running config stays. Reloads run
+ * one at a time; a change during a reload triggers one more afterwards.
+ */
+function reloadOnChange(path: string, overrides: ConfigOverrides, gateway: RunningGateway, logger: Logger): () => void {
+  let running = false;
+  let again = false;
+  const reload = async (why: string): Promise<void> => {
+    if (running) return void (again = true);
+    running = true;
+    try {
+      do {
+        again = false;
+        try {
+          gateway.reload(await resolveConfig({ kind: 'file', path }, overrides));
+        } catch (error) {
+          if (!isConfigError(error)) throw error;
+          logger.error({ why, problems: error.message }, 'config reload failed; keeping the running config');
+        }
+      } while (again);
+    } finally {
+      running = false;
+    }
+  };
+  const onSighup = () => void reload('SIGHUP');
+  process.on('SIGHUP', onSighup);
+  const watcher = watchConfigFile(
+    path,
+    () => void reload('file changed'),
+    (error) => logger.warn({ err: error }, 'cannot watch the config file; reload with SIGHUP'),
+  );
+  return () => {
+    watcher.close();
+    process.off('SIGHUP', onSighup);
+  };
+}
+
+function stopOnSignals(gateway: RunningGateway, logger: Logger, beforeStop: () => void): void {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) {
@@ -55,6 +99,7 @@ function stopOnSignals(gateway: RunningGateway, logger: Logger): void {
       process.exit(128 + (constants.signals[signal] ?? 0));
     }
     stopping = true;
+    beforeStop();
     logger.info({ signal }, 'stopping (send the signal again to exit at once)');
     gateway.close().then(
       () => exit(EXIT_OK),

@@ -1,12 +1,14 @@
 /**
- * The downstream URLs a config is served at, for the start-up log line and for docs: every target
- * at `/servers/<name>/mcp`, and a lone target also at `/mcp` (quick mode's promise).
+ * The downstream URLs a config is served at, for the start-up log line and for docs: `/mcp` (a lone
+ * target's pass-through, or every target at once when there are several), each group at
+ * `/groups/<name>/mcp`, and every target at `/servers/<name>/mcp`.
  */
-import type { GatewayConfig } from './types.ts';
+import { aggregateOf, type GatewayConfig } from './types.ts';
 
-/** Absolute endpoint URLs, the short `/mcp` first when there is a single target. */
+/** Absolute endpoint URLs, the short `/mcp` first. */
 export function endpointUrls(config: GatewayConfig, baseUrl: string): string[] {
   const names = [...config.targets.keys()];
+  const groups = [...aggregateOf(config).groups.keys()].map((name) => new URL(`/groups/${encodeURIComponent(name)}/mcp`, baseUrl).href);
   const urls = names.map((name) => new URL(`/servers/${encodeURIComponent(name)}/mcp`, baseUrl).href);
-  return names.length === 1 ? [new URL('/mcp', baseUrl).href, ...urls] : urls;
+  return [new URL('/mcp', baseUrl).href, ...groups, ...urls];
 }

@@ -5,7 +5,7 @@
 import { DEFAULT_INHERITED_ENV } from './default-env.ts';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigFile, ServerEntry } from './schema.ts';
-import type { GatewayConfig, LogLevel, TargetConfig } from './types.ts';
+import type { AggregateConfig, GatewayConfig, LogLevel, TargetConfig, TargetExposureConfig } from './types.ts';
 
 /**
  * Restart backoff is not exposed in the file yet: 250 ms first (a child that died at once usually
@@ -43,7 +43,27 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     shutdownGraceMs: gateway.shutdownGraceMs,
     logging: { level: gateway.logging.level },
     targets,
+    aggregate: toAggregateConfig(file, targets),
   });
+}
+
+function toAggregateConfig(file: ConfigFile, targets: ReadonlyMap<string, TargetConfig>): AggregateConfig {
+  const { aggregate, groups } = file.gateway;
+  const exposure = new Map<string, TargetExposureConfig>();
+  for (const name of targets.keys()) {
+    const server = file.mcpServers[name] as ServerEntry;
+    exposure.set(name, {
+      prefix: server.prefix ?? name,
+      eager: server.eager ?? aggregate.eager,
+      tools: server.tools,
+      prompts: server.prompts,
+      resources: server.resources,
+    });
+  }
+  const groupMap = new Map<string, readonly string[]>();
+  // Disabled servers are left out of a group (the group still exists, and may end up empty).
+  for (const [name, group] of Object.entries(groups)) groupMap.set(name, group.servers.filter((server) => targets.has(server)));
+  return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, exposure, groups: groupMap };
 }
 
 function toTargetConfig(name: string, server: ServerEntry, baseDir: string): TargetConfig {

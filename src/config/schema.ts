@@ -72,6 +72,39 @@ const hostHeader = nonEmptyString().regex(/^[^\s/@]+$/, { error: 'expected a hos
 // ---------------------------------------------------------------------------------------------
 // Servers (`mcpServers.<name>`)
 
+/** A tools/prompts/resources filter: glob lists; an empty allow list allows everything. */
+const filterSchema = () =>
+  z
+    .strictObject(
+      {
+        /** []: everything is exposed unless denied; a filter is an explicit narrowing. */
+        allow: z.array(nonEmptyString(), { error: 'expected a list of glob patterns' }).default([]),
+        /** []: nothing is hidden. Deny wins over allow. */
+        deny: z.array(nonEmptyString(), { error: 'expected a list of glob patterns' }).default([]),
+      },
+      anObject,
+    )
+    .prefault({});
+
+/** How a server appears behind an aggregate endpoint (`/mcp` with several servers, groups). */
+function aggregateExposure() {
+  return {
+    /**
+     * Unset: the server's name. "" exposes names bare ("no prefix" mode; a name two servers share
+     * is then kept for the first in config order and reported). Same character set as names.
+     */
+    prefix: z.string({ error: 'expected a string' }).regex(/^(?:[A-Za-z0-9][A-Za-z0-9_-]{0,63})?$/, {
+      error: 'invalid prefix: use "" or 1-64 letters, digits, "_" or "-", starting with a letter or digit',
+    }).optional(),
+    /** Unset: `gateway.aggregate.eager`. */
+    eager: boolean().optional(),
+    tools: filterSchema(),
+    prompts: filterSchema(),
+    /** Globs on resource URIs (and on templates' uriTemplate), as the server sends them. */
+    resources: filterSchema(),
+  };
+}
+
 /** Keys every upstream kind shares: the Claude Desktop `disabled` flag and the request deadlines. */
 const upstreamCommon = {
   /** Claude Desktop / Cline convention: keep the entry but do not serve it. */
@@ -89,6 +122,7 @@ const upstreamCommon = {
    * report progress are not cut; set it to honour the spec's "SHOULD enforce a maximum timeout".
    */
   maxTotalTimeoutMs: nonNegative(MAX_DURATION_MS).default(0),
+  ...aggregateExposure(),
 };
 
 export const stdioServerSchema = z.strictObject({
@@ -244,6 +278,28 @@ const websocketSchema = z.strictObject({
   maxBufferedBytes: positive().default(16 * MiB),
 }, anObject);
 
+const aggregateSchema = z.strictObject({
+  /**
+   * "__": inside both the spec's tool name set (A-Z a-z 0-9 _ - .) and the stricter
+   * `^[a-zA-Z0-9_-]{1,64}$` model APIs enforce, which rejects ".".
+   */
+  separator: z.string({ error: 'expected a string' }).regex(/^[A-Za-z0-9_-]{1,8}$/, {
+    error: 'expected 1-8 letters, digits, "_" or "-" (characters every client accepts in a tool name)',
+  }).default('__'),
+  /** false: a session starts a server when it first needs it, so unused servers cost nothing. */
+  eager: boolean().default(false),
+  /** 10 s: a slow server is left out of a merged list rather than holding up the others. */
+  listTimeoutMs: positive(MAX_DURATION_MS).default(10_000),
+}, anObject);
+
+const groupName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, {
+  error: 'invalid group name: use 1-64 letters, digits, "_" or "-", starting with a letter or digit (it becomes a URL path segment)',
+});
+
+const groupSchema = z.strictObject({
+  servers: z.array(nonEmptyString(), { error: 'expected a list of server names' }).min(1, { error: 'a group needs at least one server' }),
+}, anObject);
+
 const loggingSchema = z.strictObject({
   level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 }, anObject);
@@ -266,6 +322,9 @@ export const gatewaySchema = z.strictObject({
   /** 10 s: in-flight calls get time to finish, within the 30 s a container orchestrator usually allows. */
   shutdownGraceMs: nonNegative(MAX_DURATION_MS).default(10_000),
   logging: loggingSchema.prefault({}),
+  aggregate: aggregateSchema.prefault({}),
+  /** {}: no curated bundles; `/mcp` serves every server. */
+  groups: z.record(groupName, groupSchema, { error: 'expected an object of groups by name' }).default({}),
 }, anObject);
 
 // ---------------------------------------------------------------------------------------------
@@ -288,6 +347,32 @@ export const configFileSchema = z
     if (!Object.values(config.mcpServers).some((server) => !server.disabled)) {
       ctx.addIssue({ code: 'custom', path: ['mcpServers'], message: 'at least one enabled server is required' });
     }
+    checkAggregate(config, ctx);
   });
 
 export type ConfigFile = z.output<typeof configFileSchema>;
+
+/** Group members must exist; two servers must not share a (non-empty) prefix. */
+function checkAggregate(config: { mcpServers: Record<string, ServerEntry>; gateway: z.output<typeof gatewaySchema> }, ctx: z.RefinementCtx): void {
+  for (const [name, group] of Object.entries(config.gateway.groups)) {
+    group.servers.forEach((server, i) => {
+      if (!Object.hasOwn(config.mcpServers, server)) {
+        ctx.addIssue({ code: 'custom', path: ['gateway', 'groups', name, 'servers', i], message: `unknown server "${server}"` });
+      }
+    });
+  }
+  const byPrefix = new Map<string, string>();
+  for (const [name, server] of Object.entries(config.mcpServers)) {
+    if (server.disabled) continue;
+    const prefix = server.prefix ?? name;
+    if (prefix === '') continue;
+    const other = byPrefix.get(prefix);
+    if (other !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mcpServers', name, 'prefix'],
+        message: `servers "${other}" and "${name}" would both expose their names under the prefix "${prefix}"`,
+      });
+    } else byPrefix.set(prefix, name);
+  }
+}

@@ -106,4 +106,47 @@ export interface GatewayConfig {
   readonly logging: { readonly level: LogLevel };
   /** Targets by name, in config order. */
   readonly targets: ReadonlyMap<string, TargetConfig>;
+  /** Aggregate endpoints (`/mcp` over several targets, groups). Absent: the defaults (see aggregateOf). */
+  readonly aggregate?: AggregateConfig;
+}
+
+/** Glob patterns; an empty allow list allows everything, deny wins. */
+export interface NameFilterConfig {
+  readonly allow: readonly string[];
+  readonly deny: readonly string[];
+}
+
+/** How one target appears behind an aggregate endpoint. */
+export interface TargetExposureConfig {
+  /** Prefix of its tool and prompt names; '' = bare names. */
+  readonly prefix: string;
+  /** Open its connection when the session starts instead of on first need. */
+  readonly eager: boolean;
+  readonly tools: NameFilterConfig;
+  readonly prompts: NameFilterConfig;
+  /** Applies to resource URIs and template URIs. */
+  readonly resources: NameFilterConfig;
+}
+
+export interface AggregateConfig {
+  /** Between prefix and name: `<prefix><separator><name>`. */
+  readonly separator: string;
+  /** Per-target deadline of a fan-out list (ms). */
+  readonly listTimeoutMs: number;
+  /** Per target; a target missing here gets `defaultExposure(name)`. */
+  readonly exposure: ReadonlyMap<string, TargetExposureConfig>;
+  /** Named bundles served at `/groups/<name>/mcp`: the targets each exposes, in config order. */
+  readonly groups: ReadonlyMap<string, readonly string[]>;
+}
+
+const NO_FILTER: NameFilterConfig = Object.freeze({ allow: Object.freeze([]), deny: Object.freeze([]) });
+
+/** Defaults for a target with no aggregate settings (hand-built configs, tests). */
+export function defaultExposure(name: string, eager = false): TargetExposureConfig {
+  return { prefix: name, eager, tools: NO_FILTER, prompts: NO_FILTER, resources: NO_FILTER };
+}
+
+/** The aggregate settings of a config, with defaults when it has none. */
+export function aggregateOf(config: GatewayConfig): AggregateConfig {
+  return config.aggregate ?? { separator: '__', listTimeoutMs: 10_000, exposure: new Map(), groups: new Map() };
 }

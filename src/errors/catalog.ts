@@ -55,6 +55,16 @@ export const catalog = Object.freeze({
   GW_REQUEST_CANCELLED: entry(JsonRpcCode.InternalError, 200, 'Request cancelled'),
   GW_DOWNSTREAM_UNAVAILABLE: entry(JsonRpcCode.InternalError, 200, 'No downstream stream could take this server-to-client request'),
 
+  // Aggregate endpoints (several targets behind one URL).
+  GW_TARGET_UNAVAILABLE: entry(JsonRpcCode.InternalError, 502, 'Target is not available in this session'),
+  GW_UNKNOWN_TOOL: entry(JsonRpcCode.InvalidParams, 400, 'Unknown tool'),
+  GW_UNKNOWN_PROMPT: entry(JsonRpcCode.InvalidParams, 400, 'Unknown prompt'),
+  // SEP-2164: resource not found is -32602 (Invalid params), not the older -32002 (server-error range).
+  GW_RESOURCE_NOT_FOUND: entry(JsonRpcCode.InvalidParams, 404, 'Resource not found'),
+  GW_INVALID_CURSOR: entry(JsonRpcCode.InvalidParams, 400, 'Invalid cursor'),
+  GW_INVALID_PARAMS: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params'),
+  GW_METHOD_NOT_FOUND: entry(JsonRpcCode.MethodNotFound, 404, 'Method not found'),
+
   // Anything not raised on purpose.
   GW_INTERNAL: entry(JsonRpcCode.InternalError, 500, 'Internal error', false),
 } satisfies Record<string, CatalogEntry>);

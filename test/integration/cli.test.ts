@@ -207,9 +207,11 @@ describe('switchboard command line: running a gateway', () => {
     );
     const running = start(['--config', path, '--host', '127.0.0.1', '--port', '0']);
     const endpoints = await endpointsOf(running);
-    expect(endpoints.map((url) => new URL(url).pathname)).toEqual(['/servers/first/mcp', '/servers/second/mcp']);
+    // Two servers: /mcp serves both at once (aggregate), then each alone.
+    expect(endpoints.map((url) => new URL(url).pathname)).toEqual(['/mcp', '/servers/first/mcp', '/servers/second/mcp']);
     expect(new URL(endpoints[0] ?? '').hostname).toBe('127.0.0.1');
-    await initializeAt(endpoints[1] ?? '');
+    await initializeAt(endpoints[2] ?? '');
+    await initializeAt(endpoints[0] ?? '');
     running.child.kill('SIGTERM');
     expect((await running.exited).code).toBe(0);
   });

@@ -41,12 +41,22 @@ for (const key of ['command', 'cwd']) serverDefaults.set(key, undefined);
 // Both remote kinds have the same keys; the docs give them one table.
 const remoteDefaults = flatten(httpServerSchema.parse({ type: 'http', url: 'http://x/mcp' }));
 remoteDefaults.set('url', undefined);
+// Keys that only matter on aggregate endpoints (every kind has them) have a table of their own.
+const aggregateDefaults = new Map<string, unknown>([['prefix', undefined], ['eager', undefined]]);
+for (const [key, value] of serverDefaults) {
+  if (/^(tools|prompts|resources)\./.test(key)) aggregateDefaults.set(key, value);
+}
+for (const key of aggregateDefaults.keys()) {
+  serverDefaults.delete(key);
+  remoteDefaults.delete(key);
+}
 const gatewayDefaults = flatten(gatewaySchema.parse({}));
 for (const key of ['allowedOrigins', 'allowedHosts']) gatewayDefaults.set(key, undefined);
 
 const sections = [
   { name: 'servers', defaults: serverDefaults, rows: () => documentedRows('## `mcpServers.<name>`', '### Remote servers') },
-  { name: 'remote servers', defaults: remoteDefaults, rows: () => documentedRows('### Remote servers', '## `gateway`') },
+  { name: 'remote servers', defaults: remoteDefaults, rows: () => documentedRows('### Remote servers', '### Keys for aggregate endpoints') },
+  { name: 'aggregate', defaults: aggregateDefaults, rows: () => documentedRows('### Keys for aggregate endpoints', '## `gateway`') },
   { name: 'gateway', defaults: gatewayDefaults, rows: () => documentedRows('## `gateway`', '## Environment variables') },
 ];
 
@@ -69,7 +79,8 @@ describe.each(sections)('docs/configuration.md, $name keys', ({ defaults, rows }
 
 describe('docs/configuration.md, remote servers', () => {
   it('documents http and sse in one table because their keys are the same', () => {
-    expect([...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse' })).keys()]).toEqual([...remoteDefaults.keys()]);
+    const sse = [...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse' })).keys()].filter((key) => !aggregateDefaults.has(key));
+    expect(sse).toEqual([...remoteDefaults.keys()]);
   });
 });
 

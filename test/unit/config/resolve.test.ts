@@ -65,9 +65,17 @@ describe('endpointUrls', () => {
     expect(endpointUrls(config, 'http://127.0.0.1:8080')).toEqual(['http://127.0.0.1:8080/mcp', 'http://127.0.0.1:8080/servers/a/mcp']);
   });
 
-  it('lists every target in config order otherwise', () => {
-    const config = parseConfig({ mcpServers: { b: { command: 'x' }, a: { command: 'x' } } }, { env: {} });
-    expect(endpointUrls(config, 'http://[::1]:1/')).toEqual(['http://[::1]:1/servers/b/mcp', 'http://[::1]:1/servers/a/mcp']);
+  it('lists /mcp (every target at once), then groups, then every target in config order otherwise', () => {
+    const config = parseConfig(
+      { mcpServers: { b: { command: 'x' }, a: { command: 'x' } }, gateway: { groups: { g: { servers: ['a'] } } } },
+      { env: {} },
+    );
+    expect(endpointUrls(config, 'http://[::1]:1/')).toEqual([
+      'http://[::1]:1/mcp',
+      'http://[::1]:1/groups/g/mcp',
+      'http://[::1]:1/servers/b/mcp',
+      'http://[::1]:1/servers/a/mcp',
+    ]);
   });
 });
 

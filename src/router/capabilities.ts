@@ -1,0 +1,42 @@
+/**
+ * What an aggregate endpoint says about itself in initialize: a capability is advertised when at
+ * least one target has it (2025-11-25 basic/lifecycle, "Capability Negotiation"), and the targets'
+ * instructions are combined under their names.
+ */
+import { isObject } from '../jsonrpc/envelope.ts';
+import type { JsonObject } from '../jsonrpc/types.ts';
+
+/** Used for a target whose capabilities are not known yet (lazy start): everything it may offer. */
+export const ASSUMED_CAPABILITIES: JsonObject = Object.freeze({
+  tools: {},
+  prompts: {},
+  resources: { subscribe: true },
+  logging: {},
+  completions: {},
+});
+
+/**
+ * Merges server capabilities. `listChanged` is always advertised for the list features: the
+ * gateway itself changes the lists (a target crashes, a reload adds one) and says so.
+ */
+export function mergeCapabilities(all: readonly JsonObject[]): JsonObject {
+  const merged: JsonObject = {};
+  const has = (key: string) => all.some((c) => c[key] !== undefined && c[key] !== null);
+  if (has('tools')) merged.tools = { listChanged: true };
+  if (has('prompts')) merged.prompts = { listChanged: true };
+  if (has('resources')) {
+    const subscribe = all.some((c) => isObject(c.resources) && c.resources.subscribe === true);
+    merged.resources = subscribe ? { subscribe: true, listChanged: true } : { listChanged: true };
+  }
+  if (has('logging')) merged.logging = {};
+  if (has('completions')) merged.completions = {};
+  return merged;
+}
+
+/** `## <target>` sections, in the order given; undefined when no target has instructions. */
+export function combineInstructions(parts: ReadonlyArray<{ target: string; instructions: string | undefined }>): string | undefined {
+  const sections = parts
+    .filter((p): p is { target: string; instructions: string } => typeof p.instructions === 'string' && p.instructions.trim() !== '')
+    .map((p) => `## ${p.target}\n\n${p.instructions.trim()}`);
+  return sections.length === 0 ? undefined : sections.join('\n\n');
+}

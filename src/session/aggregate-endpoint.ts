@@ -1,0 +1,117 @@
+/**
+ * Aggregate endpoints: `/mcp` over every target (when there are several) and one per named group.
+ * Each has an endpoint key (its sessions are unknown on every other path) and a session factory
+ * that reads the endpoint's current view, so a config reload reaches new sessions at once and live
+ * ones through `reconfigure`.
+ */
+import { readFileSync } from 'node:fs';
+import { aggregateOf, type GatewayConfig } from '../config/types.ts';
+import type { JsonObject } from '../jsonrpc/types.ts';
+import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
+import { createAggregateSession, type AggregateSession } from './aggregate-session.ts';
+import { toAggregateView, type AggregateView, type KnownTargets } from './aggregate-view.ts';
+import type { Session } from './session.ts';
+import type { SessionFactory } from './store.ts';
+
+/** Endpoint key of `/mcp` over every target. */
+export const ALL_TARGETS_ENDPOINT = 'aggregate:*';
+
+export interface AggregateEndpoint {
+  /** URL path it is served at. */
+  readonly path: string;
+  /** Session key (see Session.endpoint). */
+  readonly endpoint: string;
+  readonly factory: SessionFactory;
+  /** Group name, or undefined for the endpoint over every target. */
+  readonly group: string | undefined;
+  /** The targets it serves now, in config order. */
+  readonly targets: () => readonly string[];
+  /** Applies a reloaded config: new sessions see it, live sessions are reconfigured. */
+  update(config: GatewayConfig): void;
+}
+
+/** The gateway's own serverInfo in an aggregate initialize answer. */
+export const GATEWAY_SERVER_INFO: JsonObject = Object.freeze({ name: 'switchboard', title: 'Switchboard MCP gateway', version: readVersion() });
+
+function readVersion(): string {
+  try {
+    const manifest: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    const version = typeof manifest === 'object' && manifest !== null && 'version' in manifest ? manifest.version : undefined;
+    return typeof version === 'string' ? version : '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+interface EndpointOptions {
+  path: string;
+  endpoint: string;
+  group: string | undefined;
+  view: (config: GatewayConfig) => AggregateView;
+  config: GatewayConfig;
+  cursors: CursorCodec;
+  known: KnownTargets;
+}
+
+function createEndpoint(options: EndpointOptions): AggregateEndpoint {
+  const { path, endpoint, group, cursors, known } = options;
+  let view = options.view(options.config);
+  const live = new Set<AggregateSession>();
+  const factory: SessionFactory = (seed) => {
+    const session = createAggregateSession({
+      id: seed.id,
+      endpoint,
+      view,
+      limits: seed.limits,
+      logger: seed.logger,
+      cursors,
+      known,
+      serverInfo: GATEWAY_SERVER_INFO,
+      onended: (ended: Session) => {
+        live.delete(session);
+        seed.onended(ended);
+      },
+    });
+    live.add(session);
+    return session;
+  };
+  return {
+    path,
+    endpoint,
+    factory,
+    group,
+    targets: () => [...view.targets.keys()],
+    update(config) {
+      view = options.view(config);
+      for (const session of live) session.reconfigure(view);
+    },
+  };
+}
+
+/**
+ * The aggregate endpoints a config asks for: `/mcp` when it has more than one target (a lone target
+ * keeps its pass-through at `/mcp`), and `/groups/<name>/mcp` for each group.
+ */
+export function createAggregateEndpoints(config: GatewayConfig): AggregateEndpoint[] {
+  const cursors = createCursorCodec();
+  const known: KnownTargets = new WeakMap();
+  const out: AggregateEndpoint[] = [];
+  if (config.targets.size > 1) {
+    out.push(createEndpoint({ path: '/mcp', endpoint: ALL_TARGETS_ENDPOINT, group: undefined, view: (c) => toAggregateView(c), config, cursors, known }));
+  }
+  for (const name of aggregateOf(config).groups.keys()) {
+    out.push(
+      createEndpoint({
+        path: `/groups/${name}/mcp`,
+        endpoint: `group:${name}`,
+        group: name,
+        // A group removed by a reload serves no target until restart (its route cannot be removed).
+        view: (c) => toAggregateView(c, aggregateOf(c).groups.get(name) ?? []),
+        config,
+        cursors,
+        known,
+      }),
+    );
+  }
+  return out;
+}

@@ -1,0 +1,124 @@
+/**
+ * Fan-out lists of an aggregate session: one page from every target that still has one, merged in
+ * config order, paged with the composite cursor (router/cursor.ts). A target that cannot answer in
+ * time is left out of the page and named in `_meta` instead of failing the whole list
+ * (`switchboard/unavailable`); names kept out by a collision are named too (`switchboard/collisions`).
+ */
+import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
+import { isObject } from '../jsonrpc/envelope.ts';
+import type { JsonObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
+import type { TimeoutPolicy } from '../config/types.ts';
+import type { Logger } from '../log/logger.ts';
+import type { CursorCodec } from '../router/cursor.ts';
+import { fanOut } from '../router/fan-out.ts';
+import { LIST_KINDS, mergePage, type ListKind } from '../router/list-merge.ts';
+import type { NameTable } from '../router/name-table.ts';
+import type { PendingHandler } from '../upstream/correlator.ts';
+import type { Member } from './aggregate-member.ts';
+
+export const META_UNAVAILABLE = 'switchboard/unavailable';
+export const META_COLLISIONS = 'switchboard/collisions';
+/** A full refresh (to route a name not seen in a list yet) reads at most this many pages per target. */
+const MAX_REFRESH_PAGES = 100;
+
+export interface ListContext {
+  /** Members that take new work, in config order. */
+  members(): readonly Member[];
+  member(name: string): Member | undefined;
+  readonly tables: { readonly tools: NameTable; readonly prompts: NameTable };
+  readonly cursors: CursorCodec;
+  readonly listTimeoutMs: number;
+  /** Between prefix and name (to recognise a name of a target that is down). */
+  readonly separator: string;
+  readonly logger: Logger;
+}
+
+const promiseHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; clientId: RequestId }> = {
+  onresponse(response, ctx) {
+    ctx.resolve(response);
+  },
+  onerror(error, ctx) {
+    ctx.resolve(toErrorResponse(ctx.clientId, error));
+  },
+};
+
+/** Sends a request of the gateway's own to a member; resolves with its result or rejects. */
+export async function askMember(member: Member, method: string, params: JsonObject, timeouts: TimeoutPolicy = member.target.timeouts): Promise<JsonObject> {
+  const connection = await member.connect();
+  const request: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method, params };
+  const answer = await new Promise<JsonRpcResponse>((resolve) =>
+    connection.correlator.request(request, promiseHandler, { resolve, clientId: 0 }, timeouts),
+  );
+  const result: unknown = 'result' in answer ? answer.result : undefined;
+  if (isObject(result)) return result;
+  const error = (answer as { error?: { message?: unknown } }).error;
+  throw new Error(`${method} failed: ${typeof error?.message === 'string' ? error.message : 'no result'}`);
+}
+
+async function pageOf(ctx: ListContext, member: Member, kind: ListKind, cursor: string | undefined): Promise<JsonObject> {
+  await member.connect();
+  // A target that does not offer the feature contributes nothing, without being asked.
+  if (member.capabilities?.[kind.capability] === undefined) return {};
+  // The list deadline is also the request's: past it the correlator cancels upstream, so a hung
+  // target does not collect one pending list per page for its whole request timeout.
+  const timeouts = { ...member.target.timeouts, requestMs: Math.min(ctx.listTimeoutMs, member.target.timeouts.requestMs) };
+  return askMember(member, kind.method, cursor === undefined ? {} : { cursor }, timeouts);
+}
+
+/** One merged page of `method` for the downstream (the `result` object). */
+export async function listPage(ctx: ListContext, method: ListKind['method'], params: JsonObject | undefined): Promise<JsonObject> {
+  const kind = LIST_KINDS[method];
+  let state: Record<string, string | undefined>;
+  const cursor = params?.cursor;
+  if (cursor !== undefined) {
+    const decoded = typeof cursor === 'string' ? ctx.cursors.decode(method, cursor) : undefined;
+    if (decoded === undefined) throw new GatewayError('GW_INVALID_CURSOR', 'Invalid cursor');
+    state = { ...decoded };
+  } else {
+    state = Object.fromEntries(ctx.members().map((m) => [m.name, undefined]));
+  }
+  // Targets removed by a reload since the cursor was issued are skipped.
+  const names = Object.keys(state).filter((name) => ctx.member(name) !== undefined);
+  const outcomes = await fanOut(names, (name) => pageOf(ctx, ctx.member(name) as Member, kind, state[name]), ctx.listTimeoutMs);
+  const page = mergePage(kind, outcomes, (name) => (ctx.member(name) as Member).exposure, ctx.tables);
+  const result: JsonObject = { [kind.resultKey]: page.items };
+  if (Object.keys(page.next).length > 0) result.nextCursor = ctx.cursors.encode(method, page.next);
+  const meta: JsonObject = {};
+  if (page.failed.length > 0) {
+    ctx.logger.warn({ method, failed: page.failed }, 'targets left out of a merged list');
+    meta[META_UNAVAILABLE] = page.failed;
+  }
+  if (page.collisions.length > 0) {
+    ctx.logger.error({ method, collisions: page.collisions }, 'names collide without a prefix; later targets left out');
+    meta[META_COLLISIONS] = page.collisions;
+  }
+  if (Object.keys(meta).length > 0) result._meta = meta;
+  return result;
+}
+
+/**
+ * Reads every page of tools/list or prompts/list from `members` (default: every target), so that the
+ * name table knows their names: used when a call names something no list has shown in this session.
+ */
+export async function refreshNames(ctx: ListContext, method: 'tools/list' | 'prompts/list', members = ctx.members()): Promise<void> {
+  const kind = LIST_KINDS[method];
+  const pagesOf = async (member: Member): Promise<JsonObject[]> => {
+    const pages: JsonObject[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < MAX_REFRESH_PAGES; i++) {
+      const value = await pageOf(ctx, member, kind, cursor);
+      pages.push(value);
+      cursor = typeof value.nextCursor === 'string' && value.nextCursor !== '' ? value.nextCursor : undefined;
+      if (cursor === undefined) break;
+    }
+    return pages;
+  };
+  const outcomes = await fanOut(members.map((m) => m.name), (name) => pagesOf(ctx.member(name) as Member), ctx.listTimeoutMs);
+  // Fetched concurrently, merged in config order: who wins a bare-name collision is deterministic.
+  for (const outcome of outcomes) {
+    if (!outcome.ok) continue;
+    const member = ctx.member(outcome.target);
+    if (member === undefined) continue;
+    for (const value of outcome.value) mergePage(kind, [{ target: member.name, ok: true, value }], () => member.exposure, ctx.tables);
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Server-initiated messages of an aggregate session's members, on their way to the one downstream:
+ * server->client requests get ids from one session-wide counter (two targets asking at once cannot
+ * collide) and their answers go back to the member that asked, under its own id; notifications get
+ * their target's context (encoded URIs, logger names); list_changed is coalesced.
+ */
+import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
+import { idKey, isObject } from '../jsonrpc/envelope.ts';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
+import type { GatewayConfig } from '../config/types.ts';
+import type { Logger } from '../log/logger.ts';
+import type { NameTable } from '../router/name-table.ts';
+import { encodeResourceUri } from '../router/resource-uri.ts';
+import type { Member } from './aggregate-member.ts';
+import type { OutStream, StreamSet } from './streams.ts';
+
+/** list_changed from several targets within this window reaches the downstream once. */
+export const LIST_CHANGED_COALESCE_MS = 20;
+const LIST_CHANGED = {
+  tools: 'notifications/tools/list_changed',
+  prompts: 'notifications/prompts/list_changed',
+  resources: 'notifications/resources/list_changed',
+} as const;
+export type ListFeature = keyof typeof LIST_CHANGED;
+
+export interface ServerMessagesOptions {
+  streams: StreamSet;
+  limits: GatewayConfig['limits'];
+  logger: Logger;
+  tables: { readonly tools: NameTable; readonly prompts: NameTable };
+  /** False before initialize and after the end: no list_changed then. */
+  live: () => boolean;
+}
+
+export interface ServerMessages {
+  /** A member's request to the client (sampling, elicitation, roots, ping). */
+  request(member: Member, request: JsonRpcRequest): void;
+  /** A member's notification (other than progress of a pending request). */
+  notification(member: Member, notification: JsonRpcNotification): void;
+  /** The client's answer to one of those requests: back to the member that asked. */
+  answer(response: JsonRpcResponse): Promise<void>;
+  /** Tells the client (once per coalescing window) that these lists changed. */
+  listChanged(...features: ListFeature[]): void;
+  /** Stops a pending coalesced notification (the session ended). */
+  stop(): void;
+}
+
+interface Asked {
+  readonly member: Member;
+  readonly upstreamId: RequestId;
+  readonly stream: OutStream;
+}
+
+export function createServerMessages({ streams, limits, logger, tables, live }: ServerMessagesOptions): ServerMessages {
+  const asked = new Map<number, Asked>();
+  // Per member (not per name: a reload may replace a member under the same name), upstream id -> ours.
+  const askedIds = new WeakMap<Member, Map<string, number>>();
+  let nextId = 1;
+  const changed = new Set<ListFeature>();
+  let timer: NodeJS.Timeout | undefined;
+
+  /** Writes to `stream`; false when the standalone backlog is full. */
+  const emit = (message: JsonRpcNotification | JsonRpcRequest, stream: OutStream): boolean => {
+    if (stream.standalone && streams.backlog >= limits.pendingServerMessages) {
+      logger.warn({ method: message.method }, 'standalone stream backlog full; server message dropped');
+      return false;
+    }
+    streams.deliver(stream, JSON.stringify(message), false);
+    return true;
+  };
+
+  const flush = () => {
+    timer = undefined;
+    for (const feature of changed) emit({ jsonrpc: '2.0', method: LIST_CHANGED[feature] }, streams.standalone);
+    changed.clear();
+  };
+
+  const idsOf = (member: Member) => {
+    let ids = askedIds.get(member);
+    if (ids === undefined) askedIds.set(member, (ids = new Map()));
+    return ids;
+  };
+
+  const messages: ServerMessages = {
+    request(member, request) {
+      const stream = streams.pick(false);
+      const downstreamId = nextId++;
+      const upstreamId = request.id;
+      request.id = downstreamId;
+      if (!emit(request, stream)) {
+        const error = new GatewayError('GW_DOWNSTREAM_UNAVAILABLE', undefined, { target: member.name });
+        member.connection?.correlator.send(toErrorResponse(upstreamId, error)).catch(() => undefined);
+        return;
+      }
+      asked.set(downstreamId, { member, upstreamId, stream });
+      idsOf(member).set(idKey(upstreamId), downstreamId);
+    },
+
+    notification(member, notification) {
+      const params = notification.params;
+      switch (notification.method) {
+        case LIST_CHANGED.tools:
+          tables.tools.forget(member.name);
+          return messages.listChanged('tools');
+        case LIST_CHANGED.prompts:
+          tables.prompts.forget(member.name);
+          return messages.listChanged('prompts');
+        case LIST_CHANGED.resources:
+          return messages.listChanged('resources');
+        case 'notifications/resources/updated':
+          if (isObject(params) && typeof params.uri === 'string') params.uri = encodeResourceUri(member.name, params.uri);
+          emit(notification, streams.standalone);
+          return;
+        case 'notifications/message':
+          // The target's name goes first in the logger name so the client can tell sources apart.
+          if (isObject(params)) params.logger = typeof params.logger === 'string' ? `${member.name}/${params.logger}` : member.name;
+          emit(notification, streams.pick(false));
+          return;
+        case 'notifications/cancelled': {
+          // The target withdraws one of its own server->client requests: translate to our id.
+          if (!isObject(params)) return;
+          const ids = idsOf(member);
+          const key = idKey(params.requestId as RequestId);
+          const downstreamId = ids.get(key);
+          const entry = downstreamId === undefined ? undefined : asked.get(downstreamId);
+          if (downstreamId === undefined || entry === undefined) return;
+          ids.delete(key);
+          asked.delete(downstreamId);
+          params.requestId = downstreamId;
+          emit(notification, entry.stream.complete ? streams.pick(false) : entry.stream);
+          return;
+        }
+        default:
+          emit(notification, streams.pick(false));
+      }
+    },
+
+    async answer(response) {
+      const downstreamId = typeof response.id === 'number' ? response.id : NaN;
+      const entry = asked.get(downstreamId);
+      if (entry === undefined) {
+        logger.debug({ id: response.id }, 'answer to no server->client request of ours; dropped');
+        return;
+      }
+      asked.delete(downstreamId);
+      idsOf(entry.member).delete(idKey(entry.upstreamId));
+      response.id = entry.upstreamId;
+      await entry.member.connection?.correlator.send(response).catch(() => undefined);
+    },
+
+    listChanged(...features) {
+      if (!live()) return;
+      for (const f of features) changed.add(f);
+      timer ??= setTimeout(flush, LIST_CHANGED_COALESCE_MS);
+    },
+
+    stop() {
+      clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+  return messages;
+}

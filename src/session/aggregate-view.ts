@@ -1,0 +1,48 @@
+/**
+ * What an aggregate endpoint serves, computed once per config (and again on reload): its targets in
+ * config order, each with compiled filters and a fingerprint that tells a reload whether the
+ * target changed.
+ */
+import type { JsonObject } from '../jsonrpc/types.ts';
+import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig } from '../config/types.ts';
+import { createNameFilter } from '../router/glob.ts';
+import type { Exposure } from '../router/list-merge.ts';
+
+export interface ViewTarget {
+  readonly target: TargetConfig;
+  readonly exposure: Exposure;
+  readonly eager: boolean;
+  /** Equal fingerprints: the same target with the same settings (a reload leaves it alone). */
+  readonly fingerprint: string;
+}
+
+export interface AggregateView {
+  readonly separator: string;
+  readonly listTimeoutMs: number;
+  readonly targets: ReadonlyMap<string, ViewTarget>;
+}
+
+/** What the gateway learnt of a target in a handshake; keyed by the (frozen) target config. */
+export type KnownTargets = WeakMap<TargetConfig, { readonly capabilities: JsonObject; readonly instructions: string | undefined }>;
+
+/** The view of `config` over `names` (a group's targets), or over every target when undefined. */
+export function toAggregateView(config: GatewayConfig, names?: readonly string[]): AggregateView {
+  const aggregate = aggregateOf(config);
+  const targets = new Map<string, ViewTarget>();
+  for (const [name, target] of config.targets) {
+    if (names !== undefined && !names.includes(name)) continue;
+    const settings = aggregate.exposure.get(name) ?? defaultExposure(name);
+    targets.set(name, {
+      target,
+      exposure: {
+        prefix: settings.prefix,
+        tools: createNameFilter(settings.tools.allow, settings.tools.deny),
+        prompts: createNameFilter(settings.prompts.allow, settings.prompts.deny),
+        resources: createNameFilter(settings.resources.allow, settings.resources.deny),
+      },
+      eager: settings.eager,
+      fingerprint: JSON.stringify({ target, settings, separator: aggregate.separator }),
+    });
+  }
+  return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, targets };
+}

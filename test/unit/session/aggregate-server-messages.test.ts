@@ -1,0 +1,98 @@
+/**
+ * Notifications of aggregate members on their way to the downstream: coalesced list_changed, URIs
+ * and logger names in their target's context. Real members (not started: notifications need only
+ * their identity), a real stream set, and an in-memory sink standing in for the HTTP response.
+ */
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../../src/log/logger.ts';
+import { PASS_ALL } from '../../../src/router/glob.ts';
+import { createNameTable } from '../../../src/router/name-table.ts';
+import { createMember, type Member } from '../../../src/session/aggregate-member.ts';
+import { createServerMessages } from '../../../src/session/aggregate-server-messages.ts';
+import { createEventLog } from '../../../src/session/event-log.ts';
+import { createStreamSet, type ResponseSink } from '../../../src/session/streams.ts';
+import { stdioTarget } from '../../support/gateway.ts';
+
+const logger = createLogger({ level: 'silent' });
+const limits = { maxBodyBytes: 1, maxSessions: 1, replayEvents: 64, replayBytes: 1 << 20, pendingServerMessages: 64 };
+
+function member(name: string): Member {
+  return createMember({
+    target: stdioTarget(name, { command: 'never-started' }),
+    exposure: { prefix: name, tools: PASS_ALL, prompts: PASS_ALL, resources: PASS_ALL },
+    eager: false,
+    logger,
+    hooks: { onrequest() {}, onnotification() {}, onexit() {}, onready() {} },
+    initParams: () => ({}),
+    logLevel: () => undefined,
+  });
+}
+
+/** A standalone GET stream whose events resolve waiters as they arrive. */
+function setup(live: () => boolean = () => true) {
+  const streams = createStreamSet({ log: createEventLog(64, 1 << 20), logger, priming: () => false, keepFinished: 4 });
+  const received: Array<{ method: string; params?: Record<string, unknown> }> = [];
+  let waiter: (() => void) | undefined;
+  const sink: ResponseSink = {
+    onclose: undefined,
+    closed: false,
+    json() {},
+    sse() {},
+    event(_id, data) {
+      if (data === '') return;
+      received.push(JSON.parse(data) as { method: string });
+      waiter?.();
+    },
+    end() {},
+  };
+  streams.attachStandalone(sink);
+  const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
+  const messages = createServerMessages({ streams, limits, logger, tables, live });
+  const next = () => new Promise<void>((resolve) => (waiter = resolve));
+  return { messages, received, tables, next };
+}
+
+describe('aggregate server messages', () => {
+  it('coalesces list_changed from several targets into one per list, and forgets the names of the targets that changed', async () => {
+    const { messages, received, tables, next } = setup();
+    const one = member('one');
+    const two = member('two');
+    tables.tools.expose('one', 'one', 'echo');
+    tables.tools.expose('two', 'two', 'echo');
+    const arrived = next();
+    messages.notification(one, { jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    messages.notification(two, { jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    messages.notification(two, { jsonrpc: '2.0', method: 'notifications/prompts/list_changed' });
+    messages.listChanged('tools');
+    expect(received).toEqual([]); // held for the coalescing window
+    await arrived;
+    // Everything of the window went out in one flush: one per list, nothing twice.
+    expect(received.map((m) => m.method)).toEqual(['notifications/tools/list_changed', 'notifications/prompts/list_changed']);
+    expect(tables.tools.resolve('one__echo')).toBeUndefined();
+    expect(tables.tools.resolve('two__echo')).toBeUndefined();
+  });
+
+  it('encodes resources/updated URIs and prefixes logger names with the target', () => {
+    const { messages, received } = setup();
+    const files = member('files');
+    messages.notification(files, { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///a' } });
+    messages.notification(files, { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'db', data: 'x' } });
+    messages.notification(files, { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'y' } });
+    expect(received).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'files+file:///a' } },
+      { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'files/db', data: 'x' } },
+      { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'files', data: 'y' } },
+    ]);
+  });
+
+  it('sends no list_changed while the session is not live (before initialize, after the end)', async () => {
+    let live = false;
+    const { messages, received, next } = setup(() => live);
+    messages.listChanged('tools');
+    live = true;
+    const arrived = next();
+    messages.listChanged('resources');
+    await arrived;
+    expect(received.map((m) => m.method)).toEqual(['notifications/resources/list_changed']);
+  });
+});
