@@ -330,6 +330,16 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
       logger.info({ reason }, 'session ended');
       endPromise = (async () => {
         try {
+          // The downstream went away with calls still running: tell each owning target, so it
+          // stops work nobody will read (basic/utilities/cancellation), as a single-target
+          // session does. Pending entries stay: closing the member still answers each one.
+          await Promise.all(
+            [...inflight.values()].map((rec) =>
+              rec.member?.connection?.correlator
+                .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: rec.upstreamId, reason: `Session ended: ${reason}` } })
+                .catch(() => undefined),
+            ),
+          );
           await Promise.all([...members.values()].map((m) => m.close(reason)));
         } finally {
           streams.endAll();

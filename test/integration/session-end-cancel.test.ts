@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startAggregateGateway } from '../support/aggregate.ts';
 import { startTestGateway } from '../support/gateway.ts';
 import { openLegacyStream } from '../support/legacy-sse.ts';
 import { recorderServer, rpc, type Recorded } from '../support/recorder.ts';
@@ -83,6 +84,31 @@ describe('ending a session cancels its in-flight requests upstream', () => {
       expect(seen.find((m) => m.method === 'notifications/cancelled')?.params).toMatchObject({
         requestId: seen.find((m) => m.method === 'tools/call')?.id,
         reason: 'Session ended: client closed the legacy SSE stream',
+      });
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('in an aggregate session (several targets behind /mcp), to the target that owns the call', async () => {
+    const { file, target } = recordingTarget();
+    const gw = await startAggregateGateway({ targets: { rec: target, other: recorderServer() } });
+    try {
+      const url = new URL('/mcp', gw.url);
+      const session = await rpc.initialize(url);
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session.id },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, ...slowCall, params: { ...slowCall.params, name: 'rec__slow' } }),
+      });
+      expect(res.headers.get('content-type')).toContain('text/event-stream');
+      const reader = res.body!.getReader();
+      await reader.read();
+      expect(await session.delete()).toBe(200);
+      const seen = await cancelRecorded(file);
+      expect(seen.find((m) => m.method === 'notifications/cancelled')?.params).toMatchObject({
+        requestId: seen.find((m) => m.method === 'tools/call')?.id,
+        reason: 'Session ended: deleted by the client',
       });
     } finally {
       await gw.close();
