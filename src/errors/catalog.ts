@@ -50,6 +50,11 @@ export const catalog = Object.freeze({
   GW_UPSTREAM_MESSAGE_TOO_LARGE: entry(JsonRpcCode.InternalError, 502, 'Upstream message exceeds the size limit'),
   GW_REQUEST_CANCELLED: entry(JsonRpcCode.InternalError, 200, 'Request cancelled'),
   GW_DOWNSTREAM_UNAVAILABLE: entry(JsonRpcCode.InternalError, 200, 'No downstream stream could take this server-to-client request'),
+  GW_SERVER_REQUEST_UNATTRIBUTABLE: entry(
+    JsonRpcCode.InternalError,
+    200,
+    'A server-to-client request on a shared upstream cannot be attributed to one session',
+  ),
 
   // Anything not raised on purpose.
   GW_INTERNAL: entry(JsonRpcCode.InternalError, 500, 'Internal error', false),

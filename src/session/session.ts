@@ -25,6 +25,7 @@ import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import { createUpstreamConnection, type UpstreamConnection } from '../upstream/connection.ts';
+import { sharedPoolFor } from '../upstream/shared-pool.ts';
 import { createEventLog } from './event-log.ts';
 import { createStreamSet, type OutStream, type ResponseSink } from './streams.ts';
 
@@ -182,7 +183,11 @@ export function createSession(options: SessionOptions): Session {
   };
 
   const connect = async (): Promise<UpstreamConnection> => {
-    const connection = createUpstreamConnection({ target, logger });
+    // Shared mode: a lease on a pooled child (src/upstream/shared-pool.ts); same interface.
+    const connection =
+      target.upstream?.mode === 'shared'
+        ? sharedPoolFor({ target, logger: options.logger, versions: SUPPORTED_PROTOCOL_VERSIONS }).lease()
+        : createUpstreamConnection({ target, logger });
     connection.correlator.onrequest = onServerRequest;
     connection.correlator.onnotification = onServerNotification;
     connection.onexit = (reason) => void onUpstreamExit(connection, reason);
