@@ -13,6 +13,7 @@ import { runLoad } from './lib/load.ts';
 import { runRamp } from './lib/ramp.ts';
 import { cellKey, loadMedian, renderReport, type Cell, type Results } from './lib/report.ts';
 import { scenarios as allScenarios, type Scenario } from './lib/scenarios.ts';
+import { summariseProfiles } from './lib/profile.ts';
 import { renderChart, type ChartSeries } from './lib/svg.ts';
 import { ECHO_SERVER, killAll, ROOT, startSystem, SYSTEM_NAMES, Unavailable, type RunningSystem, type SystemName } from './lib/systems.ts';
 
@@ -23,11 +24,11 @@ const END = '<!-- bench:end -->';
 
 const { values: argv } = parseArgs({
   options: {
-    rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '3' },
-    duration: { type: 'string', default: process.env.BENCH_DURATION_MS ?? '5000' },
-    warmup: { type: 'string', default: process.env.BENCH_WARMUP_MS ?? '2000' },
-    'ramp-sessions': { type: 'string', default: process.env.BENCH_RAMP_SESSIONS ?? '1000' },
-    'shared-children': { type: 'string', default: '2' },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    'ramp-sessions': { type: 'string' },
+    'shared-children': { type: 'string' },
     systems: { type: 'string' },
     scenarios: { type: 'string' },
     quick: { type: 'boolean', default: false },
@@ -41,13 +42,15 @@ const int = (name: string, text: string) => {
   if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${text}`);
   return n;
 };
-const quick = argv.quick;
+/** A flag, else its environment variable, else the quick or the full default. */
+const setting = (name: string, env: string, quick: string, full: string) =>
+  int(name, (argv as Record<string, string | boolean | undefined>)[name] as string | undefined ?? process.env[env] ?? (argv.quick ? quick : full));
 const settings = {
-  rounds: quick ? 1 : int('rounds', argv.rounds),
-  durationMs: quick ? 1_000 : int('duration', argv.duration),
-  warmupMs: quick ? 300 : int('warmup', argv.warmup),
-  rampSessions: quick ? 100 : int('ramp-sessions', argv['ramp-sessions']),
-  sharedChildren: int('shared-children', argv['shared-children']),
+  rounds: setting('rounds', 'BENCH_ROUNDS', '1', '3'),
+  durationMs: setting('duration', 'BENCH_DURATION_MS', '1000', '5000'),
+  warmupMs: setting('warmup', 'BENCH_WARMUP_MS', '300', '2000'),
+  rampSessions: setting('ramp-sessions', 'BENCH_RAMP_SESSIONS', '100', '1000'),
+  sharedChildren: setting('shared-children', 'BENCH_SHARED_CHILDREN', '2', '2'),
 };
 const pickList = <T extends string>(text: string | undefined, all: readonly T[], what: string): T[] => {
   if (text === undefined) return [...all];
@@ -108,7 +111,7 @@ async function runCell(sc: Scenario, name: SystemName, cell: Cell, label: string
         gatewayPid: system.gatewayPid,
       });
       cell.loads.push(r);
-      process.stderr.write(`${label} ${fmt(r.callsPerSecond).padStart(7)}/s p50 ${fmt(r.p50, 3)} p99 ${fmt(r.p99, 3)} ms, server CPU ${fmt(r.serverCpu)} ms/1k, errors ${r.errors}\n`);
+      process.stderr.write(`${label} ${fmt(r.callsPerSecond).padStart(7)}/s p50 ${fmt(r.p50, 3)} p99 ${fmt(r.p99, 3)} ms, server CPU ${fmt(r.serverCpu)} (gateway ${fmt(r.gatewayCpu)}) ms/1k, errors ${r.errors}\n`);
     } else {
       const memoryPid = system.gatewayPid;
       if (memoryPid === undefined) throw new Error('a ramp needs a server process');
@@ -181,6 +184,7 @@ async function main(): Promise<void> {
   if (Number(process.versions.node.split('.')[0]) < 24) process.stderr.write(`bench: Node ${process.version}; the figures are meant for Node 24 (npm run bench)\n`);
   if (argv['cpu-prof'] !== undefined) mkdirSync(argv['cpu-prof'], { recursive: true });
   const started = performance.now();
+  const startedAt = Date.now();
   const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const machineLines = machine();
   const results: Results = new Map();
@@ -210,6 +214,7 @@ async function main(): Promise<void> {
     chart: write ? 'benchmarks.svg' : undefined,
   });
   process.stdout.write(`\n${section}\n`);
+  if (argv['cpu-prof'] !== undefined) process.stdout.write(`\n${summariseProfiles(argv['cpu-prof'], startedAt, ROOT)}\n`);
   if (write) {
     writeFileSync(SVG, chart(results, scenarioList));
     writeDoc(section);

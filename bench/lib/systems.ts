@@ -24,7 +24,8 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export const ROOT = here('../../');
 export const ECHO_SERVER = here('../echo-server.mjs');
 export const ECHO_HTTP = here('../echo-http.mjs');
-const CLI = here('../../src/cli.ts');
+/** BENCH_CLI: another checkout's src/cli.ts (before/after comparisons of a change). */
+const CLI = process.env.BENCH_CLI ?? here('../../src/cli.ts');
 const SUPERGATEWAY = here('../node_modules/supergateway/dist/index.js');
 const MCP_PROXY = here('../node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs');
 const NODE = process.execPath;
