@@ -15,6 +15,7 @@
  */
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { idKey, isObject } from '../jsonrpc/envelope.ts';
+import { toWireText } from '../jsonrpc/wire-text.ts';
 import type {
   JsonRpcNotification,
   JsonRpcRequest,
@@ -130,7 +131,8 @@ export function createSession(options: SessionOptions): Session {
   const handler: PendingHandler<InFlight> = {
     onresponse(response, rec) {
       inflight.delete(rec.key);
-      streams.deliver(rec.stream, JSON.stringify(response), true);
+      // Pass-through: only the id changed, so a large answer's own text is forwarded (wire-text.ts).
+      streams.deliver(rec.stream, toWireText(response), true);
     },
     onerror(error, rec) {
       inflight.delete(rec.key);
