@@ -20,7 +20,8 @@ const EVERY: readonly SystemName[] = ['direct', 'direct-http', 'switchboard', 's
  * and both peers): 1,000 Node children are a test of the machine, not of the gateway.
  */
 const RAMP: readonly SystemName[] = ['direct-http', 'switchboard-http', 'switchboard-shared'];
-const WS: readonly SystemName[] = ['switchboard', 'switchboard-shared', 'switchboard-http'];
+/** direct-http's WebSocket (echo-http.mjs /ws) is the reference the ratios need. */
+const WS: readonly SystemName[] = ['direct-http', 'switchboard', 'switchboard-shared', 'switchboard-http'];
 
 export function scenarios(rampSessions: number): Scenario[] {
   return [
@@ -32,6 +33,6 @@ export function scenarios(rampSessions: number): Scenario[] {
     { name: 'ws-1x1', kind: 'load', wire: 'ws', sessions: 1, inFlight: 1, bytes: 0, systems: WS, about: 'WebSocket: 1 session, 1 in flight' },
     { name: 'ws-1x32', kind: 'load', wire: 'ws', sessions: 1, inFlight: 32, bytes: 0, systems: WS, about: 'WebSocket: 1 session, 32 in flight' },
     { name: 'ws-64x4', kind: 'load', wire: 'ws', sessions: 64, inFlight: 4, bytes: 0, systems: WS, about: 'WebSocket: 64 sessions x 4 in flight' },
-    { name: 'ws-ramp', kind: 'ramp', wire: 'ws', sessions: rampSessions, inFlight: 1, bytes: 0, systems: ['switchboard-http', 'switchboard-shared'], about: `WebSocket: open ${rampSessions} sessions` },
+    { name: 'ws-ramp', kind: 'ramp', wire: 'ws', sessions: rampSessions, inFlight: 1, bytes: 0, systems: ['direct-http', 'switchboard-http', 'switchboard-shared'], about: `WebSocket: open ${rampSessions} sessions` },
   ];
 }

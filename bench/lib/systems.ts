@@ -2,7 +2,7 @@
  * The systems under test, each started fresh in its own process(es) for every measurement:
  *
  *   direct              the load generator on the echo server's pipes (one child per session)
- *   direct-http         the echo server on plain node:http (echo-http.mjs)
+ *   direct-http         the echo server on plain node:http (echo-http.mjs; WebSocket at /ws)
  *   switchboard         src/cli.ts with the stdio echo server, a child per session (the default)
  *   switchboard-shared  the same with `upstream: { mode: shared }`: sessions share a pool of children
  *   switchboard-http    src/cli.ts in front of echo-http.mjs (`type: http`); unavailable on a
@@ -157,16 +157,17 @@ async function waitForPort(port: number, child: ChildProcess, what: string, ms =
   throw new Error(`${what}: port ${port} not open within ${ms} ms`);
 }
 
-async function startEchoHttp(): Promise<{ child: ChildProcess; url: string }> {
+async function startEchoHttp(): Promise<{ child: ChildProcess; url: string; ws: string }> {
   const child = start(NODE, [ECHO_HTTP]);
-  const url = await waitForLine(child, 'echo-http', (line) => {
+  const line = await waitForLine(child, 'echo-http', (text) => {
     try {
-      return (JSON.parse(line) as { url?: string }).url;
+      return typeof (JSON.parse(text) as { url?: string }).url === 'string' ? text : undefined;
     } catch {
       return undefined;
     }
   });
-  return { child, url };
+  const { url, ws } = JSON.parse(line) as { url: string; ws: string };
+  return { child, url, ws };
 }
 
 export interface GatewayOptions {
@@ -204,9 +205,9 @@ export async function startSystem(name: SystemName, options: GatewayOptions): Pr
     case 'direct':
       return { name, url: undefined, wsUrl: undefined, roots: [], gatewayPid: undefined, stop: async () => undefined };
     case 'direct-http': {
-      const { child, url } = await startEchoHttp();
+      const { child, url, ws } = await startEchoHttp();
       const pid = child.pid as number;
-      return { name, url, wsUrl: undefined, roots: [pid], gatewayPid: pid, stop: () => stopTree(child) };
+      return { name, url, wsUrl: ws, roots: [pid], gatewayPid: pid, stop: () => stopTree(child) };
     }
     case 'switchboard':
     case 'switchboard-shared': {

@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerFromBody, checkEcho, httpConnector, stdioConnector } from '../../bench/lib/clients.ts';
+import { answerFromBody, checkEcho, httpConnector, stdioConnector, wsConnector } from '../../bench/lib/clients.ts';
 import { runLoad } from '../../bench/lib/load.ts';
 import { runRamp } from '../../bench/lib/ramp.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -16,15 +16,16 @@ const ECHO_HTTP = new URL('../../bench/echo-http.mjs', import.meta.url).pathname
 let gw: TestGateway;
 let echoHttp: ChildProcess;
 let echoHttpUrl: string;
+let echoWsUrl: string;
 
 beforeAll(async () => {
   gw = await startTestGateway({ targets: { echo: { command: process.execPath, args: [ECHO_SERVER] } } });
   echoHttp = spawn(process.execPath, [ECHO_HTTP], { stdio: ['pipe', 'pipe', 'inherit'] });
-  echoHttpUrl = await new Promise<string>((resolve, reject) => {
+  ({ url: echoHttpUrl, ws: echoWsUrl } = await new Promise<{ url: string; ws: string }>((resolve, reject) => {
     echoHttp.once('exit', (code) => reject(new Error(`echo-http exited (${code})`)));
     echoHttp.stdout?.setEncoding('utf8');
-    echoHttp.stdout?.once('data', (line: string) => resolve((JSON.parse(line) as { url: string }).url));
-  });
+    echoHttp.stdout?.once('data', (line: string) => resolve(JSON.parse(line) as { url: string; ws: string }));
+  }));
 });
 afterAll(async () => {
   echoHttp?.stdin?.end();
@@ -62,6 +63,15 @@ describe('bench harness', () => {
       await direct.close();
       await plain.close();
     }
+  });
+
+  it('runs the WebSocket client (subprotocol mcp) against the echo server, and reports a refused upgrade', async () => {
+    const ws = wsConnector(echoWsUrl);
+    const result = await runLoad(ws, { ...smoke, sessions: 2, inFlight: 4, bytes: 100_000 });
+    expect(result.errors, result.firstError).toBe(0);
+    expect(result.calls).toBeGreaterThanOrEqual(300);
+    // A path without a WebSocket endpoint refuses the upgrade: the harness calls that unavailable.
+    await expect(wsConnector(echoWsUrl.replace(/\/ws$/, '/nope')).open()).rejects.toThrow(/could not connect/);
   });
 
   it('ramps 30 sessions on the gateway and keeps them all open and answering', async () => {
