@@ -64,7 +64,11 @@ const scenarioList = (() => {
   const names = pickList(argv.scenarios, all.map((s) => s.name), 'scenario');
   return all.filter((s) => names.includes(s.name)).map((s) => ({ ...s, systems: s.systems.filter((x) => systems.includes(x)) }));
 })();
-const nodeFlags = argv['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${argv['cpu-prof']}`];
+/** BENCH_NODE_FLAGS: extra Node flags for Switchboard only (e.g. a V8 heap setting to compare). */
+const nodeFlags = [
+  ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+  ...(argv['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${argv['cpu-prof']}`]),
+];
 
 process.on('exit', killAll);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -26,8 +26,8 @@ function panel(p: ChartPanel, scenarios: readonly string[], top: number, width: 
   const right = 10;
   const plotH = height - 60;
   const values = p.series.flatMap((s) => scenarios.map((sc) => s.values.get(sc) ?? NaN)).filter((v) => Number.isFinite(v) && v > 0);
-  const lo = Math.pow(10, Math.floor(Math.log10(Math.min(...values, 1))));
-  const hi = Math.pow(10, Math.ceil(Math.log10(Math.max(...values, 10))));
+  const lo = values.length === 0 ? 1 : Math.pow(10, Math.floor(Math.log10(Math.min(...values))));
+  const hi = values.length === 0 ? 10 : Math.max(lo * 10, Math.pow(10, Math.ceil(Math.log10(Math.max(...values)))));
   const y = (v: number) => top + 30 + plotH - ((Math.log10(v) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * plotH;
   const out: string[] = [];
   out.push(`<text x="${left}" y="${top + 18}" font-size="14" font-weight="bold">${esc(p.title)} (${esc(p.unit)}, log scale)</text>`);
