@@ -185,9 +185,9 @@ export function createSession(options: SessionOptions): Session {
   };
 
   const connect = async (): Promise<UpstreamConnection> => {
-    // Shared mode: a lease on a pooled child (src/upstream/shared-pool.ts); same interface.
+    // Shared mode (stdio targets): a lease on a pooled child (src/upstream/shared-pool.ts); same interface.
     const connection =
-      target.upstream?.mode === 'shared'
+      target.type === 'stdio' && target.upstream?.mode === 'shared'
         ? sharedPoolFor({ target, logger: options.logger, versions: SUPPORTED_PROTOCOL_VERSIONS }).lease()
         : createUpstreamConnection({ target, logger });
     connection.correlator.onrequest = onServerRequest;
