@@ -82,7 +82,8 @@ let initIds = 1_000_000_000;
 /** Streamable HTTP (2025 era) on an undici Pool with `connections` keep-alive connections. */
 export function httpConnector(url: string, connections: number): Connector {
   const target = new URL(url);
-  const pool = new Pool(target.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
+  // 30 s: a call that takes longer is a hung system, reported as a failure instead of waiting 5 min.
+  const pool = new Pool(target.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
   const path = target.pathname + target.search;
   const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 

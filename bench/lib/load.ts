@@ -62,7 +62,7 @@ export async function openSessions(connector: Connector, count: number, parallel
 /** S x C for warm-up + duration; latencies and CPU only from the measured part. */
 export async function runLoad(connector: Connector, options: LoadOptions): Promise<LoadResult> {
   const { bytes } = options;
-  const sessions = await openSessions(connector, options.sessions, 8);
+  const sessions = await withTimeout(openSessions(connector, options.sessions, 8), 60_000, `${options.sessions} sessions did not open within 60 s`);
   let latencies = new Float64Array(1 << 16);
   let count = 0;
   let errors = 0;
@@ -117,7 +117,7 @@ export async function runLoad(connector: Connector, options: LoadOptions): Promi
     const after = usageOf(options.roots);
     const gwAfter = gw === undefined ? NaN : cpuMsOf(gw);
     stopping = true;
-    await all;
+    await withTimeout(all, STOP_TIMEOUT_MS, 'calls still unanswered 30 s after the end of the measurement (a hung system)');
     const sorted = latencies.subarray(0, count).sort();
     const perThousand = (ms: number) => (count === 0 ? NaN : (ms * 1000) / count);
     return {
@@ -135,6 +135,18 @@ export async function runLoad(connector: Connector, options: LoadOptions): Promi
     stopping = true;
     await Promise.allSettled(sessions.map((s) => s.close()));
   }
+}
+
+/** A call that takes this long after the stop means the system hangs: fail the cell, not the run. */
+const STOP_TIMEOUT_MS = 30_000;
+
+/** `work`, or a rejection with `message` after `ms`. */
+export function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Resolves after `ms`, or earlier when `work` settles (everything stopped). */

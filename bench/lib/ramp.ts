@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Connector, McpSession } from './clients.ts';
-import { percentile } from './load.ts';
+import { percentile, withTimeout } from './load.ts';
 import { rssKiBOf, usageOf } from './proc.ts';
 
 export interface RampOptions {
@@ -51,10 +51,10 @@ export async function runRamp(connector: Connector, options: RampOptions): Promi
     while (started < options.sessions && errors < 50) {
       started++;
       try {
-        const session = await connector.open();
+        const session = await withTimeout(connector.open(), 30_000, 'a session did not open within 30 s');
         sessions.push(session);
         const id = nextId++;
-        await session.call(id, `ramp-${id}`, 0);
+        await withTimeout(session.call(id, `ramp-${id}`, 0), 30_000, 'a call did not answer within 30 s');
       } catch (err) {
         fail(err);
       }
@@ -74,7 +74,7 @@ export async function runRamp(connector: Connector, options: RampOptions): Promi
         const id = nextId++;
         const c0 = performance.now();
         try {
-          await session.call(id, `again-${id}`, 0);
+          await withTimeout(session.call(id, `again-${id}`, 0), 30_000, 'a call did not answer within 30 s');
           latencies[done++] = performance.now() - c0;
         } catch (err) {
           fail(err);
