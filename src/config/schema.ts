@@ -153,6 +153,21 @@ export const stdioServerSchema = z.strictObject({
   maxMessageBytes: positive().default(32 * MiB),
   /** 50/s: a chatty server cannot flood the log; 0 drops stderr (still counted). */
   stderrLinesPerSecond: nonNegative().default(50),
+  upstream: z
+    .strictObject(
+      {
+        /**
+         * "per-session": a server may keep state per client (open files, subscriptions, log level,
+         * roots); only a child of its own keeps one client's state from another's. Sharing is an
+         * explicit choice for servers known to be stateless.
+         */
+        mode: z.enum(['per-session', 'shared'], { error: 'expected "per-session" or "shared"' }).default('per-session'),
+        /** 1: one child serves many sessions (a small server is rarely the bottleneck); at most 64. Shared mode only. */
+        children: positive(64).default(1),
+      },
+      anObject,
+    )
+    .prefault({}),
 });
 
 /** An absolute http(s) URL without credentials in it (they belong in `headers`, which are redacted). */

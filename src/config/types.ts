@@ -24,6 +24,16 @@ export interface RestartPolicy {
   readonly maxBackoffMs: number;
 }
 
+/**
+ * How sessions get their upstream: a child of their own (`per-session`), or a share of a pool of
+ * `children` children multiplexed across sessions (`shared`, for servers without per-client state).
+ */
+export interface UpstreamSharing {
+  readonly mode: 'per-session' | 'shared';
+  /** Children in the shared pool (1 when per-session). */
+  readonly children: number;
+}
+
 export interface StdioTargetConfig {
   readonly type: 'stdio';
   readonly name: string;
@@ -45,6 +55,8 @@ export interface StdioTargetConfig {
   readonly maxMessageBytes: number;
   /** Most stderr lines per second passed to the log; the rest are counted and summarised. */
   readonly stderrLinesPerSecond: number;
+  /** Absent: per-session (hand-built configs); the loader always sets it. */
+  readonly upstream?: UpstreamSharing;
 }
 
 /** A remote upstream: Streamable HTTP (`http`) or legacy HTTP+SSE (`sse`, 2024-11-05). */

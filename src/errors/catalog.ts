@@ -54,6 +54,11 @@ export const catalog = Object.freeze({
   GW_UPSTREAM_SESSION_EXPIRED: entry(JsonRpcCode.InternalError, 502, 'Upstream session expired'),
   GW_REQUEST_CANCELLED: entry(JsonRpcCode.InternalError, 200, 'Request cancelled'),
   GW_DOWNSTREAM_UNAVAILABLE: entry(JsonRpcCode.InternalError, 200, 'No downstream stream could take this server-to-client request'),
+  GW_SERVER_REQUEST_UNATTRIBUTABLE: entry(
+    JsonRpcCode.InternalError,
+    200,
+    'A server-to-client request on a shared upstream cannot be attributed to one session',
+  ),
 
   // Aggregate endpoints (several targets behind one URL).
   GW_TARGET_UNAVAILABLE: entry(JsonRpcCode.InternalError, 502, 'Target is not available in this session'),

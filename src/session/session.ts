@@ -15,6 +15,7 @@
  */
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { idKey, isObject } from '../jsonrpc/envelope.ts';
+import { toWireText } from '../jsonrpc/wire-text.ts';
 import type {
   JsonRpcNotification,
   JsonRpcRequest,
@@ -25,6 +26,7 @@ import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import { createUpstreamConnection, type UpstreamConnection } from '../upstream/connection.ts';
+import { sharedPoolFor } from '../upstream/shared-pool.ts';
 import { createEventLog } from './event-log.ts';
 import { createStreamSet, type OutStream, type ResponseSink } from './streams.ts';
 
@@ -131,7 +133,8 @@ export function createSession(options: SessionOptions): Session {
   const handler: PendingHandler<InFlight> = {
     onresponse(response, rec) {
       inflight.delete(rec.key);
-      streams.deliver(rec.stream, JSON.stringify(response), true);
+      // Pass-through: only the id changed, so a large answer's own text is forwarded (wire-text.ts).
+      streams.deliver(rec.stream, toWireText(response), true);
     },
     onerror(error, rec) {
       inflight.delete(rec.key);
@@ -184,7 +187,11 @@ export function createSession(options: SessionOptions): Session {
   };
 
   const connect = async (): Promise<UpstreamConnection> => {
-    const connection = createUpstreamConnection({ target, logger, authorization: options.downstream?.authorization });
+    // Shared mode (stdio targets): a lease on a pooled child (src/upstream/shared-pool.ts); same interface.
+    const connection =
+      target.type === 'stdio' && target.upstream?.mode === 'shared'
+        ? sharedPoolFor({ target, logger: options.logger, versions: SUPPORTED_PROTOCOL_VERSIONS }).lease()
+        : createUpstreamConnection({ target, logger, authorization: options.downstream?.authorization });
     connection.correlator.onrequest = onServerRequest;
     connection.correlator.onnotification = onServerNotification;
     connection.onexit = (reason) => void onUpstreamExit(connection, reason);

@@ -22,6 +22,12 @@ import type { Transport } from './types.ts';
 export { killAllChildrenNow } from './process-tree.ts';
 
 /**
+ * Queued messages are written at once when they reach this many characters (the default
+ * highWaterMark of a writable stream), so that a large burst still meets back-pressure.
+ */
+const COALESCE_LIMIT = 16 * 1024;
+
+/**
  * After the leader exits we wait for its pipes to close so that its last stdout lines and stderr
  * reach us first; a process outside the group (one that called setsid) may hold them open forever.
  */
@@ -67,6 +73,9 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   let failure: GatewayError | undefined;
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let pipeTimer: NodeJS.Timeout | undefined;
+  /** NDJSON queued by `send` in this turn of the event loop, written by `flushOutgoing`. */
+  let outgoing = '';
+  let flushQueued = false;
   const drainWaiters = new Set<{ resolve: () => void; reject: (err: GatewayError) => void }>();
   let resolveExited!: () => void;
   const exited = new Promise<void>((resolve) => (resolveExited = resolve));
@@ -86,7 +95,15 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       const stdin = child?.stdin;
       const usable = state === 'open' && !closeRequested && failure === undefined && exitInfo === undefined;
       if (!usable || stdin === undefined || !stdin.writable) throw closedError();
-      stdin.write(serializeMessage(message));
+      // Messages sent in the same turn of the event loop leave in one write (one wake-up of the
+      // child instead of one per message); a large batch is written at once, so back-pressure
+      // below still sees it.
+      outgoing += serializeMessage(message);
+      if (outgoing.length >= COALESCE_LIMIT) flushOutgoing();
+      else if (!flushQueued) {
+        flushQueued = true;
+        setImmediate(flushOutgoing);
+      }
       // One shared 'drain' listener serves every waiting send: no listener per message.
       if (stdin.writableNeedDrain) {
         await new Promise<void>((resolve, reject) => drainWaiters.add({ resolve, reject }));
@@ -165,6 +182,16 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     proc.stderr.on('error', (error) => log.debug({ err: error }, 'upstream stderr error'));
   }
 
+  /** Writes what `send` queued. Once stdin is gone the text is dropped: its requests fail on close. */
+  function flushOutgoing(): void {
+    flushQueued = false;
+    if (outgoing === '') return;
+    const text = outgoing;
+    outgoing = '';
+    const stdin = child?.stdin;
+    if (stdin !== undefined && stdin.writable) stdin.write(text);
+  }
+
   // The hot path: one call per message, no closure (unlike the rare hooks below).
   function onMessage(message: JsonRpcMessage): void {
     if (state === 'closed') return;
@@ -241,7 +268,10 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
         pgid: proc.pid as number,
         exited,
         graceMs: target.shutdownGraceMs,
-        closeInput: () => proc.stdin.end(),
+        closeInput: () => {
+          flushOutgoing(); // a last notifications/cancelled must not be lost
+          proc.stdin.end();
+        },
         logger: log,
       });
       // Unkillable (stuck in the kernel): stop waiting; it stays registered for killAllChildrenNow.

@@ -5,6 +5,7 @@
  */
 import { parseJson, toMessage } from '../jsonrpc/envelope.ts';
 import { createLineSplitter, sniffLineHead } from '../jsonrpc/ndjson.ts';
+import { keepRawText, RAW_TEXT_MIN_CHARS } from '../jsonrpc/wire-text.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createLogThrottle } from './log-throttle.ts';
@@ -64,8 +65,13 @@ export function createStdoutReader(options: StdoutReaderOptions): StdoutReader {
       return;
     }
     const message = toMessage(value);
-    if (typeof message === 'string') skip(message, line);
-    else options.onMessage(message);
+    if (typeof message === 'string') {
+      skip(message, line);
+      return;
+    }
+    // A large answer keeps its line, so that it can be forwarded without a second serialisation.
+    if (line.length >= RAW_TEXT_MIN_CHARS) keepRawText(message, line);
+    options.onMessage(message);
   }
 
   function onOverflow(head: string, totalBytes: number): void {

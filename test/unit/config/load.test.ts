@@ -61,7 +61,21 @@ describe('parseConfig: defaults', () => {
       shutdownGraceMs: 2_000,
       maxMessageBytes: 32 * 1024 * 1024,
       stderrLinesPerSecond: 50,
+      upstream: { mode: 'per-session', children: 1 },
     });
+  });
+
+  it('reads the shared upstream mode, and ignores children when per-session', () => {
+    const shared = parse({ mcpServers: { s: { command: 'node', upstream: { mode: 'shared', children: '3' } } } });
+    expect(target(shared, 's').upstream).toEqual({ mode: 'shared', children: 3 });
+    expect(target(parse({ mcpServers: { s: { command: 'node', upstream: { mode: 'shared' } } } }), 's').upstream).toEqual({ mode: 'shared', children: 1 });
+    expect(target(parse({ mcpServers: { s: { command: 'node', upstream: { children: 4 } } } }), 's').upstream).toEqual({ mode: 'per-session', children: 1 });
+  });
+
+  it('refuses an unknown sharing mode, a pool of 0 or 65 children, and unknown keys', () => {
+    for (const upstream of [{ mode: 'pooled' }, { mode: 'shared', children: 0 }, { mode: 'shared', children: 65 }, { mode: 'shared', size: 2 }]) {
+      expect(() => parse({ mcpServers: { s: { command: 'node', upstream } } })).toThrow(/mcpServers\.s\.upstream/);
+    }
   });
 
   it('fills section defaults around the keys that are given', () => {

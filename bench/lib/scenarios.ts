@@ -1,0 +1,38 @@
+/** The scenarios of a benchmark run, and which systems take part in each. */
+import type { SystemName } from './systems.ts';
+
+export interface Scenario {
+  readonly name: string;
+  readonly kind: 'load' | 'ramp';
+  readonly wire: 'http' | 'ws';
+  readonly sessions: number;
+  readonly inFlight: number;
+  /** Echo result size (0: a few bytes). */
+  readonly bytes: number;
+  readonly systems: readonly SystemName[];
+  readonly about: string;
+}
+
+const MiB = 1024 * 1024;
+const EVERY: readonly SystemName[] = ['direct', 'direct-http', 'switchboard', 'switchboard-shared', 'switchboard-http', 'supergateway', 'mcp-proxy'];
+/**
+ * The ramp leaves out what needs a child per session (direct, the per-session gateway over stdio
+ * and both peers): 1,000 Node children are a test of the machine, not of the gateway.
+ */
+const RAMP: readonly SystemName[] = ['direct-http', 'switchboard-http', 'switchboard-shared'];
+/** direct-http's WebSocket (echo-http.mjs /ws) is the reference the ratios need. */
+const WS: readonly SystemName[] = ['direct-http', 'switchboard', 'switchboard-shared', 'switchboard-http'];
+
+export function scenarios(rampSessions: number): Scenario[] {
+  return [
+    { name: '1x1', kind: 'load', wire: 'http', sessions: 1, inFlight: 1, bytes: 0, systems: EVERY, about: 'latency: 1 session, 1 call in flight' },
+    { name: '1x32', kind: 'load', wire: 'http', sessions: 1, inFlight: 32, bytes: 0, systems: EVERY, about: '1 session, 32 calls in flight' },
+    { name: '64x4', kind: 'load', wire: 'http', sessions: 64, inFlight: 4, bytes: 0, systems: EVERY, about: '64 sessions, 4 calls in flight each' },
+    { name: '1MiB', kind: 'load', wire: 'http', sessions: 1, inFlight: 4, bytes: MiB, systems: EVERY, about: '1 session, 4 in flight, 1 MiB results' },
+    { name: 'ramp', kind: 'ramp', wire: 'http', sessions: rampSessions, inFlight: 1, bytes: 0, systems: RAMP, about: `open ${rampSessions} sessions, 16 at a time; keep them open` },
+    { name: 'ws-1x1', kind: 'load', wire: 'ws', sessions: 1, inFlight: 1, bytes: 0, systems: WS, about: 'WebSocket: 1 session, 1 in flight' },
+    { name: 'ws-1x32', kind: 'load', wire: 'ws', sessions: 1, inFlight: 32, bytes: 0, systems: WS, about: 'WebSocket: 1 session, 32 in flight' },
+    { name: 'ws-64x4', kind: 'load', wire: 'ws', sessions: 64, inFlight: 4, bytes: 0, systems: WS, about: 'WebSocket: 64 sessions x 4 in flight' },
+    { name: 'ws-ramp', kind: 'ramp', wire: 'ws', sessions: rampSessions, inFlight: 1, bytes: 0, systems: ['direct-http', 'switchboard-http', 'switchboard-shared'], about: `WebSocket: open ${rampSessions} sessions` },
+  ];
+}

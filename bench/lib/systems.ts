@@ -1,0 +1,262 @@
+/**
+ * The systems under test, each started fresh in its own process(es) for every measurement:
+ *
+ *   direct              the load generator on the echo server's pipes (one child per session)
+ *   direct-http         the echo server on plain node:http (echo-http.mjs; WebSocket at /ws)
+ *   switchboard         src/cli.ts with the stdio echo server, a child per session (the default)
+ *   switchboard-shared  the same with `upstream: { mode: shared }`: sessions share a pool of children
+ *   switchboard-http    src/cli.ts in front of echo-http.mjs (`type: http`); unavailable on a
+ *                       gateway without remote upstreams (the config is refused at start)
+ *   supergateway        supergateway --stateful, stdio -> Streamable HTTP (npm, bench/package.json)
+ *   mcp-proxy           punkpeye mcp-proxy, stdio -> Streamable HTTP (npm, bench/package.json)
+ *
+ * Every process is tracked; `killAll` runs on every exit path of the benchmark.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { alive, treeOf } from './proc.ts';
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+export const ROOT = here('../../');
+export const ECHO_SERVER = here('../echo-server.mjs');
+export const ECHO_HTTP = here('../echo-http.mjs');
+/** BENCH_CLI: another checkout's src/cli.ts (before/after comparisons of a change). */
+const CLI = process.env.BENCH_CLI ?? here('../../src/cli.ts');
+const SUPERGATEWAY = here('../node_modules/supergateway/dist/index.js');
+const MCP_PROXY = here('../node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs');
+const NODE = process.execPath;
+
+export const SYSTEM_NAMES = ['direct', 'direct-http', 'switchboard', 'switchboard-shared', 'switchboard-http', 'supergateway', 'mcp-proxy'] as const;
+export type SystemName = (typeof SYSTEM_NAMES)[number];
+
+export interface RunningSystem {
+  readonly name: SystemName;
+  /** Streamable HTTP endpoint; undefined for `direct`. */
+  readonly url: string | undefined;
+  /** WebSocket endpoint, where the system has one. */
+  readonly wsUrl: string | undefined;
+  /** Server-side process roots (their descendants count too). */
+  readonly roots: number[];
+  /** The gateway process alone; for direct-http the HTTP server. */
+  readonly gatewayPid: number | undefined;
+  stop(): Promise<void>;
+}
+
+/** The system could not be started for a reason that is not a failure of the run (not built yet). */
+export class Unavailable extends Error {}
+
+const tracked = new Set<ChildProcess>();
+const trackedPids = new Set<number>();
+
+/** SIGKILLs every process group the benchmark started (idempotent, synchronous). */
+export function killAll(): void {
+  for (const child of tracked) {
+    for (const pid of child.pid === undefined ? [] : treeOf([child.pid])) trackedPids.add(pid);
+  }
+  for (const pid of trackedPids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  for (const child of tracked) child.kill('SIGKILL');
+}
+
+function start(command: string, args: string[], cwd = ROOT): ChildProcess {
+  const child = spawn(command, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  tracked.add(child);
+  child.once('exit', () => tracked.delete(child));
+  return child;
+}
+
+/** Stops a system's process and everything under it: SIGTERM, then SIGKILL after `graceMs`. */
+async function stopTree(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  const pids = child.pid === undefined ? [] : treeOf([child.pid]);
+  for (const pid of pids) trackedPids.add(pid);
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  }
+  // Children a gateway leaves behind (it should stop them itself) are killed, not waited for.
+  const deadline = Date.now() + 5_000;
+  for (const pid of pids) {
+    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+    trackedPids.delete(pid);
+  }
+}
+
+/** Collects a child's output; resolves with the first stdout line that `pick` accepts. */
+function waitForLine(child: ChildProcess, what: string, pick: (line: string) => string | undefined, ms = 20_000): Promise<string> {
+  let err = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (c: string) => void (err = (err + c).slice(-4_000)));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let buffer = '';
+    const timer = setTimeout(() => reject(new Error(`${what}: not ready within ${ms} ms; output: ${out}${err}`)), ms);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      const message = `${what} exited at start (code ${code}): ${(out + err).trim().split('\n').slice(-3).join(' | ').slice(0, 400)}`;
+      // Exit code 2 is Switchboard refusing its config: a feature this build does not have yet.
+      reject(what === 'switchboard' && code === 2 ? new Unavailable(message) : new Error(message));
+    });
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => {
+      out = (out + chunk).slice(-4_000);
+      buffer += chunk;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) !== -1) {
+        const found = pick(buffer.slice(0, nl));
+        buffer = buffer.slice(nl + 1);
+        if (found !== undefined) {
+          clearTimeout(timer);
+          child.stdout?.removeAllListeners('data');
+          child.stdout?.resume();
+          resolve(found);
+          return;
+        }
+      }
+    });
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port: number, child: ChildProcess, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${what} exited at start (code ${child.exitCode})`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what}: port ${port} not open within ${ms} ms`);
+}
+
+async function startEchoHttp(): Promise<{ child: ChildProcess; url: string; ws: string }> {
+  const child = start(NODE, [ECHO_HTTP]);
+  const line = await waitForLine(child, 'echo-http', (text) => {
+    try {
+      return typeof (JSON.parse(text) as { url?: string }).url === 'string' ? text : undefined;
+    } catch {
+      return undefined;
+    }
+  });
+  const { url, ws } = JSON.parse(line) as { url: string; ws: string };
+  return { child, url, ws };
+}
+
+export interface GatewayOptions {
+  /** Children per shared pool (switchboard-shared). */
+  sharedChildren: number;
+  /** Extra node flags for the gateway (e.g. --cpu-prof). */
+  nodeFlags: readonly string[];
+}
+
+/** src/cli.ts with one target `echo`; the URL comes from its start-up log line. */
+async function startSwitchboard(server: Record<string, unknown>, options: GatewayOptions): Promise<{ child: ChildProcess; base: string }> {
+  const dir = mkdtempSync(join(os.tmpdir(), 'switchboard-bench-'));
+  const file = join(dir, 'config.json');
+  const config = {
+    mcpServers: { echo: server },
+    // 2,000 sessions: the ramp opens 1,000 and the default cap is exactly that.
+    gateway: { host: '127.0.0.1', port: 0, limits: { maxSessions: 2_000 }, logging: { level: 'info' } },
+  };
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  const child = start(NODE, [...options.nodeFlags, CLI, '--config', file]);
+  const endpoint = await waitForLine(child, 'switchboard', (line) => {
+    try {
+      const entry = JSON.parse(line) as { endpoints?: string[] };
+      return entry.endpoints?.find((e) => e.includes('/servers/echo/'));
+    } catch {
+      return undefined;
+    }
+  });
+  return { child, base: endpoint.slice(0, endpoint.indexOf('/servers/echo/')) };
+}
+
+export async function startSystem(name: SystemName, options: GatewayOptions): Promise<RunningSystem> {
+  const echoArgs = [ECHO_SERVER];
+  switch (name) {
+    case 'direct':
+      return { name, url: undefined, wsUrl: undefined, roots: [], gatewayPid: undefined, stop: async () => undefined };
+    case 'direct-http': {
+      const { child, url, ws } = await startEchoHttp();
+      const pid = child.pid as number;
+      return { name, url, wsUrl: ws, roots: [pid], gatewayPid: pid, stop: () => stopTree(child) };
+    }
+    case 'switchboard':
+    case 'switchboard-shared': {
+      const server: Record<string, unknown> = { command: NODE, args: echoArgs };
+      if (name === 'switchboard-shared') server.upstream = { mode: 'shared', children: options.sharedChildren };
+      const { child, base } = await startSwitchboard(server, options);
+      const pid = child.pid as number;
+      return {
+        name,
+        url: `${base}/servers/echo/mcp`,
+        wsUrl: `${base.replace(/^http/, 'ws')}/servers/echo/ws`,
+        roots: [pid],
+        gatewayPid: pid,
+        stop: () => stopTree(child),
+      };
+    }
+    case 'switchboard-http': {
+      const upstream = await startEchoHttp();
+      try {
+        const { child, base } = await startSwitchboard({ type: 'http', url: upstream.url }, options);
+        const pid = child.pid as number;
+        return {
+          name,
+          url: `${base}/servers/echo/mcp`,
+          wsUrl: `${base.replace(/^http/, 'ws')}/servers/echo/ws`,
+          roots: [pid, upstream.child.pid as number],
+          gatewayPid: pid,
+          stop: async () => {
+            await stopTree(child);
+            await stopTree(upstream.child);
+          },
+        };
+      } catch (err) {
+        await stopTree(upstream.child);
+        throw err;
+      }
+    }
+    case 'supergateway': {
+      const port = await freePort();
+      const command = [NODE, ...echoArgs].map((a) => JSON.stringify(a)).join(' ');
+      const child = start(NODE, [SUPERGATEWAY, '--stdio', command, '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none']);
+      await waitForPort(port, child, 'supergateway');
+      return { name, url: `http://127.0.0.1:${port}/mcp`, wsUrl: undefined, roots: [child.pid as number], gatewayPid: child.pid, stop: () => stopTree(child) };
+    }
+    case 'mcp-proxy': {
+      const port = await freePort();
+      const child = start(NODE, [MCP_PROXY, '--host', '127.0.0.1', '--port', String(port), '--server', 'stream', '--', NODE, ...echoArgs]);
+      await waitForPort(port, child, 'mcp-proxy');
+      return { name, url: `http://127.0.0.1:${port}/mcp`, wsUrl: undefined, roots: [child.pid as number], gatewayPid: child.pid, stop: () => stopTree(child) };
+    }
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * `npm run bench`: every system through every scenario, alternating, for several rounds; prints
+ * the report and writes it to docs/benchmarks.md (between the bench:begin/end markers) with the
+ * chart docs/benchmarks.svg. See bench/README.md for the options.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { httpConnector, stdioConnector, wsConnector, type Connector } from './lib/clients.ts';
+import { runLoad } from './lib/load.ts';
+import { runRamp } from './lib/ramp.ts';
+import { cellKey, loadMedian, renderReport, type Cell, type Results } from './lib/report.ts';
+import { scenarios as allScenarios, type Scenario } from './lib/scenarios.ts';
+import { summariseProfiles } from './lib/profile.ts';
+import { renderChart, type ChartSeries } from './lib/svg.ts';
+import { ECHO_SERVER, killAll, ROOT, startSystem, SYSTEM_NAMES, Unavailable, type RunningSystem, type SystemName } from './lib/systems.ts';
+
+const DOC = `${ROOT}docs/benchmarks.md`;
+const SVG = `${ROOT}docs/benchmarks.svg`;
+const BEGIN = '<!-- bench:begin (written by bench/run.ts) -->';
+const END = '<!-- bench:end -->';
+
+const { values: argv } = parseArgs({
+  options: {
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    'ramp-sessions': { type: 'string' },
+    'shared-children': { type: 'string' },
+    systems: { type: 'string' },
+    scenarios: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
+  },
+});
+
+const int = (name: string, text: string) => {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${text}`);
+  return n;
+};
+/** A flag, else its environment variable, else the quick or the full default. */
+const setting = (name: string, env: string, quick: string, full: string) =>
+  int(name, (argv as Record<string, string | boolean | undefined>)[name] as string | undefined ?? process.env[env] ?? (argv.quick ? quick : full));
+const settings = {
+  rounds: setting('rounds', 'BENCH_ROUNDS', '1', '3'),
+  durationMs: setting('duration', 'BENCH_DURATION_MS', '1000', '5000'),
+  warmupMs: setting('warmup', 'BENCH_WARMUP_MS', '300', '2000'),
+  rampSessions: setting('ramp-sessions', 'BENCH_RAMP_SESSIONS', '100', '1000'),
+  sharedChildren: setting('shared-children', 'BENCH_SHARED_CHILDREN', '2', '2'),
+};
+const pickList = <T extends string>(text: string | undefined, all: readonly T[], what: string): T[] => {
+  if (text === undefined) return [...all];
+  const list = text.split(',').map((s) => s.trim()) as T[];
+  for (const item of list) if (!all.includes(item)) throw new Error(`unknown ${what} "${item}"; known: ${all.join(', ')}`);
+  return list;
+};
+const systems = pickList(argv.systems, SYSTEM_NAMES, 'system');
+const scenarioList = (() => {
+  const all = allScenarios(settings.rampSessions);
+  const names = pickList(argv.scenarios, all.map((s) => s.name), 'scenario');
+  return all.filter((s) => names.includes(s.name)).map((s) => ({ ...s, systems: s.systems.filter((x) => systems.includes(x)) }));
+})();
+/** BENCH_NODE_FLAGS: extra Node flags for Switchboard only (e.g. a V8 heap setting to compare). */
+const nodeFlags = [
+  ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+  ...(argv['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${argv['cpu-prof']}`]),
+];
+
+process.on('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    process.stderr.write(`\nbench: ${signal}, stopping every child\n`);
+    process.exit(130);
+  });
+}
+
+function connectorFor(system: RunningSystem, sc: Scenario): Connector {
+  if (system.name === 'direct') return stdioConnector(process.execPath, [ECHO_SERVER]);
+  if (sc.wire === 'ws') {
+    if (system.wsUrl === undefined) throw new Unavailable('no WebSocket endpoint');
+    return wsConnector(system.wsUrl);
+  }
+  return httpConnector(system.url as string, Math.min(512, sc.sessions * sc.inFlight + 16));
+}
+
+const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
+
+async function runCell(sc: Scenario, name: SystemName, cell: Cell, label: string): Promise<void> {
+  let system: RunningSystem | undefined;
+  let connector: Connector | undefined;
+  try {
+    system = await startSystem(name, { sharedChildren: settings.sharedChildren, nodeFlags: name.startsWith('switchboard') ? nodeFlags : [] });
+    connector = connectorFor(system, sc);
+    if (sc.wire === 'ws') {
+      // A gateway without the WebSocket route refuses the upgrade: unavailable, not failed.
+      try {
+        await (await connector.open()).close();
+      } catch (err) {
+        throw new Unavailable(`WebSocket: ${(err as Error).message}`);
+      }
+    }
+    const roots = [...system.roots, ...connector.pids];
+    if (sc.kind === 'load') {
+      const r = await runLoad(connector, {
+        sessions: sc.sessions,
+        inFlight: sc.inFlight,
+        bytes: sc.bytes,
+        warmupMs: settings.warmupMs,
+        durationMs: settings.durationMs,
+        roots: system.name === 'direct' ? connector.pids : roots,
+        gatewayPid: system.gatewayPid,
+      });
+      cell.loads.push(r);
+      process.stderr.write(`${label} ${fmt(r.callsPerSecond).padStart(7)}/s p50 ${fmt(r.p50, 3)} p99 ${fmt(r.p99, 3)} ms, server CPU ${fmt(r.serverCpu)} (gateway ${fmt(r.gatewayCpu)}) ms/1k, errors ${r.errors}\n`);
+    } else {
+      const memoryPid = system.gatewayPid;
+      if (memoryPid === undefined) throw new Error('a ramp needs a server process');
+      const r = await runRamp(connector, { sessions: sc.sessions, parallel: 16, roots, memoryPid });
+      cell.ramps.push(r);
+      process.stderr.write(`${label} ${r.opened} sessions at ${fmt(r.setupPerSecond)}/s, ${fmt(r.rssPerSessionKiB, 1)} KiB each, errors ${r.errors}\n`);
+    }
+  } catch (err) {
+    const message = (err as Error).message.replace(/\s+/g, ' ').slice(0, 300);
+    if (err instanceof Unavailable) cell.unavailable = message;
+    else cell.failures.push(message);
+    process.stderr.write(`${label} ${err instanceof Unavailable ? 'unavailable' : 'FAILED'}: ${message}\n`);
+  } finally {
+    await connector?.close().catch(() => undefined);
+    await system?.stop();
+  }
+}
+
+function machine(): string[] {
+  const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
+  const model = /^model name\s*:\s*(.*)$/m.exec(cpuinfo)?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown';
+  const git = (args: string[]) => {
+    try {
+      return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trimEnd();
+    } catch {
+      return '';
+    }
+  };
+  const dirty = git(['status', '--porcelain', '--', 'src']).split('\n').filter(Boolean).map((l) => l.slice(3));
+  const peers = (name: string) => {
+    try {
+      return (JSON.parse(readFileSync(`${ROOT}bench/node_modules/${name}/package.json`, 'utf8')) as { version: string }).version;
+    } catch {
+      return 'not installed';
+    }
+  };
+  return [
+    `- Machine: ${os.availableParallelism()} x ${model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, kernel ${os.release()}${/hypervisor/.test(cpuinfo) ? ' (virtual machine)' : ''}`,
+    `- Node ${process.version}; Switchboard \`src/cli.ts\` at ${git(['rev-parse', '--short', 'HEAD']) || 'unknown'}${dirty.length > 0 ? ` plus uncommitted changes in ${dirty.join(', ')}` : ''}, log level info; supergateway ${peers('supergateway')}, mcp-proxy ${peers('mcp-proxy')}`,
+    `- Load average at start: ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`,
+  ];
+}
+
+function chart(results: Results, list: readonly Scenario[]): string {
+  const loads = list.filter((s) => s.kind === 'load');
+  const names = SYSTEM_NAMES.filter((s) => loads.some((sc) => sc.systems.includes(s)));
+  const series = (field: 'callsPerSecond' | 'p99'): ChartSeries[] =>
+    names.map((system) => ({ system, values: new Map(loads.map((sc) => [sc.name, loadMedian(results, sc.name, system, field)])) }));
+  return renderChart(
+    [
+      { title: 'Throughput', unit: 'calls/s', series: series('callsPerSecond') },
+      { title: 'p99 latency', unit: 'ms', series: series('p99') },
+    ],
+    loads.map((s) => s.name),
+    `Medians of ${settings.rounds} round(s); missing bars: unavailable or not run. See docs/benchmarks.md.`,
+  );
+}
+
+function writeDoc(section: string): void {
+  const block = `${BEGIN}\n${section}\n${END}`;
+  let text = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '# Benchmarks\n';
+  const begin = text.indexOf(BEGIN);
+  const end = text.indexOf(END);
+  if (begin !== -1 && end > begin) text = text.slice(0, begin) + block + text.slice(end + END.length);
+  else text = `${text}\n${block}\n`;
+  writeFileSync(DOC, text);
+}
+
+async function main(): Promise<void> {
+  if (Number(process.versions.node.split('.')[0]) < 24) process.stderr.write(`bench: Node ${process.version}; the figures are meant for Node 24 (npm run bench)\n`);
+  if (argv['cpu-prof'] !== undefined) mkdirSync(argv['cpu-prof'], { recursive: true });
+  const started = performance.now();
+  const startedAt = Date.now();
+  const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const machineLines = machine();
+  const results: Results = new Map();
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const sc of scenarioList) {
+      // Rotate the order every round so that no system always runs first (or on a warmer machine).
+      const order = sc.systems.map((_, i) => sc.systems[(i + round) % sc.systems.length] as SystemName);
+      for (const name of order) {
+        const key = cellKey(sc.name, name);
+        const cell = results.get(key) ?? { loads: [], ramps: [], unavailable: undefined, failures: [] };
+        results.set(key, cell);
+        if (cell.unavailable !== undefined) continue;
+        await runCell(sc, name, cell, `round ${round + 1}/${settings.rounds} ${sc.name.padEnd(8)} ${name.padEnd(18)}`);
+      }
+    }
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+  const write = !argv['no-write'];
+  const section = renderReport(results, scenarioList, {
+    date,
+    elapsedSeconds: elapsed,
+    command,
+    machine: [...machineLines, `- Load average at the end: ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`],
+    settings: `${settings.rounds} round(s); per system and scenario a fresh start, ${settings.warmupMs} ms warm-up, ${settings.durationMs} ms measured; ramp to ${settings.rampSessions} sessions; shared mode with ${settings.sharedChildren} children`,
+    rounds: settings.rounds,
+    chart: write ? 'benchmarks.svg' : undefined,
+  });
+  process.stdout.write(`\n${section}\n`);
+  if (argv['cpu-prof'] !== undefined) process.stdout.write(`\n${summariseProfiles(argv['cpu-prof'], startedAt, ROOT)}\n`);
+  if (write) {
+    writeFileSync(SVG, chart(results, scenarioList));
+    writeDoc(section);
+    process.stdout.write(`\n(written to ${DOC} and ${SVG})\n`);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+  killAll();
+});

@@ -1,0 +1,229 @@
+/**
+ * Shared upstream mode: a pool of N children of one stdio target, multiplexed across downstream
+ * sessions (`upstream: { mode: shared, children: N }`), so 1,000 sessions do not need 1,000
+ * processes. Only for servers that keep no per-client state; see docs/configuration.md for what
+ * this mode cannot do.
+ *
+ * - Each child is started and initialized once, by the first session that lands on it, with that
+ *   session's initialize params and the newest protocol version the gateway speaks; every session's
+ *   own initialize is answered by the gateway from that handshake (shared-lease.ts).
+ * - A session gets the child with the fewest sessions (a child is started when its slot is empty).
+ * - Ids never cross: each child's correlator gives every request its own upstream id, whichever
+ *   session sent it, and progress and cancellation route by that id.
+ * - Broadcasts (list_changed, resources/updated) reach every session on the child; a log message
+ *   reaches the one session with requests in flight, or every session when that is ambiguous.
+ * - A server->client request (sampling, elicitation, roots) goes to a session only when it is
+ *   attributable: the requests in flight on that child all belong to one session. Otherwise the
+ *   child gets GW_SERVER_REQUEST_UNATTRIBUTABLE. `ping` is answered by the gateway.
+ * - A child lives while sessions use it: when its last session ends it is closed. When it dies,
+ *   its sessions are told (each then ends or restarts, per `onExit`) and the slot starts afresh.
+ */
+import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
+import { idKey, isObject } from '../jsonrpc/envelope.ts';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { StdioTargetConfig } from '../config/types.ts';
+import type { Logger } from '../log/logger.ts';
+import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
+import type { PendingHandler } from './correlator.ts';
+import { createSharedLease, type SharedLease } from './shared-lease.ts';
+
+/** The child's initialize answer: its result, or the error it refused with. */
+export type SharedHandshake = { readonly result: JsonObject; readonly version: string } | { readonly error: JsonRpcErrorObject };
+
+/** One child of the pool. */
+export interface SharedSlot {
+  readonly index: number;
+  connection: UpstreamConnection | undefined;
+  handshake: Promise<SharedHandshake> | undefined;
+  readonly leases: Set<SharedLease>;
+}
+
+export interface SharedPool {
+  readonly target: StdioTargetConfig;
+  /** A connection for one session; its `start()` picks a child, its initialize starts the child if needed. */
+  lease(): UpstreamConnection;
+  /** Pids of the children alive now (tests, logs). */
+  pids(): number[];
+  /** Internal to shared-lease.ts: bind a lease to the least-used child. */
+  attach(lease: SharedLease): SharedSlot;
+  /** Internal: the child's handshake, started with these initialize params if it is not yet. */
+  ready(slot: SharedSlot, params: JsonObject | undefined): Promise<SharedHandshake>;
+  /** Internal: the lease is done with its child; the child closes when no lease is left. */
+  release(lease: SharedLease, slot: SharedSlot): Promise<void>;
+}
+
+export interface SharedPoolOptions {
+  target: StdioTargetConfig;
+  /** The gateway's logger (not a session's): the pool outlives sessions. */
+  logger: Logger;
+  /** Protocol versions the gateway speaks, oldest first; the handshake asks for the newest. */
+  versions: readonly string[];
+}
+
+/**
+ * The child's first answer includes its start-up (an `npx -y` server may be downloaded first), so the
+ * handshake never gets less than this (the same rule as a per-session handshake).
+ */
+const HANDSHAKE_MIN_TIMEOUT_MS = 30_000;
+
+const pools = new WeakMap<StdioTargetConfig, SharedPool>();
+
+/** The pool of a target: one per target object, shared by every endpoint that serves it. */
+export function sharedPoolFor(options: SharedPoolOptions): SharedPool {
+  let pool = pools.get(options.target);
+  if (pool === undefined) {
+    pool = createSharedPool(options);
+    pools.set(options.target, pool);
+  }
+  return pool;
+}
+
+const handshakeHandler: PendingHandler<(answer: JsonRpcResponse | GatewayError) => void> = {
+  onresponse: (response, done) => done(response),
+  onerror: (error, done) => done(error),
+};
+
+function createSharedPool({ target, logger, versions }: SharedPoolOptions): SharedPool {
+  const log = logger.child({ target: target.name, sharedPool: true });
+  const slots: SharedSlot[] = Array.from({ length: target.upstream?.children ?? 1 }, (_, index) => ({
+    index,
+    connection: undefined,
+    handshake: undefined,
+    leases: new Set<SharedLease>(),
+  }));
+  const newest = versions[versions.length - 1] as string;
+  const known = new Set(versions);
+  const timeouts = {
+    ...target.timeouts,
+    requestMs: Math.max(target.timeouts.requestMs, HANDSHAKE_MIN_TIMEOUT_MS),
+    maxTotalMs: target.timeouts.maxTotalMs === 0 ? 0 : Math.max(target.timeouts.maxTotalMs, HANDSHAKE_MIN_TIMEOUT_MS),
+  };
+
+  /** Leases on the slot with requests in flight, up to two (two means "ambiguous"). */
+  const busyLeases = (slot: SharedSlot): SharedLease[] => {
+    const busy: SharedLease[] = [];
+    for (const lease of slot.leases) {
+      if (lease.correlator.inflight > 0 && busy.push(lease) === 2) break;
+    }
+    return busy;
+  };
+
+  const onRequest = (slot: SharedSlot, connection: UpstreamConnection, request: JsonRpcRequest) => {
+    if (request.method === 'ping') {
+      connection.correlator.send({ jsonrpc: '2.0', id: request.id, result: {} }).catch(() => undefined);
+      return;
+    }
+    const busy = busyLeases(slot);
+    if (busy.length === 1) {
+      (busy[0] as SharedLease).takeRequest(request);
+      return;
+    }
+    log.warn({ method: request.method, child: slot.index, busySessions: busy.length }, 'server->client request on a shared child cannot be attributed to one session; refused');
+    const error = new GatewayError('GW_SERVER_REQUEST_UNATTRIBUTABLE', undefined, { target: target.name, method: request.method });
+    connection.correlator.send(toErrorResponse(request.id, error)).catch(() => undefined);
+  };
+
+  const onNotification = (slot: SharedSlot, notification: JsonRpcNotification) => {
+    if (notification.method === 'notifications/cancelled') {
+      // The child withdraws one of its server->client requests: only its session knew it.
+      const requestId = isObject(notification.params) ? notification.params.requestId : undefined;
+      if (requestId === undefined) return;
+      const key = idKey(requestId as JsonRpcRequest['id']);
+      for (const lease of slot.leases) {
+        if (lease.ownsRequest(key)) {
+          lease.takeNotification(notification);
+          return;
+        }
+      }
+      return;
+    }
+    if (notification.method === 'notifications/message') {
+      const busy = busyLeases(slot);
+      if (busy.length === 1) {
+        (busy[0] as SharedLease).takeNotification(notification);
+        return;
+      }
+    }
+    // Sessions only serialise what they get (none mutates a broadcast), so one object serves all.
+    for (const lease of slot.leases) lease.takeNotification(notification);
+  };
+
+  const onExit = (slot: SharedSlot, connection: UpstreamConnection, reason: GatewayError) => {
+    if (slot.connection !== connection) return;
+    slot.connection = undefined;
+    slot.handshake = undefined;
+    const leases = [...slot.leases];
+    slot.leases.clear();
+    log.warn({ child: slot.index, pid: connection.pid, sessions: leases.length, reason: reason.message }, 'shared upstream child ended');
+    for (const lease of leases) lease.exited(reason);
+  };
+
+  const start = async (slot: SharedSlot, connection: UpstreamConnection, params: JsonObject | undefined): Promise<SharedHandshake> => {
+    await connection.start();
+    const answer = await new Promise<JsonRpcResponse | GatewayError>((resolve) => {
+      connection.correlator.request({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { ...params, protocolVersion: newest } }, handshakeHandler, resolve, timeouts);
+    });
+    if (answer instanceof GatewayError) throw answer;
+    if ('error' in answer) return { error: (answer as JsonRpcErrorResponse).error };
+    const version = answer.result.protocolVersion;
+    if (typeof version !== 'string') {
+      return { error: new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${target.name}" answered initialize without a protocol version`, { target: target.name }).toJsonRpc() };
+    }
+    await connection.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    log.info({ child: slot.index, pid: connection.pid, protocolVersion: version }, 'shared upstream child initialized');
+    return { result: answer.result, version };
+  };
+
+  const closeSlot = (slot: SharedSlot, reason: string): Promise<void> => {
+    const connection = slot.connection;
+    slot.connection = undefined;
+    slot.handshake = undefined;
+    return connection?.close(reason) ?? Promise.resolve();
+  };
+
+  const pool: SharedPool = {
+    target,
+    lease: () => createSharedLease(pool, log, known),
+    pids: () => slots.flatMap((s) => (s.connection?.pid === undefined ? [] : [s.connection.pid])),
+
+    attach(lease) {
+      let best = slots[0] as SharedSlot;
+      for (const slot of slots) if (slot.leases.size < best.leases.size) best = slot;
+      best.leases.add(lease);
+      return best;
+    },
+
+    ready(slot, params) {
+      if (slot.handshake !== undefined) return slot.handshake;
+      const connection = createUpstreamConnection({ target, logger: log.child({ child: slot.index }) });
+      connection.correlator.onrequest = (request) => onRequest(slot, connection, request);
+      connection.correlator.onnotification = (notification) => onNotification(slot, notification);
+      connection.onexit = (reason) => onExit(slot, connection, reason);
+      slot.connection = connection;
+      const handshake = start(slot, connection, params).then(
+        (outcome) => {
+          if ('error' in outcome && slot.connection === connection) void closeSlot(slot, 'initialize refused');
+          return outcome;
+        },
+        async (err: unknown) => {
+          if (slot.connection === connection) {
+            slot.connection = undefined;
+            slot.handshake = undefined;
+          }
+          await connection.close('initialize failed');
+          throw err;
+        },
+      );
+      // Nobody may be waiting any more (the last session left during the start): not unhandled.
+      handshake.catch(() => undefined);
+      slot.handshake = handshake;
+      return handshake;
+    },
+
+    release(lease, slot) {
+      if (!slot.leases.delete(lease) || slot.leases.size > 0) return Promise.resolve();
+      return closeSlot(slot, 'no session left');
+    },
+  };
+  return pool;
+}

@@ -1,0 +1,103 @@
+/**
+ * Smoke test of the benchmark harness (bench/): its clients and load generator drive the real
+ * gateway, the direct pipe and the plain HTTP echo server for a few hundred calls, and every answer
+ * is checked. Correctness only: no timing is asserted. Uses root dependencies only (no peers).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answerFromBody, checkEcho, httpConnector, stdioConnector, wsConnector } from '../../bench/lib/clients.ts';
+import { runLoad } from '../../bench/lib/load.ts';
+import { runRamp } from '../../bench/lib/ramp.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+
+const ECHO_SERVER = new URL('../../bench/echo-server.mjs', import.meta.url).pathname;
+const ECHO_HTTP = new URL('../../bench/echo-http.mjs', import.meta.url).pathname;
+
+let gw: TestGateway;
+let echoHttp: ChildProcess;
+let echoHttpUrl: string;
+let echoWsUrl: string;
+
+beforeAll(async () => {
+  gw = await startTestGateway({ targets: { echo: { command: process.execPath, args: [ECHO_SERVER] } } });
+  echoHttp = spawn(process.execPath, [ECHO_HTTP], { stdio: ['pipe', 'pipe', 'inherit'] });
+  ({ url: echoHttpUrl, ws: echoWsUrl } = await new Promise<{ url: string; ws: string }>((resolve, reject) => {
+    echoHttp.once('exit', (code) => reject(new Error(`echo-http exited (${code})`)));
+    echoHttp.stdout?.setEncoding('utf8');
+    echoHttp.stdout?.once('data', (line: string) => resolve(JSON.parse(line) as { url: string; ws: string }));
+  }));
+});
+afterAll(async () => {
+  echoHttp?.stdin?.end();
+  await gw?.close();
+});
+
+const smoke = { warmupMs: 50, durationMs: 20_000, maxCalls: 300, roots: [], gatewayPid: undefined };
+
+describe('bench harness', () => {
+  it('runs 300 checked calls through the gateway, 4 sessions x 4 in flight, small and padded results', async () => {
+    for (const bytes of [0, 64 * 1024]) {
+      const connector = httpConnector(gw.mcpUrl('echo').href, 16);
+      try {
+        const result = await runLoad(connector, { ...smoke, sessions: 4, inFlight: 4, bytes });
+        expect(result.errors, result.firstError).toBe(0);
+        expect(result.calls).toBeGreaterThanOrEqual(300);
+        expect(result.p50).toBeGreaterThan(0);
+      } finally {
+        await connector.close();
+      }
+    }
+  });
+
+  it('runs the direct pipe and the plain HTTP echo server with the same checks', async () => {
+    const direct = stdioConnector(process.execPath, [ECHO_SERVER]);
+    const plain = httpConnector(echoHttpUrl, 8);
+    try {
+      for (const connector of [direct, plain]) {
+        const result = await runLoad(connector, { ...smoke, sessions: 2, inFlight: 4, bytes: 0 });
+        expect(result.errors, result.firstError).toBe(0);
+        expect(result.calls).toBeGreaterThanOrEqual(300);
+      }
+      expect(direct.pids.length).toBe(2);
+    } finally {
+      await direct.close();
+      await plain.close();
+    }
+  });
+
+  it('runs the WebSocket client (subprotocol mcp) against the echo server, and reports a refused upgrade', async () => {
+    const ws = wsConnector(echoWsUrl);
+    const result = await runLoad(ws, { ...smoke, sessions: 2, inFlight: 4, bytes: 100_000 });
+    expect(result.errors, result.firstError).toBe(0);
+    expect(result.calls).toBeGreaterThanOrEqual(300);
+    // A path without a WebSocket endpoint refuses the upgrade: the harness calls that unavailable.
+    await expect(wsConnector(echoWsUrl.replace(/\/ws$/, '/nope')).open()).rejects.toThrow(/could not connect/);
+  });
+
+  it('ramps 30 sessions on the gateway and keeps them all open and answering', async () => {
+    const connector = httpConnector(gw.mcpUrl('echo').href, 16);
+    try {
+      const result = await runRamp(connector, { sessions: 30, parallel: 4, roots: [process.pid], memoryPid: process.pid });
+      expect(result.errors, result.firstError).toBe(0);
+      expect(result.opened).toBe(30);
+      expect(result.p50).toBeGreaterThan(0);
+    } finally {
+      await connector.close();
+    }
+  });
+
+  it('rejects a wrong answer: another id, another text, a wrong padding', () => {
+    const ok = { id: 7, result: { content: [{ text: 'echo-7' }] } };
+    expect(() => checkEcho(ok, 7, 'echo-7', 0)).not.toThrow();
+    expect(() => checkEcho(ok, 8, 'echo-7', 0)).toThrow(/answer id 7, expected 8/);
+    expect(() => checkEcho(ok, 7, 'echo-8', 0)).toThrow(/echoed/);
+    expect(() => checkEcho(ok, 7, 'echo-7', 10)).toThrow(/padded to 10/);
+    expect(() => checkEcho({ id: 7, error: { code: -32603 } }, 7, 'echo-7', 0)).toThrow(/no text/);
+  });
+
+  it('finds the answer in an SSE body after a priming event and a notification', () => {
+    const body = 'id: 1\ndata:\n\nevent: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n\ndata: {"jsonrpc":"2.0","id":3,"result":{"content":[{"text":"x"}]}}\n\n';
+    expect(answerFromBody('text/event-stream', body, 3).id).toBe(3);
+    expect(() => answerFromBody('text/event-stream', body, 4)).toThrow(/without an answer/);
+  });
+});
