@@ -67,6 +67,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       cursors,
       known,
       serverInfo: GATEWAY_SERVER_INFO,
+      downstream: seed.downstream,
       onended: (ended: Session) => {
         live.delete(session);
         seed.onended(ended);

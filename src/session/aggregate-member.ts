@@ -11,8 +11,8 @@ import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
-import { createUpstreamConnection, type UpstreamConnection } from '../upstream/connection.ts';
-import { HANDSHAKE_MIN_TIMEOUT_MS } from './session.ts';
+import type { UpstreamConnection } from '../upstream/connection.ts';
+import { HANDSHAKE_MIN_TIMEOUT_MS, openUpstream } from './session.ts';
 
 /** What the aggregate session hears from a member. One object per session, not per message. */
 export interface MemberHooks {
@@ -34,6 +34,10 @@ export interface MemberOptions {
   initParams: () => JsonObject;
   /** logging/setLevel the downstream asked for, replayed to a member opened later. */
   logLevel: () => string | undefined;
+  /** The gateway's logger, for a shared child that outlives this session. */
+  poolLogger: Logger;
+  /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
+  authorization: string | undefined;
 }
 
 export interface Member {
@@ -102,7 +106,7 @@ export function createMember(options: MemberOptions): Member {
 
   const open = async (): Promise<UpstreamConnection> => {
     starts++;
-    const next = createUpstreamConnection({ target, logger });
+    const next = openUpstream({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization });
     next.correlator.onrequest = (request) => hooks.onrequest(member, request);
     next.correlator.onnotification = (notification) => hooks.onnotification(member, notification);
     next.onexit = (reason) => onexit(next, reason);

@@ -28,6 +28,7 @@ import type { AggregateView, KnownTargets } from './aggregate-view.ts';
 import { createEventLog } from './event-log.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS, type Session } from './session.ts';
 import { createStreamSet, type OutStream } from './streams.ts';
+import type { DownstreamInfo } from './store.ts';
 
 export interface AggregateSession extends Session {
   /** A config reload changed the endpoint's targets: add, drain and replace members. */
@@ -45,6 +46,8 @@ export interface AggregateSessionOptions {
   /** Capabilities and instructions learnt from earlier handshakes (for lazy initialize answers). */
   known: KnownTargets;
   serverInfo: JsonObject;
+  /** What the downstream said about itself (its Authorization, for targets that opt in). */
+  downstream: DownstreamInfo;
 }
 
 /** A downstream request being served: by the gateway itself, or forwarded to `member`. */
@@ -136,6 +139,8 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
       hooks,
       initParams: () => initParams,
       logLevel: () => logLevel,
+      poolLogger: options.logger,
+      authorization: options.downstream.authorization,
     });
     members.set(name, member);
     return member;

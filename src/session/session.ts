@@ -103,6 +103,27 @@ const BROADCAST_METHODS = new Set([
   'notifications/resources/updated',
 ]);
 
+/**
+ * A new upstream connection to `target` for one downstream session, whatever the kind of session:
+ * its own (a child, a remote upstream session) or, in shared mode (stdio targets), a lease on a
+ * pooled child (src/upstream/shared-pool.ts) with the same interface.
+ */
+export function openUpstream(options: {
+  target: TargetConfig;
+  /** The session's logger. */
+  logger: Logger;
+  /** The gateway's logger: a shared child outlives the session that started it. */
+  poolLogger: Logger;
+  /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
+  authorization: string | undefined;
+}): UpstreamConnection {
+  const { target, logger, poolLogger, authorization } = options;
+  if (target.type === 'stdio' && target.upstream?.mode === 'shared') {
+    return sharedPoolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS }).lease();
+  }
+  return createUpstreamConnection({ target, logger, authorization });
+}
+
 export function createSession(options: SessionOptions): Session {
   const { id, endpoint, target, limits, onended } = options;
   const logger = options.logger.child({ session: id, target: target.name });
@@ -187,11 +208,7 @@ export function createSession(options: SessionOptions): Session {
   };
 
   const connect = async (): Promise<UpstreamConnection> => {
-    // Shared mode (stdio targets): a lease on a pooled child (src/upstream/shared-pool.ts); same interface.
-    const connection =
-      target.type === 'stdio' && target.upstream?.mode === 'shared'
-        ? sharedPoolFor({ target, logger: options.logger, versions: SUPPORTED_PROTOCOL_VERSIONS }).lease()
-        : createUpstreamConnection({ target, logger, authorization: options.downstream?.authorization });
+    const connection = openUpstream({ target, logger, poolLogger: options.logger, authorization: options.downstream?.authorization });
     connection.correlator.onrequest = onServerRequest;
     connection.correlator.onnotification = onServerNotification;
     connection.onexit = (reason) => void onUpstreamExit(connection, reason);

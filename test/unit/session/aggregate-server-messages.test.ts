@@ -25,6 +25,8 @@ function member(name: string): Member {
     hooks: { onrequest() {}, onnotification() {}, onexit() {}, onready() {} },
     initParams: () => ({}),
     logLevel: () => undefined,
+    poolLogger: logger,
+    authorization: undefined,
   });
 }
 
