@@ -55,13 +55,19 @@ async function drain(body: ReadableBody, parser: SseParser): Promise<{ ended: bo
   }
 }
 
+/** A first body already fed to the parser as it arrived (http-dispatch.ts): whether it brought any. */
+export interface DrainedBody {
+  readonly events: boolean;
+}
+
 /**
  * Reads a POST's answer stream to its end, resuming it while `owed()` (answers still missing).
  * Throws GW_UPSTREAM_CLOSED when it cannot: no event id to resume from, or too many failures.
  */
-export async function readAnswerStream(first: ReadableBody, owed: () => boolean, options: StreamOptions): Promise<void> {
+export async function readAnswerStream(first: ReadableBody | DrainedBody, owed: () => boolean, options: StreamOptions): Promise<void> {
   const { parser, signal, target, logger } = options;
-  let body: ReadableBody | undefined = first;
+  // A drained first body starts the count at 0 either way: it was the first connection.
+  let body: ReadableBody | undefined = 'dump' in first ? first : undefined;
   let attempt = 0;
   for (;;) {
     if (body !== undefined && (await drain(body, parser)).events) attempt = 0;

@@ -22,7 +22,8 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { idKey, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { discard, headerValue, mediaType, readBounded, readHead, upstreamHeaders, type ReadableBody } from './http-body.ts';
+import { discard, mediaType, readHead, upstreamHeaders, type ReadableBody } from './http-body.ts';
+import { dispatchExchange, type BodyPlan, type DispatchedResponse, type ResponseHead } from './http-dispatch.ts';
 import { boundPost, postTimeout, toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
 import { agentFor } from './http-pool.ts';
 import { createHttpSessionState, negotiatedVersion } from './http-session-state.ts';
@@ -61,6 +62,8 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   const { target, logger } = options;
   const name = target.name;
   const agent = agentFor(target);
+  const { origin, pathname, search } = new URL(target.url);
+  const path = pathname + search;
   const fixedHeaders = upstreamHeaders(target, options.authorization);
   const session = createHttpSessionState();
   let closed = false;
@@ -142,35 +145,48 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     const headers = headersFor({ accept: ACCEPT_POST, 'content-type': 'application/json' });
     // The version header belongs to requests after initialize (2025-06-18, "Protocol Version Header").
     if (initialize) delete headers['mcp-protocol-version'];
-    const res = await call({ method: 'POST', headers, body }, signal);
+    let parser: SseParser | undefined;
+    // The body's fate is decided from the head, before any of it is read (http-dispatch.ts).
+    const plan = (head: ResponseHead): BodyPlan => {
+      const status = head.statusCode;
+      if (status >= 400 || exchange.waiting.size === 0) return { mode: 'head', limit: status >= 400 ? ERROR_BODY_BYTES : 0 };
+      if (head.contentType === 'text/event-stream') {
+        const reader = readerFor(exchange);
+        parser = reader;
+        return { mode: 'stream', onchunk: (chunk) => reader.push(chunk) };
+      }
+      if (head.contentType !== 'application/json') return { mode: 'head', limit: 0 };
+      return { mode: 'collect', limit: target.maxMessageBytes };
+    };
+    let res: DispatchedResponse;
+    try {
+      res = await dispatchExchange(agent, { origin, path, method: 'POST', headers, body, signal, plan });
+    } catch (err) {
+      if (signal.aborted || closed) throw closedError();
+      throw toNetworkError(name, err);
+    }
     const status = res.statusCode;
     if (status === 404 && usedSession !== undefined) {
-      await discard(res.body);
       throw new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" no longer knows its session`, { target: name, status });
     }
-    if (status >= 400) throw toHttpError(name, status, await readHead(res.body, ERROR_BODY_BYTES));
-    if (initialize) session.sessionId = headerValue(res.headers, 'mcp-session-id') ?? session.sessionId;
-    const type = mediaType(res.headers);
-    if (exchange.waiting.size === 0) {
-      await discard(res.body); // 202 for notifications and responses
-      return;
+    if (status >= 400) throw toHttpError(name, status, res.text);
+    if (initialize) session.sessionId = res.sessionId ?? session.sessionId;
+    if (exchange.waiting.size === 0 && parser === undefined) return; // 202 for notifications and responses
+    if (parser !== undefined) {
+      const options = { parser, signal, open: openStream, target: name, logger };
+      return readAnswerStream({ events: res.streamed }, () => exchange.waiting.size > 0 && !closed, options);
     }
-    if (type === 'text/event-stream') {
-      const options = { parser: readerFor(exchange), signal, open: openStream, target: name, logger };
-      return readAnswerStream(res.body, () => exchange.waiting.size > 0 && !closed, options);
-    }
+    const type = res.contentType;
     if (type !== 'application/json') {
-      await discard(res.body);
       throw toProtocolError(name, status, `expected application/json or text/event-stream, got ${type || 'no content type'}`);
     }
-    const text = await readBounded(res.body, target.maxMessageBytes);
-    if (text === undefined) {
+    if (res.overflow) {
       throw new GatewayError('GW_UPSTREAM_MESSAGE_TOO_LARGE', `Upstream "${name}" answered with more than ${target.maxMessageBytes} bytes`, {
         target: name,
         limit: target.maxMessageBytes,
       });
     }
-    for (const message of toMessages(text, logger)) receive(message, exchange);
+    for (const message of toMessages(res.text, logger)) receive(message, exchange);
     if (exchange.waiting.size > 0) throw toProtocolError(name, status, 'the JSON body holds no answer to the request');
   };
 
