@@ -44,13 +44,52 @@ export interface DispatchedResponse extends ResponseHead {
   readonly streamed: boolean;
 }
 
+/**
+ * Aborting one exchange, without an AbortController per message: adding and removing a listener on
+ * an AbortSignal for every POST showed in profiles. A real signal is made only when something
+ * needs one (an SSE answer that may be resumed, waiting out a delay).
+ */
+export interface AbortHandle {
+  readonly aborted: boolean;
+  abort(): void;
+  /** The exchange's signal, made on first use (aborted already if the handle is). */
+  readonly signal: AbortSignal;
+  /** Called once on abort; dispatchExchange's hook into the request in flight. */
+  onabort: (() => void) | undefined;
+}
+
+export function createAbortHandle(): AbortHandle {
+  let controller: AbortController | undefined;
+  let aborted = false;
+  const handle: AbortHandle = {
+    onabort: undefined,
+    get aborted() {
+      return aborted;
+    },
+    abort() {
+      if (aborted) return;
+      aborted = true;
+      controller?.abort();
+      const hook = handle.onabort;
+      handle.onabort = undefined;
+      hook?.();
+    },
+    get signal() {
+      controller ??= new AbortController();
+      if (aborted) controller.abort();
+      return controller.signal;
+    },
+  };
+  return handle;
+}
+
 export interface DispatchOptions {
   readonly origin: string;
   readonly path: string;
   readonly method: 'POST';
   readonly headers: Record<string, string>;
   readonly body: string;
-  readonly signal: AbortSignal;
+  readonly abort: AbortHandle;
   readonly plan: (head: ResponseHead) => BodyPlan;
 }
 
@@ -73,11 +112,11 @@ function rawHeader(raw: Buffer[] | string[] | null, name: string): string | unde
 /**
  * Sends one request and settles once its body has been dealt with as the plan says. Rejects with
  * undici's error when the request fails before a response (or `collect` breaks mid-body), and with
- * an AbortError when `signal` aborts it.
+ * an AbortError when its handle aborts it.
  */
 export function dispatchExchange(agent: Dispatcher, options: DispatchOptions): Promise<DispatchedResponse> {
-  const { signal } = options;
-  if (signal.aborted) return Promise.reject(abortedError());
+  const handle = options.abort;
+  if (handle.aborted) return Promise.reject(abortedError());
   return new Promise((resolve, reject) => {
     let abort: ((reason?: Error) => void) | undefined;
     let head: ResponseHead | undefined;
@@ -87,13 +126,12 @@ export function dispatchExchange(agent: Dispatcher, options: DispatchOptions): P
     let overflow = false;
     let streamed = false;
     let settled = false;
-    const onAbort = () => abort?.(abortedError());
-    signal.addEventListener('abort', onAbort, { once: true });
+    handle.onabort = () => abort?.(abortedError());
 
     const finish = (broken: boolean) => {
       if (settled) return;
       settled = true;
-      signal.removeEventListener('abort', onAbort);
+      handle.onabort = undefined;
       const text = chunks.length === 0 ? '' : chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
       chunks = [];
       const h = head!;
@@ -102,14 +140,14 @@ export function dispatchExchange(agent: Dispatcher, options: DispatchOptions): P
     const fail = (err: Error) => {
       if (settled) return;
       settled = true;
-      signal.removeEventListener('abort', onAbort);
+      handle.onabort = undefined;
       reject(err);
     };
 
     const handler: Dispatcher.DispatchHandler = {
       onConnect(fn) {
         abort = fn;
-        if (signal.aborted) fn(abortedError());
+        if (handle.aborted) fn(abortedError());
       },
       onHeaders(statusCode, raw) {
         const type = rawHeader(raw, 'content-type') ?? '';
@@ -151,7 +189,7 @@ export function dispatchExchange(agent: Dispatcher, options: DispatchOptions): P
         // After the head, a broken body is an answer cut short, not a failed request (except
         // for `collect`, where half a JSON body is worth nothing).
         if (head !== undefined && plan !== undefined && plan.mode !== 'collect') finish(plan.mode === 'stream');
-        else fail(signal.aborted ? abortedError() : err);
+        else fail(handle.aborted ? abortedError() : err);
       },
     };
     agent.dispatch({ origin: options.origin, path: options.path, method: options.method, headers: options.headers, body: options.body }, handler);

@@ -82,7 +82,7 @@ export function postTimeout(target: string, message: JsonRpcMessage, timeoutMs: 
  * POST is aborted after the target's timeout: an upstream that never answers must not hold the
  * downstream's own POST (which waits for it) forever.
  */
-export function boundPost(controller: AbortController, timeoutMs: number): NodeJS.Timeout {
+export function boundPost(controller: { abort(): void }, timeoutMs: number): NodeJS.Timeout {
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   timer.unref();
   return timer;

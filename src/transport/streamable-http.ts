@@ -23,7 +23,7 @@ import { idKey, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { discard, mediaType, readHead, upstreamHeaders, type ReadableBody } from './http-body.ts';
-import { dispatchExchange, type BodyPlan, type DispatchedResponse, type ResponseHead } from './http-dispatch.ts';
+import { createAbortHandle, dispatchExchange, type AbortHandle, type BodyPlan, type DispatchedResponse, type ResponseHead } from './http-dispatch.ts';
 import { boundPost, postTimeout, toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
 import { agentFor } from './http-pool.ts';
 import { createHttpSessionState, negotiatedVersion } from './http-session-state.ts';
@@ -52,6 +52,11 @@ interface Exchange {
   readonly deliver: (message: JsonRpcMessage) => void;
 }
 
+/** What closing the transport (or cancelling a request) aborts. */
+interface Abortable {
+  abort(): void;
+}
+
 interface CallOptions {
   method: 'GET' | 'POST' | 'DELETE';
   headers: Record<string, string>;
@@ -70,10 +75,10 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   let closing: Promise<void> | undefined;
   let reinitializing: Promise<void> | undefined;
   let reinitCount = 0;
-  let getStream: AbortController | undefined;
+  let getStream: Abortable | undefined;
   /** Every open exchange, so closing aborts them all; requests also by id, so a cancel ends its POST. */
-  const open = new Set<AbortController>();
-  const byRequest = new Map<string, AbortController>();
+  const open = new Set<Abortable>();
+  const byRequest = new Map<string, Abortable>();
 
   const headersFor = (extra: Record<string, string>) => session.headers(fixedHeaders, extra);
 
@@ -140,7 +145,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   };
 
   /** One POST and its whole answer. Throws GW_UPSTREAM_SESSION_EXPIRED (status 404) for a lost session. */
-  const post = async (body: string, exchange: Exchange, signal: AbortSignal, initialize: boolean): Promise<void> => {
+  const post = async (body: string, exchange: Exchange, abort: AbortHandle, initialize: boolean): Promise<void> => {
     const usedSession = session.sessionId;
     const headers = headersFor({ accept: ACCEPT_POST, 'content-type': 'application/json' });
     // The version header belongs to requests after initialize (2025-06-18, "Protocol Version Header").
@@ -160,9 +165,9 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     };
     let res: DispatchedResponse;
     try {
-      res = await dispatchExchange(agent, { origin, path, method: 'POST', headers, body, signal, plan });
+      res = await dispatchExchange(agent, { origin, path, method: 'POST', headers, body, abort, plan });
     } catch (err) {
-      if (signal.aborted || closed) throw closedError();
+      if (abort.aborted || closed) throw closedError();
       throw toNetworkError(name, err);
     }
     const status = res.statusCode;
@@ -173,7 +178,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     if (initialize) session.sessionId = res.sessionId ?? session.sessionId;
     if (exchange.waiting.size === 0 && parser === undefined) return; // 202 for notifications and responses
     if (parser !== undefined) {
-      const options = { parser, signal, open: openStream, target: name, logger };
+      const options = { parser, signal: abort.signal, open: openStream, target: name, logger };
       return readAnswerStream({ events: res.streamed }, () => exchange.waiting.size > 0 && !closed, options);
     }
     const type = res.contentType;
@@ -211,7 +216,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     logger.warn({ reinitCount }, 'upstream session expired (404); re-initializing it transparently');
     session.sessionId = undefined;
     getStream?.abort();
-    const controller = track(new AbortController());
+    const controller = track(createAbortHandle());
     const id = `switchboard-reinit-${reinitCount}`;
     let answer: JsonRpcMessage | undefined;
     const exchange: Exchange = {
@@ -219,10 +224,10 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
       deliver: (message) => (isResponse(message) && message.id === id ? (answer = message) : deliverUp(message)),
     };
     try {
-      await post(session.replay(id), exchange, controller.signal, true);
+      await post(session.replay(id), exchange, controller, true);
       if (answer === undefined || !('result' in answer)) throw new Error('initialize was refused');
       session.protocolVersion = negotiatedVersion(answer) ?? session.protocolVersion;
-      await post('{"jsonrpc":"2.0","method":"notifications/initialized"}', upstreamExchange(), controller.signal, false);
+      await post('{"jsonrpc":"2.0","method":"notifications/initialized"}', upstreamExchange(), controller, false);
     } catch (err) {
       const error = new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" ended its session and re-initializing failed`, {
         target: name,
@@ -236,11 +241,11 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     openGetStream();
   };
 
-  const track = (controller: AbortController) => {
+  const track = <T extends Abortable>(controller: T): T => {
     open.add(controller);
     return controller;
   };
-  const untrack = (controller: AbortController) => open.delete(controller);
+  const untrack = (controller: Abortable) => open.delete(controller);
 
   /** The standalone GET stream: reopened while the transport lives, within a bound of failures. */
   const openGetStream = () => {
@@ -283,17 +288,17 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     transport.onclose?.(reason);
   };
 
-  const exchangeOnce = async (text: string, exchange: Exchange, signal: AbortSignal, initialize: boolean): Promise<void> => {
+  const exchangeOnce = async (text: string, exchange: Exchange, abort: AbortHandle, initialize: boolean): Promise<void> => {
     // post() reads the session id before its first await, so this is the one the 404 was for.
     const usedSession = session.sessionId;
     try {
-      await post(text, exchange, signal, initialize);
+      await post(text, exchange, abort, initialize);
     } catch (err) {
       if (!(err instanceof GatewayError) || err.code !== 'GW_UPSTREAM_SESSION_EXPIRED' || usedSession === undefined || closed) throw err;
       await recover(usedSession);
-      if (signal.aborted || closed) throw closedError();
+      if (abort.aborted || closed) throw closedError();
       try {
-        await post(text, exchange, signal, false);
+        await post(text, exchange, abort, false);
       } catch (again) {
         if (again instanceof GatewayError && again.code === 'GW_UPSTREAM_SESSION_EXPIRED') {
           const error = new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" lost its new session at once`, { target: name, status: 404 });
@@ -312,7 +317,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
       if (closed) throw closedError();
       const text = JSON.stringify(message);
       const exchange = upstreamExchange();
-      const controller = track(new AbortController());
+      const controller = track(createAbortHandle());
       let key: string | undefined;
       let initialize = false;
       if (isRequest(message)) {
@@ -325,9 +330,9 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
       if (reinitializing !== undefined) await reinitializing.catch(() => undefined);
       const timer = key === undefined ? boundPost(controller, target.timeouts.requestMs) : undefined;
       try {
-        await exchangeOnce(text, exchange, controller.signal, initialize);
+        await exchangeOnce(text, exchange, controller, initialize);
       } catch (err) {
-        throw timer !== undefined && controller.signal.aborted && !closed ? postTimeout(name, message, target.timeouts.requestMs) : err;
+        throw timer !== undefined && controller.aborted && !closed ? postTimeout(name, message, target.timeouts.requestMs) : err;
       } finally {
         clearTimeout(timer);
         untrack(controller);
