@@ -27,6 +27,23 @@ export function agentFor(target: RemoteTargetConfig): Agent {
   return agent;
 }
 
+/**
+ * Targets whose endpoint answered a GET with 405: the server offers no SSE stream at that endpoint
+ * (MCP basic/transports, "Listening for Messages from the Server"), a property of the endpoint, not
+ * of one session, so later sessions skip the GET (a round trip per session set up).
+ */
+const withoutGetStream = new WeakSet<RemoteTargetConfig>();
+
+/** False once the target's endpoint has answered a GET with 405. */
+export function offersGetStream(target: RemoteTargetConfig): boolean {
+  return !withoutGetStream.has(target);
+}
+
+/** Notes a 405 to a GET from this target's endpoint. */
+export function noteNoGetStream(target: RemoteTargetConfig): void {
+  withoutGetStream.add(target);
+}
+
 /** Closes the pools of these targets (all when omitted); open streams are destroyed. */
 export async function closeUpstreamAgents(targets?: Iterable<TargetConfig>): Promise<void> {
   const chosen = targets === undefined ? [...agents.keys()] : [...targets].filter((t): t is RemoteTargetConfig => t.type !== 'stdio');

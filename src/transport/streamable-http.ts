@@ -9,8 +9,8 @@
  * - `Mcp-Session-Id` from the initialize answer and `MCP-Protocol-Version` from its result go on
  *   every later request ("Session Management", "Protocol Version Header").
  * - After `notifications/initialized` the GET stream is opened for server-initiated messages
- *   (405 = the server offers none). A dropped SSE stream is resumed with `Last-Event-ID`
- *   (sse-resume.ts).
+ *   (405 = the server offers none; remembered per target, so later sessions do not ask). A dropped
+ *   SSE stream is resumed with `Last-Event-ID` (sse-resume.ts).
  * - 404 for our session id: re-initialize transparently (replay initialize + initialized, retry
  *   the request) only when the session holds no upstream state (http-session-state.ts). Otherwise
  *   GW_UPSTREAM_SESSION_EXPIRED, and the transport closes so the downstream session ends.
@@ -25,7 +25,7 @@ import type { Logger } from '../log/logger.ts';
 import { discard, mediaType, readHead, upstreamHeaders, type ReadableBody } from './http-body.ts';
 import { createAbortHandle, dispatchExchange, type AbortHandle, type BodyPlan, type DispatchedResponse, type ResponseHead } from './http-dispatch.ts';
 import { boundPost, postTimeout, toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
-import { agentFor } from './http-pool.ts';
+import { agentFor, noteNoGetStream, offersGetStream } from './http-pool.ts';
 import { createHttpSessionState, negotiatedVersion } from './http-session-state.ts';
 import { createSseMessageReader, toMessages } from './sse-messages.ts';
 import type { SseParser } from './sse-parser.ts';
@@ -128,6 +128,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     const res = await call({ method: 'GET', headers: headersFor(extra) }, signal);
     if (res.statusCode === 405) {
       await discard(res.body);
+      noteNoGetStream(target);
       logger.debug('upstream offers no GET stream (405)');
       return undefined;
     }
@@ -249,7 +250,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
 
   /** The standalone GET stream: reopened while the transport lives, within a bound of failures. */
   const openGetStream = () => {
-    if (closed) return;
+    if (closed || !offersGetStream(target)) return;
     const controller = track(new AbortController());
     getStream = controller;
     const options = { parser: readerFor(upstreamExchange()), signal: controller.signal, open: openStream, target: name, logger };

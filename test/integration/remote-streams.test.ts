@@ -91,6 +91,19 @@ describe('Streamable HTTP GET stream', () => {
     await session.delete();
   });
 
+  it('405 is remembered per target: a later session of the same target does not ask again', async () => {
+    const first = await rpc.initialize(gw.mcpUrl('noget'));
+    expect((await first.request(call(1, 'echo'))).status).toBe(200);
+    await expect.poll(() => noGet.seen.filter((s) => s.method === 'GET').length).toBeGreaterThanOrEqual(1);
+    const gets = noGet.seen.filter((s) => s.method === 'GET').length;
+    const second = await rpc.initialize(gw.mcpUrl('noget'));
+    expect((await second.request(call(2, 'echo'))).status).toBe(200);
+    expect((await second.request(call(3, 'echo'))).status).toBe(200);
+    expect(noGet.seen.filter((s) => s.method === 'GET')).toHaveLength(gets);
+    await first.delete();
+    await second.delete();
+  });
+
   it('a GET stream that cannot be re-established ends the session', async () => {
     const session = await rpc.initialize(gw.mcpUrl('vanishing'));
     await expect.poll(() => vanishing.seen.filter((s) => s.method === 'GET').length).toBe(1);
