@@ -155,7 +155,11 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     // The body's fate is decided from the head, before any of it is read (http-dispatch.ts).
     const plan = (head: ResponseHead): BodyPlan => {
       const status = head.statusCode;
-      if (status >= 400 || exchange.waiting.size === 0) return { mode: 'head', limit: status >= 400 ? ERROR_BODY_BYTES : 0 };
+      if (status >= 400) return { mode: 'head', limit: ERROR_BODY_BYTES };
+      // Before the body: an SSE answer delivers the initialize result while it streams, and the
+      // client's next request must already carry the session id.
+      if (initialize) session.sessionId = head.sessionId ?? session.sessionId;
+      if (exchange.waiting.size === 0) return { mode: 'head', limit: 0 };
       if (head.contentType === 'text/event-stream') {
         const reader = readerFor(exchange);
         parser = reader;
@@ -176,7 +180,6 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
       throw new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" no longer knows its session`, { target: name, status });
     }
     if (status >= 400) throw toHttpError(name, status, res.text);
-    if (initialize) session.sessionId = res.sessionId ?? session.sessionId;
     if (exchange.waiting.size === 0 && parser === undefined) return; // 202 for notifications and responses
     if (parser !== undefined) {
       const options = { parser, signal: abort.signal, open: openStream, target: name, logger };
