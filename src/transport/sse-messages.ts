@@ -7,6 +7,7 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import { parseJson, toMessage } from '../jsonrpc/envelope.ts';
 import { sniffLineHead } from '../jsonrpc/ndjson.ts';
+import { keepRawText, RAW_TEXT_MIN_CHARS } from '../jsonrpc/wire-text.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createSseParser, type SseEvent, type SseParser } from './sse-parser.ts';
@@ -24,7 +25,10 @@ export interface SseMessageReaderOptions {
 /** How much of an unusable event goes into a log line. */
 const SNIPPET_CHARS = 200;
 
-/** Parses one JSON-RPC body (an object, or an array of them) into messages; logs what is not one. */
+/**
+ * Parses one JSON-RPC body (an object, or an array of them) into messages; logs what is not one.
+ * A large single message keeps `text` as its wire text (jsonrpc/wire-text.ts).
+ */
 export function toMessages(text: string, logger: Logger): JsonRpcMessage[] {
   let value: unknown;
   try {
@@ -39,6 +43,9 @@ export function toMessages(text: string, logger: Logger): JsonRpcMessage[] {
     if (typeof message === 'string') logger.warn({ problem: message }, 'upstream sent something that is not a JSON-RPC message; skipped');
     else out.push(message);
   }
+  // A large answer that is the whole text keeps it, to be forwarded without a second
+  // serialisation (wire-text.ts); as the stdio reader does with its lines.
+  if (out.length === 1 && !Array.isArray(value) && text.length >= RAW_TEXT_MIN_CHARS) keepRawText(out[0]!, text);
   return out;
 }
 
