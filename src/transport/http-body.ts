@@ -1,6 +1,6 @@
 /**
  * Small helpers shared by the remote transports: the headers every upstream request carries,
- * reading a bounded body, and the response's media type.
+ * reading the head of an error body, and the response's media type.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RemoteTargetConfig } from '../config/types.ts';
@@ -21,21 +21,6 @@ export function upstreamHeaders(target: RemoteTargetConfig, authorization: strin
   const headers: Record<string, string> = { ...target.headers };
   if (target.forwardAuthorization && authorization !== undefined) headers.authorization = authorization;
   return headers;
-}
-
-/** The text of a body of at most `limit` bytes; undefined (and the body destroyed) past it. */
-export async function readBounded(body: ReadableBody, limit: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Up to `limit` bytes of a body, for quoting an error; the rest is discarded. */
@@ -67,12 +52,6 @@ export function mediaType(headers: IncomingHttpHeaders): string {
   const value = headers['content-type'];
   const text = Array.isArray(value) ? (value[0] ?? '') : (value ?? '');
   return text.split(';', 1)[0]!.trim().toLowerCase();
-}
-
-/** One header's value (the first when repeated). */
-export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /** Waits `ms`, or less when `signal` aborts (it then resolves too: callers check the signal). */
