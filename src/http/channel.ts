@@ -65,12 +65,9 @@ export function isRejected(value: JsonRpcMessage | Rejected): value is Rejected 
  * resume), and the standalone one, whose `end` means the session ended.
  */
 function createSinks(wire: ChannelWire): { requests: ResponseSink; standalone: ResponseSink } {
-  const event = (_id: string, data: string) => {
-    if (data !== '' && !wire.closed) wire.send(data);
-  };
-  const requests: ResponseSink = {
+  const sink = (end: () => void, channel: boolean): ResponseSink => ({
     onclose: undefined,
-    channel: true,
+    channel,
     get closed() {
       return wire.closed;
     },
@@ -78,25 +75,18 @@ function createSinks(wire: ChannelWire): { requests: ResponseSink; standalone: R
       if (!wire.closed) wire.send(body);
     },
     sse: () => undefined,
-    event,
+    event: (_id, data) => {
+      if (data !== '' && !wire.closed) wire.send(data);
+    },
+    end,
+  });
+  return {
     // A request's answer is complete; the channel goes on.
-    end: () => undefined,
-  };
-  const standalone: ResponseSink = {
-    onclose: undefined,
-    get closed() {
-      return wire.closed;
-    },
-    json: (body) => {
-      if (!wire.closed) wire.send(body);
-    },
-    sse: () => undefined,
-    event,
+    requests: sink(() => undefined, true),
     // Only the session's end ends the standalone stream. The close waits a turn so that an answer
     // produced by the ending (a failed initialize) still goes out first.
-    end: () => void setImmediate(() => wire.close()),
+    standalone: sink(() => void setImmediate(() => wire.close()), false),
   };
-  return { requests, standalone };
 }
 
 /** Opens the session's standalone stream on the wire and returns the receiving side. */
