@@ -100,7 +100,8 @@ describe('reload of URL paths', () => {
   });
 
   it('switches /mcp from pass-through to the aggregate and back for new sessions; sessions opened before keep what they started with', async () => {
-    const gw = await startAggregateGateway({ targets: { col: colliderServer() } });
+    const logLines: string[] = [];
+    const gw = await startAggregateGateway({ targets: { col: colliderServer() }, logLines });
     try {
       const single = await connectClient(gw);
       expect(await toolNames(single)).toContain('echo');
@@ -137,6 +138,15 @@ describe('reload of URL paths', () => {
       expect(textOf(await aggregate.callTool({ name: 'col__echo', arguments: { message: 'kept' } }))).toBe('collider echo: kept');
       expect(textOf(await single.callTool({ name: 'echo', arguments: { message: 'still' } }))).toBe('collider echo: still');
       await Promise.all([single.close(), aggregate.close(), again.close()]);
+
+      // None of that needed a restart; a new listener address still does, and says so.
+      const restart = 'take effect only after a restart';
+      expect(logLines.filter((line) => line.includes(restart))).toEqual([]);
+      const next = buildAggregateConfig({ targets: { col: colliderServer() } });
+      gw.reload({ ...next, listen: { ...next.listen, port: gw.port + 1 } });
+      const warned = logLines.filter((line) => line.includes(restart));
+      expect(warned).toHaveLength(1);
+      expect(JSON.parse(warned[0] as string)).toMatchObject({ needRestart: ['listen address'] });
     } finally {
       await gw.close();
     }
