@@ -1,6 +1,7 @@
 /**
- * The Streamable HTTP endpoint of one target (2025 era): POST carries messages, GET opens the
- * standalone SSE stream (or resumes one with Last-Event-ID), DELETE ends the session.
+ * The Streamable HTTP endpoint (2025 era) of one path shape, such as `/servers/:name/mcp`: POST
+ * carries messages, GET opens the standalone SSE stream (or resumes one with Last-Event-ID), DELETE
+ * ends the session. Which sessions the path serves is looked up per request (config reload).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';

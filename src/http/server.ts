@@ -1,6 +1,7 @@
 /**
- * The HTTP server: the only module that builds fastify. MCP routes per path shape (servers, groups, root), health, and one error
- * handler that turns every failure (ours, fastify's, or unexpected) into a JSON-RPC error envelope.
+ * The HTTP server: the only module that builds fastify. MCP routes per path shape (servers,
+ * groups, root), health, and one error handler that turns every failure (ours, fastify's, or
+ * unexpected) into a JSON-RPC error envelope.
  */
 import fastifyWebsocket from '@fastify/websocket';
 import { fastify, type FastifyError, type FastifyInstance } from 'fastify';
