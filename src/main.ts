@@ -2,6 +2,7 @@
  * Composition root: config -> logger -> session store -> HTTP server. Nothing imports this file
  * except cli.ts and tests that need a whole gateway.
  */
+import { endpointUrls } from './config/endpoints.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
@@ -61,7 +62,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       endpoints.update(next);
       current = next;
       if (needRestart.length > 0) logger.warn({ needRestart }, 'config reloaded; some changes take effect only after a restart');
-      logger.info({ targets: [...next.targets.keys()] }, 'config reloaded');
+      // The paths follow the config (new sessions): say where they are now, as at start-up.
+      logger.info({ targets: [...next.targets.keys()], endpoints: endpointUrls(next, url) }, 'config reloaded');
     },
     close() {
       closing ??= (async () => {

@@ -77,7 +77,6 @@ describe('reload of URL paths', () => {
       const names = await toolNames(grouped);
       expect(names).toEqual(expect.arrayContaining(['fresh__echo', 'col__echo']));
       expect(textOf(await grouped.callTool({ name: 'fresh__echo', arguments: { message: 'group' } }))).toBe('collider echo: group');
-      await grouped.close();
 
       // The removed server's paths refuse new sessions on every transport, with the usual 404.
       const refused = await initializeAt(gw, '/servers/rec/mcp');
@@ -90,6 +89,14 @@ describe('reload of URL paths', () => {
       // A name never configured: the same envelope as any unknown path.
       expect(await initializeAt(gw, '/servers/nope/mcp')).toMatchObject({ status: 404, body: notFound });
       await expect(rawWebSocket(wsUrl(gw.url, '/groups/nope/ws'))).rejects.toThrow('404');
+
+      // A reload that removes the group: its path refuses new sessions, its live session keeps
+      // the group's servers (still configured) until it ends.
+      gw.reload(buildAggregateConfig({ targets: { col: colliderServer(), fresh: colliderServer() } }));
+      expect(await initializeAt(gw, '/groups/g/mcp')).toMatchObject({ status: 404, body: notFound });
+      expect(textOf(await grouped.callTool({ name: 'fresh__echo', arguments: { message: 'kept' } }))).toBe('collider echo: kept');
+      expect(await toolNames(grouped)).toEqual(expect.arrayContaining(['fresh__echo', 'col__echo']));
+      await grouped.close();
 
       // The old session still works after all that, and ends normally.
       expect(textOf(await old.callTool({ name: 'echo', arguments: { text: 'last' } }))).toBe('last');
@@ -107,6 +114,10 @@ describe('reload of URL paths', () => {
       expect(await toolNames(single)).toContain('echo');
 
       gw.reload(buildAggregateConfig({ targets: { col: colliderServer(), rec: recorderServer() } }));
+
+      // The log says where the paths are now.
+      const reloaded = logLines.map((line) => JSON.parse(line) as { msg?: string; endpoints?: string[] }).find((l) => l.msg === 'config reloaded');
+      expect(reloaded?.endpoints).toEqual([`${gw.url}/mcp`, `${gw.url}/servers/col/mcp`, `${gw.url}/servers/rec/mcp`]);
 
       const aggregate = await connectClient(gw);
       expect(await toolNames(aggregate)).toEqual(expect.arrayContaining(['col__echo', 'rec__echo']));
