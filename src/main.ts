@@ -2,10 +2,11 @@
  * Composition root: config -> logger -> session store -> HTTP server. Nothing imports this file
  * except cli.ts and tests that need a whole gateway.
  */
+import { endpointUrls } from './config/endpoints.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
-import { createAggregateEndpoints } from './session/aggregate-endpoint.ts';
+import { createEndpointTable } from './session/endpoint-table.ts';
 import { createSessionStore } from './session/store.ts';
 import { closeUpstreamAgents } from './transport/http-pool.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
@@ -17,9 +18,11 @@ export interface RunningGateway {
   /** Graceful stop: refuse new work, let in-flight requests finish up to the grace, kill children. */
   close(): Promise<void>;
   /**
-   * Applies a reloaded config to the aggregate endpoints (`/mcp` over several targets, groups): new
-   * sessions see the new targets; live ones get list_changed and drain removed or changed targets
-   * after their in-flight requests. Settings that need a restart are logged and left as they were.
+   * Applies a reloaded config: new sessions see the new targets and groups, on their own paths
+   * too (a removed one's path refuses new sessions with 404); live aggregate sessions get
+   * list_changed and drain removed or changed targets after their in-flight requests; live
+   * sessions of a removed path carry on until they end. Settings that need a restart are logged
+   * and left as they were.
    */
   reload(next: GatewayConfig): void;
 }
@@ -40,9 +43,9 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   }
   let ready = true;
   const store = createSessionStore({ config, logger });
-  const aggregates = createAggregateEndpoints(config);
+  const endpoints = createEndpointTable(config);
   let current = config;
-  const app = createHttpServer({ config, store, logger, isReady: () => ready, aggregates, currentTargets: () => current.targets });
+  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
@@ -55,14 +58,12 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     url,
     port,
     reload(next) {
-      const served = new Set(aggregates.map((a) => a.group));
       const needRestart = restartOnlyChanges(current, next);
-      for (const [name] of next.aggregate?.groups ?? []) if (!served.has(name)) needRestart.push(`new group "${name}"`);
-      if (!served.has(undefined) && next.targets.size > 1) needRestart.push('/mcp serving several targets (it started with one)');
-      for (const aggregate of aggregates) aggregate.update(next);
+      endpoints.update(next);
       current = next;
       if (needRestart.length > 0) logger.warn({ needRestart }, 'config reloaded; some changes take effect only after a restart');
-      logger.info({ targets: [...next.targets.keys()] }, 'config reloaded');
+      // The paths follow the config (new sessions): say where they are now, as at start-up.
+      logger.info({ targets: [...next.targets.keys()], endpoints: endpointUrls(next, url) }, 'config reloaded');
     },
     close() {
       closing ??= (async () => {
@@ -85,14 +86,12 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   };
 }
 
-/** What a reload cannot change in a running gateway: the listener, limits, paths of new targets. */
+/** What a reload cannot change in a running gateway: the listener, limits, origin and host checks. */
 function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string[] {
   const out: string[] = [];
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   if (!same(before.listen, after.listen)) out.push('listen address');
   if (!same(before.limits, after.limits) || !same(before.session, after.session)) out.push('limits and session settings');
   if (!same(before.allowedOrigins, after.allowedOrigins) || !same(before.allowedHosts, after.allowedHosts)) out.push('allowed origins and hosts');
-  // A changed target's own path takes the new settings for new sessions; a new one has no route yet.
-  for (const name of after.targets.keys()) if (!before.targets.has(name)) out.push(`/servers/${name}/mcp (added target)`);
   return out;
 }

@@ -13,19 +13,19 @@ import type { FastifyInstance } from 'fastify';
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { isRequest } from '../jsonrpc/envelope.ts';
 import type { Logger } from '../log/logger.ts';
-import type { SessionFactory, SessionStore } from '../session/store.ts';
+import type { SessionStore } from '../session/store.ts';
 import { createChannel, isRejected, parseOneMessage, type Channel, type ChannelWire } from './channel.ts';
 import { checkGetHeaders } from './guards.ts';
+import { endpointOf, type ResolveEndpoint } from './mcp-route.ts';
 import { MAX_BUFFERED_BYTES, type KeepAlive, type Pingable } from './sink.ts';
 
 export interface LegacySseRouteOptions {
-  /** GET here opens a session (`/servers/<name>/sse`). */
+  /** GET here opens a session (`/servers/:name/sse`); it ends in `/sse`. */
   ssePath: string;
-  /** Announced in the `endpoint` event; POST messages here (`/servers/<name>/messages`). */
+  /** POST messages here (`/servers/:name/messages`); announced in the `endpoint` event. */
   messagesPath: string;
-  /** Sessions are known by this key (as for registerMcpRoute). */
-  endpoint: string;
-  factory: SessionFactory;
+  /** What the request's path serves now (as for registerMcpRoute). */
+  resolve: ResolveEndpoint;
   store: SessionStore;
   keepAlive: KeepAlive;
   logger: Logger;
@@ -60,14 +60,15 @@ function createSseWire(raw: ServerResponse, keepAlive: KeepAlive, onTooSlow: () 
 }
 
 export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseRouteOptions): void {
-  const { ssePath, messagesPath, endpoint, factory, store, keepAlive } = options;
+  const { ssePath, messagesPath, resolve, store, keepAlive } = options;
   const log = options.logger.child({ component: 'legacy-sse' });
   /** This route's open sessions: a session of another endpoint is unknown here. */
   const channels = new Map<string, Channel>();
 
   app.get(ssePath, async (request, reply) => {
+    const entry = endpointOf(request, resolve);
     checkGetHeaders(request.headers);
-    const session = store.create(factory, { authorization: request.headers.authorization });
+    const session = store.create(entry.factory, { authorization: request.headers.authorization });
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
@@ -77,7 +78,9 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
       'x-accel-buffering': 'no',
     });
     // A path, resolved by the client against the URL it connected to (same origin by construction).
-    raw.write(`event: endpoint\ndata: ${messagesPath}?sessionId=${session.id}\n\n`);
+    // (The request's own path with `/sse` swapped for `/messages`: the name as the client spelt it.)
+    const path = request.url.split('?', 1)[0] as string;
+    raw.write(`event: endpoint\ndata: ${path.slice(0, -'sse'.length)}messages?sessionId=${session.id}\n\n`);
     const wire = createSseWire(raw, keepAlive, () =>
       log.warn({ session: session.id, maxBufferedBytes: MAX_BUFFERED_BYTES }, 'legacy SSE reader too slow; dropping the stream'),
     );
@@ -93,6 +96,7 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
   });
 
   app.post(messagesPath, async (request, reply) => {
+    const entry = endpointOf(request, resolve);
     const type = request.headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase();
     if (type !== 'application/json') {
       throw new GatewayError('GW_UNSUPPORTED_MEDIA_TYPE', 'Unsupported Media Type: Content-Type must be application/json');
@@ -103,7 +107,7 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
     }
     const channel = channels.get(sessionId);
     const session = store.get(sessionId);
-    if (channel === undefined || session === undefined || session.ended || session.endpoint !== endpoint) {
+    if (channel === undefined || session === undefined || session.ended || !entry.owns(session)) {
       throw new GatewayError('GW_SESSION_NOT_FOUND', 'Session not found: it ended or never existed; open a new SSE stream');
     }
     const message = parseOneMessage(typeof request.body === 'string' ? request.body : '');

@@ -1,6 +1,7 @@
 /**
- * The Streamable HTTP endpoint of one target (2025 era): POST carries messages, GET opens the
- * standalone SSE stream (or resumes one with Last-Event-ID), DELETE ends the session.
+ * The Streamable HTTP endpoint (2025 era) of one path shape, such as `/servers/:name/mcp`: POST
+ * carries messages, GET opens the standalone SSE stream (or resumes one with Last-Event-ID), DELETE
+ * ends the session. Which sessions the path serves is looked up per request (config reload).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
@@ -8,16 +9,16 @@ import { isRequest, isResponse, parseJson, toMessage } from '../jsonrpc/envelope
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS, type Session } from '../session/session.ts';
-import type { SessionFactory, SessionStore } from '../session/store.ts';
+import type { RouteEndpoint } from '../session/endpoint-table.ts';
+import type { SessionStore } from '../session/store.ts';
 import { checkGetHeaders, checkPostHeaders } from './guards.ts';
 import { createHttpSink, type KeepAlive } from './sink.ts';
 
 export interface McpRouteOptions {
+  /** A fastify path, with `:name` for a family of endpoints (`/servers/:name/mcp`). */
   path: string;
-  /** Sessions are known by this key: every path with the same key shares them. */
-  endpoint: string;
-  /** Builds the sessions this endpoint serves. */
-  factory: SessionFactory;
+  /** What the request's path serves now (config reload); undefined: no such endpoint (404). */
+  resolve: ResolveEndpoint;
   store: SessionStore;
   keepAlive: KeepAlive;
   logger: Logger;
@@ -35,12 +36,29 @@ export function replyError(reply: FastifyReply, error: GatewayError): FastifyRep
     .send(JSON.stringify(toErrorResponse(null, error)));
 }
 
-function sessionOf(request: FastifyRequest, store: SessionStore, endpoint: string): Session {
+/** Finds the endpoint a request's path serves now (one Map lookup); undefined: none. */
+export type ResolveEndpoint = (request: FastifyRequest) => RouteEndpoint | undefined;
+
+/** The endpoint of `request`, or the same 404 as a path that was never routed. */
+export function endpointOf(request: FastifyRequest, resolve: ResolveEndpoint): RouteEndpoint {
+  const entry = resolve(request);
+  if (entry === undefined) throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: ${request.method} ${request.url.split('?', 1)[0]}`);
+  return entry;
+}
+
+/** As endpointOf, and a removed target or group (live sessions only) is a 404 too: for new sessions. */
+export function openEndpointOf(request: FastifyRequest, resolve: ResolveEndpoint): RouteEndpoint {
+  const entry = resolve(request);
+  if (entry === undefined || !entry.open) throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: ${request.method} ${request.url.split('?', 1)[0]}`);
+  return entry;
+}
+
+function sessionOf(request: FastifyRequest, store: SessionStore, entry: RouteEndpoint): Session {
   const id = request.headers[SESSION_HEADER];
   if (typeof id !== 'string' || id === '') throw new GatewayError('GW_SESSION_REQUIRED');
   const session = store.get(id);
   // A session of another endpoint is as unknown here as one that never existed.
-  if (session === undefined || session.ended || session.endpoint !== endpoint) {
+  if (session === undefined || session.ended || !entry.owns(session)) {
     throw new GatewayError('GW_SESSION_NOT_FOUND', 'Session not found: it ended or never existed; initialize a new one');
   }
   const version = request.headers[VERSION_HEADER];
@@ -77,9 +95,10 @@ function parseMessages(body: unknown): { messages: JsonRpcMessage[]; batch: bool
 }
 
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
-  const { path, endpoint, factory, store, keepAlive, logger } = options;
+  const { path, resolve, store, keepAlive, logger } = options;
 
   const initialize = async (
+    entry: RouteEndpoint,
     reply: FastifyReply,
     request: JsonRpcRequest,
     staleId: string | undefined,
@@ -88,7 +107,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     if (staleId !== undefined && store.get(staleId) !== undefined) {
       throw new GatewayError('GW_ALREADY_INITIALIZED', 'Session is already initialized; send initialize without Mcp-Session-Id');
     }
-    const session = store.create(factory, { authorization: headers.authorization });
+    const session = store.create(entry.factory, { authorization: headers.authorization });
     const answer = await session.initialize(request);
     reply.code(200).header('content-type', 'application/json');
     if (!session.ended) reply.header('mcp-session-id', session.id);
@@ -96,15 +115,16 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
   };
 
   app.post(path, async (request, reply) => {
+    const entry = endpointOf(request, resolve);
     checkPostHeaders(request.headers);
     const { messages, batch } = parseMessages(request.body);
     const sessionId = request.headers[SESSION_HEADER];
     const first = messages[0] as JsonRpcMessage;
     if (isRequest(first) && first.method === 'initialize') {
       if (batch) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: initialize must not be part of a batch');
-      return initialize(reply, first, typeof sessionId === 'string' ? sessionId : undefined, request.headers);
+      return initialize(entry, reply, first, typeof sessionId === 'string' ? sessionId : undefined, request.headers);
     }
-    const session = sessionOf(request, store, endpoint);
+    const session = sessionOf(request, store, entry);
     // Batches exist only in 2025-03-26 (removed in 2025-06-18).
     if (batch && session.protocolVersion !== '2025-03-26') throw new GatewayError('GW_BATCH_NOT_ALLOWED');
 
@@ -128,8 +148,9 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
   });
 
   app.get(path, async (request, reply) => {
+    const entry = endpointOf(request, resolve);
     checkGetHeaders(request.headers);
-    const session = sessionOf(request, store, endpoint);
+    const session = sessionOf(request, store, entry);
     const lastEventId = request.headers['last-event-id'];
     reply.hijack();
     const sink = createHttpSink(reply.raw, session.id, keepAlive);
@@ -142,7 +163,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
   });
 
   app.delete(path, async (request, reply) => {
-    const session = sessionOf(request, store, endpoint);
+    const session = sessionOf(request, store, endpointOf(request, resolve));
     logger.debug({ session: session.id }, 'session deleted by the client');
     await session.end('deleted by the client');
     return reply.code(200).send();
@@ -152,7 +173,8 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
   app.route({
     method: ['PUT', 'PATCH', 'OPTIONS'],
     url: path,
-    handler: async (_request, reply) => {
+    handler: async (request, reply) => {
+      endpointOf(request, resolve);
       reply.header('allow', 'GET, POST, DELETE');
       return replyError(reply, new GatewayError('GW_METHOD_NOT_ALLOWED'));
     },

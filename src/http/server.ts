@@ -1,18 +1,18 @@
 /**
- * The HTTP server: the only module that builds fastify. Routes per target, health, and one error
- * handler that turns every failure (ours, fastify's, or unexpected) into a JSON-RPC error envelope.
+ * The HTTP server: the only module that builds fastify. MCP routes per path shape (servers,
+ * groups, root), health, and one error handler that turns every failure (ours, fastify's, or
+ * unexpected) into a JSON-RPC error envelope.
  */
 import fastifyWebsocket from '@fastify/websocket';
 import { fastify, type FastifyError, type FastifyInstance } from 'fastify';
 import { GatewayError, isGatewayError, toGatewayError } from '../errors/gateway-error.ts';
-import type { GatewayConfig, TargetConfig } from '../config/types.ts';
+import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { createAggregateEndpoints, type AggregateEndpoint } from '../session/aggregate-endpoint.ts';
-import { createSession } from '../session/session.ts';
-import type { SessionFactory, SessionStore } from '../session/store.ts';
+import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
+import type { SessionStore } from '../session/store.ts';
 import { createOriginPolicy } from './guards.ts';
 import { registerLegacySseRoute } from './legacy-sse-route.ts';
-import { registerMcpRoute, replyError } from './mcp-route.ts';
+import { registerMcpRoute, replyError, type ResolveEndpoint } from './mcp-route.ts';
 import { createKeepAlive } from './sink.ts';
 import { createWsHeartbeat, pickSubprotocol, registerWsRoute } from './ws-route.ts';
 
@@ -22,10 +22,8 @@ export interface HttpServerOptions {
   logger: Logger;
   /** False while draining: /readyz answers 503 so a load balancer stops sending traffic. */
   isReady: () => boolean;
-  /** Aggregate endpoints (`/mcp` over several targets, groups); built from `config` when absent. */
-  aggregates?: readonly AggregateEndpoint[];
-  /** The targets of the config in force (reload); absent: `config.targets`, fixed. */
-  currentTargets?: () => ReadonlyMap<string, TargetConfig>;
+  /** What each MCP path serves, following config reloads; built from `config` (fixed) when absent. */
+  endpoints?: EndpointTable;
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -44,28 +42,7 @@ function fromFastifyError(err: FastifyError): GatewayError | undefined {
   }
 }
 
-/**
- * One target's pass-through sessions, known by the target's name on every path that serves it.
- * `current` (config reload) gives the target's config for each new session: a changed target is
- * started with its new settings, and a removed one refuses new sessions with 404.
- */
-export function targetEndpoint(
-  target: TargetConfig,
-  current?: () => ReadonlyMap<string, TargetConfig>,
-): { endpoint: string; factory: SessionFactory } {
-  const endpoint = `target:${target.name}`;
-  if (current === undefined) return { endpoint, factory: (seed) => createSession({ ...seed, endpoint, target }) };
-  return {
-    endpoint,
-    factory: (seed) => {
-      const now = current().get(target.name);
-      if (now === undefined) throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: server "${target.name}" was removed from the configuration`);
-      return createSession({ ...seed, endpoint, target: now });
-    },
-  };
-}
-
-export function createHttpServer({ config, store, logger, isReady, aggregates, currentTargets }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ config, store, logger, isReady, endpoints }: HttpServerOptions): FastifyInstance {
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -119,28 +96,21 @@ export function createHttpServer({ config, store, logger, isReady, aggregates, c
   void app.register(async (mcp) => {
     // Before the body is read: refuse foreign Origins and Hosts (DNS rebinding) cheaply.
     mcp.addHook('onRequest', async (request) => origins.check(request.headers));
-    for (const target of config.targets.values()) {
-      const { endpoint, factory } = targetEndpoint(target, currentTargets);
-      registerMcpRoute(mcp, { path: `/servers/${target.name}/mcp`, endpoint, factory, store, keepAlive, logger });
-      registerWsRoute(mcp, { path: `/servers/${target.name}/ws`, endpoint, factory, store, ...ws });
-      const base = `/servers/${target.name}`;
-      registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, endpoint, factory, store, keepAlive, logger });
-    }
-    const only = config.targets.size === 1 ? [...config.targets.values()][0] : undefined;
-    if (only !== undefined) {
-      // The same sessions as /servers/<name>/mcp: one target's pass-through under the short path.
-      const { endpoint, factory } = targetEndpoint(only, currentTargets);
-      registerMcpRoute(mcp, { path: '/mcp', endpoint, factory, store, keepAlive, logger });
-      registerWsRoute(mcp, { path: '/ws', endpoint, factory, store, ...ws });
-      registerLegacySseRoute(mcp, { ssePath: '/sse', messagesPath: '/messages', endpoint, factory, store, keepAlive, logger });
-    }
-    // Several targets behind one URL: `/mcp` (when there is more than one target) and each group.
-    // Each gets the same three downstream transports as a single target: .../mcp, .../ws, .../sse.
-    for (const { path, endpoint, factory } of aggregates ?? createAggregateEndpoints(config)) {
-      registerMcpRoute(mcp, { path, endpoint, factory, store, keepAlive, logger });
-      const base = path.slice(0, -'/mcp'.length);
-      registerWsRoute(mcp, { path: `${base}/ws`, endpoint, factory, store, ...ws });
-      registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, endpoint, factory, store, keepAlive, logger });
+    // One route per path shape, not per target: the table says per request what a name serves
+    // now, so a reload adds and removes servers and groups without touching the routes.
+    const table = endpoints ?? createEndpointTable(config);
+    const families: Array<[string, ResolveEndpoint]> = [
+      ['/servers/:name', (request) => table.server((request.params as { name: string }).name)],
+      ['/groups/:name', (request) => table.group((request.params as { name: string }).name)],
+      // `/mcp`: the lone target's pass-through, or the aggregate over several (its sessions stay
+      // reachable there when a reload switches it).
+      ['', () => table.root()],
+    ];
+    // Each gets the same three downstream transports: .../mcp, .../ws, .../sse with .../messages.
+    for (const [base, resolve] of families) {
+      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger });
+      registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws });
+      registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, resolve, store, keepAlive, logger });
     }
   });
 

@@ -15,9 +15,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Session } from '../session/session.ts';
-import type { SessionFactory, SessionStore } from '../session/store.ts';
+import type { SessionStore } from '../session/store.ts';
 import { createChannel, isRejected, parseOneMessage, type ChannelWire } from './channel.ts';
-import { replyError } from './mcp-route.ts';
+import { endpointOf, openEndpointOf, replyError, type ResolveEndpoint } from './mcp-route.ts';
 
 /** The subprotocol MCP WebSocket clients ask for. */
 export const WS_SUBPROTOCOL = 'mcp';
@@ -25,14 +25,13 @@ export const WS_SUBPROTOCOL = 'mcp';
 const OPEN = 1;
 
 export interface WsRouteOptions {
+  /** A fastify path, with `:name` for a family of endpoints (`/servers/:name/ws`). */
   path: string;
   /**
-   * The key of the sessions this endpoint builds (as for registerMcpRoute). A socket holds its
-   * session itself, so it is never looked up by key here; it names the endpoint in the log.
+   * What the request's path serves now (as for registerMcpRoute). A socket holds its session
+   * itself, so it is resolved once, when it opens.
    */
-  endpoint: string;
-  /** Builds the session each socket carries. */
-  factory: SessionFactory;
+  resolve: ResolveEndpoint;
   store: SessionStore;
   heartbeat: WsHeartbeat;
   /** Unsent bytes a socket may hold before it is closed with 1013. */
@@ -82,12 +81,14 @@ export function pickSubprotocol(offered: Set<string>): string | false {
 }
 
 export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): void {
-  const { path, endpoint, factory, store, heartbeat, maxBufferedBytes, isReady, logger } = options;
+  const { path, resolve, store, heartbeat, maxBufferedBytes, isReady, logger } = options;
   const log = logger.child({ component: 'ws' });
 
   app.route({
     method: 'GET',
     url: path,
+    // Before the upgrade: an unknown or removed endpoint is a plain 404, as on the other transports.
+    preValidation: async (request) => void openEndpointOf(request, resolve),
     // A plain GET (no upgrade): say what this endpoint is, in the same envelope as every error.
     handler: async (_request, reply) => {
       reply.header('upgrade', 'websocket');
@@ -98,8 +99,11 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
 
   function onSocket(socket: WebSocket, request: FastifyRequest): void {
     let session: Session;
+    let endpoint: string;
     try {
-      session = store.create(factory, { authorization: request.headers.authorization });
+      const entry = endpointOf(request, resolve);
+      endpoint = entry.endpoint;
+      session = store.create(entry.factory, { authorization: request.headers.authorization });
     } catch (err) {
       // Session limit or shutdown: say why in a frame, then close with "try again later".
       const error = toGatewayError(err);

@@ -89,30 +89,37 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
   };
 }
 
+/** What every aggregate endpoint of one gateway shares: cursors decode on any of them. */
+export interface AggregateShared {
+  readonly cursors: CursorCodec;
+  readonly known: KnownTargets;
+}
+
+/** A fresh shared part, once per gateway. */
+export function createAggregateShared(): AggregateShared {
+  return { cursors: createCursorCodec(), known: new WeakMap() };
+}
+
 /**
- * The aggregate endpoints a config asks for: `/mcp` when it has more than one target (a lone target
- * keeps its pass-through at `/mcp`), and `/groups/<name>/mcp` for each group.
+ * One aggregate endpoint: `/mcp` over every target (`group` undefined) or `/groups/<group>/mcp`.
+ * Built when a config first asks for it and kept for the life of the gateway, so its live sessions
+ * follow every later reload (`update`) even after the config stopped asking for it.
  */
-export function createAggregateEndpoints(config: GatewayConfig): AggregateEndpoint[] {
-  const cursors = createCursorCodec();
-  const known: KnownTargets = new WeakMap();
-  const out: AggregateEndpoint[] = [];
-  if (config.targets.size > 1) {
-    out.push(createEndpoint({ path: '/mcp', endpoint: ALL_TARGETS_ENDPOINT, group: undefined, view: (c) => toAggregateView(c), config, cursors, known }));
+export function createAggregateEndpoint(group: string | undefined, config: GatewayConfig, shared: AggregateShared): AggregateEndpoint {
+  const { cursors, known } = shared;
+  if (group === undefined) {
+    return createEndpoint({ path: '/mcp', endpoint: ALL_TARGETS_ENDPOINT, group, view: (c) => toAggregateView(c), config, cursors, known });
   }
-  for (const name of aggregateOf(config).groups.keys()) {
-    out.push(
-      createEndpoint({
-        path: `/groups/${name}/mcp`,
-        endpoint: `group:${name}`,
-        group: name,
-        // A group removed by a reload serves no target until restart (its route cannot be removed).
-        view: (c) => toAggregateView(c, aggregateOf(c).groups.get(name) ?? []),
-        config,
-        cursors,
-        known,
-      }),
-    );
-  }
-  return out;
+  let members: readonly string[] = aggregateOf(config).groups.get(group) ?? [];
+  return createEndpoint({
+    path: `/groups/${group}/mcp`,
+    endpoint: `group:${group}`,
+    group,
+    // A group removed by a reload takes no new sessions; its live ones keep its last members
+    // (those still configured) until they end.
+    view: (c) => toAggregateView(c, (members = aggregateOf(c).groups.get(group) ?? members)),
+    config,
+    cursors,
+    known,
+  });
 }

@@ -1,0 +1,118 @@
+/**
+ * The endpoint table: which sessions each MCP path serves, looked up per request from the config
+ * in force, so a config reload adds and removes paths without touching the HTTP routes.
+ *
+ * Three families of paths: `/servers/<name>/...` (one target's pass-through), `/groups/<name>/...`
+ * (an aggregate over a group) and the root `/mcp` (the lone target's pass-through, or the aggregate
+ * over every target when there are several). Entries are built once per config generation; a
+ * request costs one Map lookup.
+ */
+import { aggregateOf, type GatewayConfig, type TargetConfig } from '../config/types.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import { createAggregateEndpoint, createAggregateShared, type AggregateEndpoint } from './aggregate-endpoint.ts';
+import { createSession, type Session } from './session.ts';
+import type { SessionFactory } from './store.ts';
+
+/** What a path serves in the current generation. */
+export interface RouteEndpoint {
+  /** The key of the sessions it builds (Session.endpoint). */
+  readonly endpoint: string;
+  /** False once its target or group was removed: new sessions are refused with 404, live ones go on. */
+  readonly open: boolean;
+  /** Builds a new session (throws GW_ROUTE_NOT_FOUND when not `open`). */
+  readonly factory: SessionFactory;
+  /** The sessions this path serves: those of its key; a session of another path is unknown here. */
+  readonly owns: (session: Session) => boolean;
+}
+
+export interface EndpointTable {
+  /** `/servers/<name>/...`: undefined for a name never configured. */
+  server(name: string): RouteEndpoint | undefined;
+  /** `/groups/<name>/...`: undefined for a name never configured. */
+  group(name: string): RouteEndpoint | undefined;
+  /** `/mcp`, `/ws`, `/sse`, `/messages`. */
+  root(): RouteEndpoint;
+  /** Applies a reloaded config: new sessions get the new table, live aggregate sessions are reconfigured. */
+  update(config: GatewayConfig): void;
+}
+
+/** One target's pass-through sessions, known by the target's name on every path that serves it. */
+function passThrough(target: TargetConfig): RouteEndpoint {
+  const endpoint = `target:${target.name}`;
+  return { endpoint, open: true, factory: (seed) => createSession({ ...seed, endpoint, target }), owns: (s) => s.endpoint === endpoint };
+}
+
+function ownedBy(endpoint: string): (session: Session) => boolean {
+  return (s) => s.endpoint === endpoint;
+}
+
+/** A removed target's or group's entry: its live sessions are still found, new ones get 404. */
+function retired(previous: RouteEndpoint, what: string): RouteEndpoint {
+  if (!previous.open) return previous;
+  const factory: SessionFactory = () => {
+    throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: ${what} was removed from the configuration`);
+  };
+  return { endpoint: previous.endpoint, open: false, factory, owns: previous.owns };
+}
+
+export function createEndpointTable(initial: GatewayConfig): EndpointTable {
+  const shared = createAggregateShared();
+  // Aggregate endpoints live as long as the gateway: their sessions outlive the config that made them.
+  let all: AggregateEndpoint | undefined;
+  const groups = new Map<string, AggregateEndpoint>();
+  // Sessions opened on the root path, whatever it served then: they stay reachable there when a
+  // reload switches `/mcp` between a pass-through and the aggregate. Weak: ended sessions go.
+  const rootSessions = new WeakSet<Session>();
+
+  let servers = new Map<string, RouteEndpoint>();
+  let groupEntries = new Map<string, RouteEndpoint>();
+  let root: RouteEndpoint;
+
+  const build = (config: GatewayConfig) => {
+    const nextServers = new Map<string, RouteEndpoint>();
+    for (const target of config.targets.values()) nextServers.set(target.name, passThrough(target));
+    for (const [name, entry] of servers) if (!nextServers.has(name)) nextServers.set(name, retired(entry, `server "${name}"`));
+
+    const nextGroups = new Map<string, RouteEndpoint>();
+    for (const name of aggregateOf(config).groups.keys()) {
+      let aggregate = groups.get(name);
+      if (aggregate === undefined) groups.set(name, (aggregate = createAggregateEndpoint(name, config, shared)));
+      nextGroups.set(name, { endpoint: aggregate.endpoint, open: true, factory: aggregate.factory, owns: ownedBy(aggregate.endpoint) });
+    }
+    for (const [name, entry] of groupEntries) if (!nextGroups.has(name)) nextGroups.set(name, retired(entry, `group "${name}"`));
+
+    let inner: RouteEndpoint;
+    const only = config.targets.size === 1 ? [...config.targets.values()][0] : undefined;
+    if (only !== undefined) {
+      // The same sessions as /servers/<name>/mcp: one target's pass-through under the short path.
+      inner = nextServers.get(only.name) as RouteEndpoint;
+    } else {
+      all ??= createAggregateEndpoint(undefined, config, shared);
+      inner = { endpoint: all.endpoint, open: true, factory: all.factory, owns: ownedBy(all.endpoint) };
+    }
+    const create = inner.factory;
+    const key = inner.endpoint;
+    const factory: SessionFactory = (seed) => {
+      const session = create(seed);
+      rootSessions.add(session);
+      return session;
+    };
+    servers = nextServers;
+    groupEntries = nextGroups;
+    root = { endpoint: key, open: true, factory, owns: (s) => s.endpoint === key || rootSessions.has(s) };
+  };
+
+  build(initial);
+  return {
+    server: (name) => servers.get(name),
+    group: (name) => groupEntries.get(name),
+    root: () => root,
+    update(config) {
+      // Live sessions first see the new targets (list_changed, removed ones drained), then new
+      // sessions get the new table.
+      all?.update(config);
+      for (const aggregate of groups.values()) aggregate.update(config);
+      build(config);
+    },
+  };
+}
