@@ -8,6 +8,9 @@ import type { ResponseSink } from '../session/streams.ts';
 /** Past this many unsent bytes the client is too slow: drop the connection (it can resume). */
 export const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
+/** JSON bodies at least this long are written as one Buffer; small ones as strings (cheaper). */
+const BUFFER_BODY_CHARS = 16 * 1024;
+
 /** `retry:` sent with priming events: the SDK client's own default first delay, said explicitly. */
 const RECONNECT_MS = 1_000;
 
@@ -67,9 +70,13 @@ export function createHttpSink(raw: ServerResponse, sessionId: string, keepAlive
     json(body) {
       if (closed) return;
       finish();
+      // A large body is encoded once, here: given a string, Buffer.byteLength walks it, node:http
+      // joins it to the header text and then encodes that, each a full pass over the answer.
+      const payload = body.length >= BUFFER_BODY_CHARS ? Buffer.from(body) : body;
+      const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
       // With a length the answer goes out in one piece, not chunked.
-      raw.writeHead(200, { 'mcp-session-id': sessionId, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      raw.end(body);
+      raw.writeHead(200, { 'mcp-session-id': sessionId, 'content-type': 'application/json', 'content-length': length });
+      raw.end(payload);
     },
     sse() {
       if (closed || raw.headersSent) return;

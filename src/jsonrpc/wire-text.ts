@@ -42,6 +42,14 @@ export function keepRawText(message: JsonRpcMessage, text: string): void {
   Object.defineProperty(message, RAW, { value: { text, start: span.start, end: span.end }, enumerable: false, configurable: true, writable: false });
 }
 
+/**
+ * Remembers `text` with the top-level id at `start`..`end`, located by the caller (the large-line
+ * scanner, which has just read it): the same as `keepRawText` without searching again.
+ */
+export function keepRawSpan(message: JsonRpcMessage, text: string, start: number, end: number): void {
+  Object.defineProperty(message, RAW, { value: { text, start, end }, enumerable: false, configurable: true, writable: false });
+}
+
 /** Forgets the kept line: the message was changed beyond its id. */
 export function dropRawText(message: JsonRpcMessage): void {
   delete (message as WithRaw)[RAW];

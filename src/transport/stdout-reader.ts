@@ -4,6 +4,7 @@
  * a broken server may write nothing else) and skipped: PROTOCOL.md asks us not to die of it.
  */
 import { parseJson, toMessage } from '../jsonrpc/envelope.ts';
+import { LARGE_LINE_CHARS, scanLargeResponse } from '../jsonrpc/large-response.ts';
 import { createLineSplitter, sniffLineHead } from '../jsonrpc/ndjson.ts';
 import { keepRawText, RAW_TEXT_MIN_CHARS } from '../jsonrpc/wire-text.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
@@ -57,6 +58,14 @@ export function createStdoutReader(options: StdoutReaderOptions): StdoutReader {
   }
 
   function onLine(line: string): void {
+    if (line.length >= LARGE_LINE_CHARS) {
+      // A very large plain answer is checked at the envelope, not parsed whole (large-response.ts).
+      const scanned = scanLargeResponse(line);
+      if (scanned !== undefined) {
+        options.onMessage(scanned);
+        return;
+      }
+    }
     let value: unknown;
     try {
       value = parseJson(line);

@@ -130,6 +130,21 @@ describe('misbehaving upstreams', () => {
     expect(ok.json).toMatchObject({ id: 2, result: { content: [{ text: 'alive' }] } });
   });
 
+  it('large answers (scanned at the envelope, not parsed whole) reach the client whole, with its id exact', async () => {
+    const gw = await gateway(misbehaving('normal', { maxMessageBytes: 4 * 1024 * 1024 }));
+    const session = await rpc.initialize(gw.mcpUrl());
+    const bytes = 1024 * 1024;
+    for (const [id, shape] of [['client "id" é', 'id-first'], [7, 'id-last'], [0, 'id-first']] as const) {
+      const answer = await session.request(call(id, 'huge', { bytes, shape }));
+      expect(answer.json).toMatchObject({ jsonrpc: '2.0', id, result: { content: [{ type: 'text' }] } });
+      expect(textOf(answer.json.result)).toBe('x'.repeat(textOf(answer.json.result).length));
+      expect(textOf(answer.json.result).length).toBeGreaterThan(bytes - 100);
+    }
+    // A big integer id is restored digit for digit, in the raw body.
+    const raw = await session.postRaw('{"jsonrpc":"2.0","id":12345678901234567890,"method":"tools/call","params":{"name":"huge","arguments":{"bytes":1048576}}}');
+    expect(raw.text.startsWith('{"jsonrpc":"2.0","id":12345678901234567890,"result":')).toBe(true);
+  });
+
   it('a flood of notifications reaches the client on the call stream, in order, before the answer', async () => {
     const gw = await gateway(misbehaving('flood-notifications', {}, '--count=500'));
     const session = await rpc.initialize(gw.mcpUrl());
