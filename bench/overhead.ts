@@ -21,12 +21,14 @@
  * prints its top functions by self time at the end; the CPU figures then include the profiler.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { machineFacts } from './lib/machine.ts';
+import { formatTop, readSelfTimes } from './lib/profile.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ECHO_SERVER = fileURLToPath(new URL('./echo-server.mjs', import.meta.url));
@@ -472,25 +474,12 @@ const fmt = (n: number, digits: number) => (Number.isNaN(n) ? '-' : n.toFixed(di
 const fmtInt = (n: number) => (Number.isNaN(n) ? '-' : Math.round(n).toLocaleString('en-US'));
 
 function machine(): string[] {
-  const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
-  const model = /^model name\s*:\s*(.*)$/m.exec(cpuinfo)?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown';
-  const git = (args: string[]) => {
-    try {
-      return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trimEnd();
-    } catch {
-      return '';
-    }
-  };
-  const dirty = git(['status', '--porcelain', '--', 'src'])
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => l.slice(3));
-  const revision = git(['rev-parse', '--short', 'HEAD']) || 'unknown';
+  const facts = machineFacts(ROOT);
   return [
-    `- CPU: ${os.availableParallelism()} x ${model} (nproc ${os.availableParallelism()}); kernel ${os.release()}`,
+    `- CPU: ${os.availableParallelism()} x ${facts.model} (nproc ${os.availableParallelism()}); kernel ${os.release()}`,
     `- Node ${process.version}, undici Pool (HTTP/1.1 keep-alive, ${settings.inFlight} connections)`,
-    `- Gateway: \`src/cli.ts\` at ${revision}${dirty.length > 0 ? ` plus uncommitted changes in ${dirty.join(', ')}` : ''}, log level info, default limits`,
-    `- Load average at start: ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`,
+    `- Gateway: ${facts.source}, log level info, default limits`,
+    `- Load average at start: ${facts.load}`,
   ];
 }
 
@@ -552,44 +541,13 @@ function writeDoc(section: string): void {
 // ---------------------------------------------------------------------------------------------
 // --cpu-prof: where the gateway's time went (self time per function, idle excluded).
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
 function summariseProfiles(dir: string, since: number, calls: number): string {
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => `${dir}/${f}`)
-    .filter((f) => statSync(f).mtimeMs >= since);
-  const self = new Map<string, number>();
-  let busy = 0;
-  for (const file of files) {
-    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-    const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
-    profile.samples.forEach((id, i) => {
-      const frame = nodes.get(id)?.callFrame;
-      if (frame === undefined || frame.functionName === '(idle)') return;
-      const us = profile.timeDeltas[i] ?? 0;
-      const where = frame.url === '' ? '' : ` ${frame.url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, '').replace(ROOT, '')}:${frame.lineNumber + 1}`;
-      const key = `${frame.functionName || '(anonymous)'}${where}`;
-      self.set(key, (self.get(key) ?? 0) + us);
-      busy += us;
-    });
-  }
+  const times = readSelfTimes(dir, since, ROOT);
   const lines = [
-    `Gateway CPU profiles: ${files.length} file(s) in ${dir}; ${(busy / 1000).toFixed(0)} ms on the main thread outside idle,`,
-    `${(busy / calls).toFixed(1)} us per call over ${calls} gateway calls (start-up included). Top self time:`,
+    `Gateway CPU profiles: ${times.files} file(s) in ${dir}; ${(times.busy / 1000).toFixed(0)} ms on the main thread outside idle,`,
+    `${(times.busy / calls).toFixed(1)} us per call over ${calls} gateway calls (start-up included). Top self time:`,
   ];
-  for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
-    lines.push(`${(us / 1000).toFixed(0).padStart(7)} ms ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${key}`);
-  }
-  return lines.join('\n');
+  return [...lines, ...formatTop(times, 25)].join('\n');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@
  * the report and writes it to docs/benchmarks.md (between the bench:begin/end markers) with the
  * chart docs/benchmarks.svg. See bench/README.md for the options.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -13,6 +12,7 @@ import { runLoad } from './lib/load.ts';
 import { runRamp } from './lib/ramp.ts';
 import { cellKey, loadMedian, renderReport, type Cell, type Results } from './lib/report.ts';
 import { scenarios as allScenarios, type Scenario } from './lib/scenarios.ts';
+import { machineFacts } from './lib/machine.ts';
 import { summariseProfiles } from './lib/profile.ts';
 import { renderChart, type ChartSeries } from './lib/svg.ts';
 import { ECHO_SERVER, killAll, ROOT, startSystem, SYSTEM_NAMES, Unavailable, type RunningSystem, type SystemName } from './lib/systems.ts';
@@ -135,16 +135,7 @@ async function runCell(sc: Scenario, name: SystemName, cell: Cell, label: string
 }
 
 function machine(): string[] {
-  const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
-  const model = /^model name\s*:\s*(.*)$/m.exec(cpuinfo)?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown';
-  const git = (args: string[]) => {
-    try {
-      return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trimEnd();
-    } catch {
-      return '';
-    }
-  };
-  const dirty = git(['status', '--porcelain', '--', 'src']).split('\n').filter(Boolean).map((l) => l.slice(3));
+  const facts = machineFacts(ROOT);
   const peers = (name: string) => {
     try {
       return (JSON.parse(readFileSync(`${ROOT}bench/node_modules/${name}/package.json`, 'utf8')) as { version: string }).version;
@@ -153,9 +144,9 @@ function machine(): string[] {
     }
   };
   return [
-    `- Machine: ${os.availableParallelism()} x ${model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, kernel ${os.release()}${/hypervisor/.test(cpuinfo) ? ' (virtual machine)' : ''}`,
-    `- Node ${process.version}; Switchboard \`src/cli.ts\` at ${git(['rev-parse', '--short', 'HEAD']) || 'unknown'}${dirty.length > 0 ? ` plus uncommitted changes in ${dirty.join(', ')}` : ''}, log level info; supergateway ${peers('supergateway')}, mcp-proxy ${peers('mcp-proxy')}`,
-    `- Load average at start: ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`,
+    `- Machine: ${os.availableParallelism()} x ${facts.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, kernel ${os.release()}${facts.virtual ? ' (virtual machine)' : ''}`,
+    `- Node ${process.version}; Switchboard ${facts.source}, log level info; supergateway ${peers('supergateway')}, mcp-proxy ${peers('mcp-proxy')}`,
+    `- Load average at start: ${facts.load}`,
   ];
 }
 

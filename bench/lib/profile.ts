@@ -10,7 +10,16 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
-export function summariseProfiles(dir: string, since: number, root: string, top = 30): string {
+export interface SelfTimes {
+  readonly files: number;
+  /** Main-thread time outside idle, in microseconds. */
+  readonly busy: number;
+  /** Self time per `function file:line`, in microseconds, largest first. */
+  readonly top: ReadonlyArray<readonly [string, number]>;
+}
+
+/** Self time per function over the profiles written in `dir` since `since` (ms epoch). */
+export function readSelfTimes(dir: string, since: number, root: string): SelfTimes {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.cpuprofile'))
     .map((f) => `${dir}/${f}`)
@@ -30,9 +39,18 @@ export function summariseProfiles(dir: string, since: number, root: string, top 
       busy += us;
     });
   }
-  const lines = [`CPU profiles: ${files.length} file(s) in ${dir}; ${(busy / 1000).toFixed(0)} ms busy on the main thread. Top self time:`];
-  for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    lines.push(`${(us / 1000).toFixed(0).padStart(7)} ms ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${key}`);
-  }
-  return lines.join('\n');
+  return { files: files.length, busy, top: [...self].sort((a, b) => b[1] - a[1]) };
+}
+
+/** The `count` largest self times as report lines: ms, share of busy time, function. */
+export function formatTop(times: SelfTimes, count: number): string[] {
+  return times.top
+    .slice(0, count)
+    .map(([key, us]) => `${(us / 1000).toFixed(0).padStart(7)} ms ${((100 * us) / times.busy).toFixed(1).padStart(5)}%  ${key}`);
+}
+
+export function summariseProfiles(dir: string, since: number, root: string, top = 30): string {
+  const times = readSelfTimes(dir, since, root);
+  const heading = `CPU profiles: ${times.files} file(s) in ${dir}; ${(times.busy / 1000).toFixed(0)} ms busy on the main thread. Top self time:`;
+  return [heading, ...formatTop(times, top)].join('\n');
 }
