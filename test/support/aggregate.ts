@@ -2,13 +2,11 @@
  * An in-process gateway with several targets behind one URL (aggregate endpoints), for integration
  * tests: targets as in support/gateway.ts plus per-target exposure settings and groups.
  */
-import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { defaultExposure, type AggregateConfig, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../../src/config/types.ts';
-import { createLogger } from '../../src/log/logger.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
-import { buildConfig, type TestTarget } from './gateway.ts';
+import { buildConfig, createTestLogger, type TestTarget } from './gateway.ts';
 
 /**
  * A stdio target as in support/gateway.ts, or `{ target }`: a ready TargetConfig of any type (a
@@ -45,17 +43,7 @@ export function buildAggregateConfig(options: AggregateGatewayOptions): GatewayC
 
 export async function startAggregateGateway(options: AggregateGatewayOptions): Promise<RunningGateway> {
   const config = buildAggregateConfig(options);
-  const lines = options.logLines;
-  const logger = createLogger({
-    level: config.logging.level,
-    destination: new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        if (lines) lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-        cb();
-      },
-    }),
-  });
-  return startGateway(config, { logger });
+  return startGateway(config, { logger: createTestLogger(config.logging.level, options.logLines) });
 }
 
 /** An SDK client connected to `path` of the gateway. */

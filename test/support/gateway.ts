@@ -3,7 +3,7 @@
  */
 import { Writable } from 'node:stream';
 import { DEFAULT_INHERITED_ENV } from '../../src/config/default-env.ts';
-import type { GatewayConfig, RemoteTargetConfig, StdioTargetConfig, TargetConfig } from '../../src/config/types.ts';
+import type { GatewayConfig, LogLevel, RemoteTargetConfig, StdioTargetConfig, TargetConfig } from '../../src/config/types.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 
@@ -87,11 +87,10 @@ export function buildConfig(options: TestGatewayOptions): GatewayConfig {
   };
 }
 
-export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
-  const config = buildConfig(options);
-  const lines = options.logLines;
-  const logger = createLogger({
-    level: config.logging.level,
+/** A logger for a test gateway: silent, or collecting its JSON lines into `lines` when given. */
+export function createTestLogger(level: LogLevel, lines: string[] | undefined): Logger {
+  return createLogger({
+    level,
     destination: new Writable({
       write(chunk: Buffer, _enc, cb) {
         if (lines) lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
@@ -99,6 +98,11 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       },
     }),
   });
+}
+
+export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
+  const config = buildConfig(options);
+  const logger = createTestLogger(config.logging.level, options.logLines);
   const gateway = await startGateway(config, { logger });
   const single = config.targets.size === 1;
   return {
