@@ -3,20 +3,56 @@
  * "Security Warning": invalid Origin -> 403), and the media types of Streamable HTTP.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { isIPv4, isIPv6 } from 'node:net';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig } from '../config/types.ts';
 
-const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
+/**
+ * Is `host` (a hostname as it appears in a Host header, an Origin URL or `listen.host`) a name
+ * that can only mean this machine? Parsed, never matched by prefix: `127.0.0.1.evil.com` is a DNS
+ * name an attacker controls, which is exactly what DNS rebinding uses. Accepted:
+ * - `localhost` and names under it (RFC 6761 §6.3: they resolve to loopback and never to the
+ *   network), with or without the trailing root dot, in any case;
+ * - an IPv4 literal in 127.0.0.0/8, written as four decimal octets (the only form a browser puts
+ *   in Host and Origin; `127.1` or `0x7f.0.0.1` are refused rather than guessed at);
+ * - the IPv6 loopback `::1` in any spelling (`[::1]`, `[0:0:0:0:0:0:0:1]`) and the IPv4-mapped
+ *   form of a 127/8 address (`[::ffff:127.0.0.1]`). A zone id (`%lo`) is refused.
+ */
 export function isLoopbackAddress(host: string): boolean {
-  return LOOPBACK_HOSTNAMES.has(host) || host.startsWith('127.');
+  let name = host.toLowerCase();
+  if (name.startsWith('[') && name.endsWith(']')) name = name.slice(1, -1);
+  if (name.endsWith('.')) name = name.slice(0, -1);
+  if (name === 'localhost' || name.endsWith('.localhost')) return !name.startsWith('.');
+  if (isIPv4(name)) return name.startsWith('127.');
+  if (isIPv6(name)) return isLoopbackIPv6(name);
+  return false;
 }
 
-/** Hostname of a Host header value (`example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`). */
+function isLoopbackIPv6(address: string): boolean {
+  // Expand through the URL parser, which writes every IPv6 literal in one canonical form.
+  let canonical: string;
+  try {
+    canonical = new URL(`http://[${address}]/`).hostname;
+  } catch {
+    return false;
+  }
+  if (canonical === '[::1]') return true;
+  // IPv4-mapped: [::ffff:7f00:1] is 127.0.0.1.
+  const mapped = /^\[::ffff:([0-9a-f]{1,4}):[0-9a-f]{1,4}\]$/.exec(canonical);
+  return mapped !== null && mapped[1] !== undefined && parseInt(mapped[1], 16) >> 8 === 127;
+}
+
+/**
+ * Hostname of a Host header value (`example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`).
+ * A bracketed name followed by anything but `:port` yields the whole value, which then matches
+ * nothing.
+ */
 function hostnameOf(host: string): string {
   if (host.startsWith('[')) {
     const end = host.indexOf(']');
-    return end === -1 ? host : host.slice(0, end + 1);
+    if (end === -1) return host;
+    const rest = host.slice(end + 1);
+    return rest === '' || /^:\d*$/.test(rest) ? host.slice(0, end + 1) : host;
   }
   const colon = host.indexOf(':');
   return (colon === -1 ? host : host.slice(0, colon)).toLowerCase();

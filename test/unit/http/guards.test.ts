@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accepts, createOriginPolicy } from '../../../src/http/guards.ts';
+import { accepts, createOriginPolicy, isLoopbackAddress } from '../../../src/http/guards.ts';
 import { buildConfig } from '../../support/gateway.ts';
 
 const base = buildConfig({ targets: { t: { command: 'x' } } });
@@ -38,4 +38,27 @@ describe('origin policy', () => {
     const policy = createOriginPolicy({ ...base, listen: { host: '0.0.0.0', port: 8080 } });
     expect(() => policy.check({ host: 'mcp.example.com' })).not.toThrow();
   });
+});
+
+describe('isLoopbackAddress', () => {
+  it.each(['localhost', 'LOCALHOST', 'localhost.', 'app.localhost', '127.0.0.1', '127.255.0.9', '::1', '[::1]', '[0:0:0:0:0:0:0:1]', '[::ffff:127.0.0.1]'])(
+    '%s is loopback',
+    (host) => expect(isLoopbackAddress(host)).toBe(true),
+  );
+  it.each([
+    '127.0.0.1.evil.com',
+    '127.evil.com',
+    '127.1',
+    '0x7f.0.0.1',
+    '2130706433',
+    'localhost.evil.com',
+    '.localhost',
+    '128.0.0.1',
+    '0.0.0.0',
+    '::',
+    '[::2]',
+    '[::ffff:10.0.0.1]',
+    '[fe80::1%lo]',
+    '',
+  ])('%s is not', (host) => expect(isLoopbackAddress(host)).toBe(false));
 });
