@@ -94,6 +94,21 @@ function parseMessages(body: unknown): { messages: JsonRpcMessage[]; batch: bool
   return { messages, batch };
 }
 
+/**
+ * Hands a notification or an answer to the session. Neither gets a reply of its own, so a failure
+ * here (the upstream went away, a malformed message the session could not use) is logged and the
+ * POST still gets its 202: the session's own end, if it ends, reaches the client on its streams.
+ */
+async function forward(session: Session, msg: JsonRpcMessage, logger: Logger): Promise<void> {
+  try {
+    if (isResponse(msg)) await session.handleResponse(msg as JsonRpcResponse);
+    else await session.handleNotification(msg as JsonRpcNotification);
+  } catch (err) {
+    const method = (msg as { method?: unknown }).method;
+    logger.warn({ err, session: session.id, method: typeof method === 'string' ? method : undefined }, 'could not forward a message upstream; dropped');
+  }
+}
+
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
   const { path, resolve, store, keepAlive, logger } = options;
 
@@ -133,10 +148,8 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
       if (isRequest(msg)) {
         if (msg.method === 'initialize') throw new GatewayError('GW_ALREADY_INITIALIZED');
         (requests ??= []).push(msg);
-      } else if (isResponse(msg)) {
-        await session.handleResponse(msg as JsonRpcResponse);
       } else {
-        await session.handleNotification(msg as JsonRpcNotification);
+        await forward(session, msg, logger);
       }
     }
     if (requests === undefined) return reply.code(202).send();

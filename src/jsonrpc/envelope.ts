@@ -32,6 +32,16 @@ export function isRequestId(value: unknown): value is RequestId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || JSONX.isRawJSON(value);
 }
 
+/**
+ * The request a `notifications/cancelled` withdraws, or undefined when its params carry no usable
+ * id (absent, null, an object...). Such a notification is dropped by its receiver: notifications
+ * get no answer, so a malformed one can only be logged (2025-11-25 basic/utilities/cancellation).
+ */
+export function cancelledRequestId(params: unknown): RequestId | undefined {
+  if (!isObject(params)) return undefined;
+  return isRequestId(params.requestId) ? params.requestId : undefined;
+}
+
 export function isRequest(msg: JsonRpcMessage): msg is JsonRpcRequest {
   return typeof (msg as JsonRpcRequest).method === 'string' && (msg as JsonRpcRequest).id !== undefined;
 }

@@ -5,7 +5,7 @@
  * their target's context (encoded URIs, logger names); list_changed is coalesced.
  */
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
-import { idKey, isObject } from '../jsonrpc/envelope.ts';
+import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -118,9 +118,13 @@ export function createServerMessages({ streams, limits, logger, tables, live }: 
           return;
         case 'notifications/cancelled': {
           // The target withdraws one of its own server->client requests: translate to our id.
-          if (!isObject(params)) return;
+          const upstreamRequestId = cancelledRequestId(params);
+          if (upstreamRequestId === undefined || !isObject(params)) {
+            logger.warn({ target: member.name }, 'notifications/cancelled from the upstream without a usable requestId; dropped');
+            return;
+          }
           const ids = idsOf(member);
-          const key = idKey(params.requestId as RequestId);
+          const key = idKey(upstreamRequestId);
           const downstreamId = ids.get(key);
           const entry = downstreamId === undefined ? undefined : asked.get(downstreamId);
           if (downstreamId === undefined || entry === undefined) return;

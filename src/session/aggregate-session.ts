@@ -9,7 +9,7 @@
  * and each answer goes back to the target that asked.
  */
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
-import { idKey, isObject } from '../jsonrpc/envelope.ts';
+import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcRequest, RequestId } from '../jsonrpc/types.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -268,8 +268,13 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
 
     async handleNotification(notification) {
       const params = notification.params;
-      if (notification.method === 'notifications/cancelled' && isObject(params)) {
-        const rec = inflight.get(idKey(params.requestId as RequestId));
+      if (notification.method === 'notifications/cancelled') {
+        const requestId = cancelledRequestId(params);
+        if (requestId === undefined || !isObject(params)) {
+          logger.warn('notifications/cancelled from the client without a usable requestId; dropped');
+          return;
+        }
+        const rec = inflight.get(idKey(requestId));
         if (rec === undefined) return;
         inflight.delete(rec.key);
         rec.cancelled = true;

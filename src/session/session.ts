@@ -14,9 +14,10 @@
  * never to two streams.
  */
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
-import { idKey, isObject } from '../jsonrpc/envelope.ts';
+import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import { toWireText } from '../jsonrpc/wire-text.ts';
 import type {
+  JsonObject,
   JsonRpcNotification,
   JsonRpcRequest,
   JsonRpcResponse,
@@ -187,15 +188,19 @@ export function createSession(options: SessionOptions): Session {
 
   const onServerNotification = (notification: JsonRpcNotification) => {
     let stream: OutStream;
-    if (notification.method === 'notifications/cancelled' && isObject(notification.params)) {
+    if (notification.method === 'notifications/cancelled') {
       // The upstream withdraws one of its own server->client requests: translate to our id.
-      const upstreamRequestId = notification.params.requestId as RequestId;
+      const upstreamRequestId = cancelledRequestId(notification.params);
+      if (upstreamRequestId === undefined) {
+        logger.warn('notifications/cancelled from the upstream without a usable requestId; dropped');
+        return;
+      }
       const downstreamId = serverRequestIds.get(idKey(upstreamRequestId));
       const entry = downstreamId === undefined ? undefined : serverRequests.get(downstreamId);
       if (downstreamId === undefined || entry === undefined) return;
       serverRequestIds.delete(idKey(upstreamRequestId));
       serverRequests.delete(downstreamId);
-      notification.params.requestId = downstreamId;
+      (notification.params as JsonObject).requestId = downstreamId;
       stream = entry.stream.complete ? streams.pick(false) : entry.stream;
     } else {
       stream = streams.pick(BROADCAST_METHODS.has(notification.method));
@@ -360,11 +365,16 @@ export function createSession(options: SessionOptions): Session {
     },
 
     async handleNotification(notification) {
-      if (notification.method === 'notifications/cancelled' && isObject(notification.params)) {
-        const rec = inflight.get(idKey(notification.params.requestId as RequestId));
+      if (notification.method === 'notifications/cancelled') {
+        const requestId = cancelledRequestId(notification.params);
+        if (requestId === undefined) {
+          logger.warn('notifications/cancelled from the client without a usable requestId; dropped');
+          return;
+        }
+        const rec = inflight.get(idKey(requestId));
         if (rec === undefined) return; // already answered, or never seen: nothing to cancel
         inflight.delete(rec.key);
-        const reason = typeof notification.params.reason === 'string' ? notification.params.reason : undefined;
+        const reason = typeof (notification.params as JsonObject).reason === 'string' ? ((notification.params as JsonObject).reason as string) : undefined;
         upstream?.correlator.cancel(rec.upstreamId, reason);
         const error = new GatewayError('GW_REQUEST_CANCELLED', undefined, { target: target.name });
         streams.drop(rec.stream, JSON.stringify(toErrorResponse(rec.clientId, error)));
