@@ -7,6 +7,7 @@
  * die with their parent. POSIX only: on Windows `process.kill(-pid)` is not supported.
  */
 import type { Logger } from '../log/logger.ts';
+import { killAllEscapeesNow } from './escapees.ts';
 
 const liveGroups = new Set<number>();
 
@@ -52,6 +53,7 @@ export function liveGroupIds(): number[] {
 export function killAllChildrenNow(): void {
   for (const pgid of liveGroups) signalGroup(pgid, 'SIGKILL');
   liveGroups.clear();
+  killAllEscapeesNow();
 }
 
 export interface StopGroupOptions {

@@ -14,6 +14,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { serializeMessage } from '../jsonrpc/ndjson.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { killEscapees, nextUpstreamTag, UPSTREAM_TAG_VAR } from './escapees.ts';
 import { registerGroup, signalGroup, stopGroup, unregisterGroup } from './process-tree.ts';
 import { createStderrSink, type StderrSink } from './stderr-sink.ts';
 import { createStdoutReader, type Overflow, type StdoutReader } from './stdout-reader.ts';
@@ -73,6 +74,8 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   let failure: GatewayError | undefined;
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let pipeTimer: NodeJS.Timeout | undefined;
+  /** This child's mark in the environment of everything it starts (see escapees.ts). */
+  let tag: string | undefined;
   /** NDJSON queued by `send` in this turn of the event loop, written by `flushOutgoing`. */
   let outgoing = '';
   let flushQueued = false;
@@ -122,12 +125,14 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     }
     state = 'starting';
     let proc: ChildProc;
+    tag = nextUpstreamTag();
     try {
       proc = spawn(target.command, [...target.args], {
         shell: false,
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
-        env: childEnv(target),
+        // The tag marks every descendant, so one that escapes the group is still found at the end.
+        env: { ...childEnv(target), [UPSTREAM_TAG_VAR]: tag },
         ...(target.cwd === undefined ? {} : { cwd: target.cwd }),
         windowsHide: true,
       });
@@ -245,6 +250,8 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     child?.stdout.destroy();
     child?.stderr.destroy();
     settleDrainWaiters(closedError());
+    // The leader and its group are gone; descendants that left the group are not, until now.
+    if (tag !== undefined) void killEscapees(tag, log);
     const reason = closeRequested ? undefined : (failure ?? exitedError());
     if (reason !== undefined) log.warn({ err: reason }, 'upstream closed unexpectedly');
     resolveFinalized();

@@ -260,6 +260,21 @@ describe('switchboard command line: running a gateway', () => {
     }
   });
 
+  it('SIGTERM leaves no descendant behind, not even one that called setsid', async () => {
+    const running = start(['--port', '0', '--log-level', 'info', '--', process.execPath, fixture, 'spawn-escaping-grandchild']);
+    const [url = ''] = await endpointsOf(running);
+    await initializeAt(url);
+    let grandchild = 0;
+    for (let i = 0; i < 100 && grandchild === 0; i++) {
+      grandchild = Number(/grandchild-pid=(\d+)/.exec(running.stdout())?.[1] ?? 0);
+      if (grandchild === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(isAlive(grandchild)).toBe(true);
+    running.child.kill('SIGTERM');
+    expect(await running.exited).toEqual({ code: 0, signal: null });
+    expect(await waitUntilGone([grandchild], 5_000)).toEqual([]);
+  });
+
   it('exits at once on a second signal while the first is still waiting, leaving no child behind', async () => {
     // A child that ignores SIGTERM and stdin closing, with long graces: the first signal's graceful
     // stop would take half a minute.

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway, type TestTarget } from '../support/gateway.ts';
-import { descendantsOf, isAlive, waitUntilGone } from '../support/processes.ts';
+import { descendantsOf, isAlive, readStat, waitUntilGone } from '../support/processes.ts';
 import { fixture, post, recorderServer, rpc, textOf } from '../support/recorder.ts';
 
 const open: TestGateway[] = [];
@@ -180,6 +180,18 @@ describe('misbehaving upstreams', () => {
     expect(await waitUntilGone([grandchild], 3_000)).toEqual([]);
   });
 
+  it('spawns a grandchild that calls setsid: ending the session kills it too', async () => {
+    const logLines: string[] = [];
+    const gw = await gateway(misbehaving('spawn-escaping-grandchild'), logLines);
+    const session = await rpc.initialize(gw.mcpUrl());
+    const grandchild = await pidFromLog(logLines);
+    expect(isAlive(grandchild)).toBe(true);
+    // It left the group: what a group signal reaches no longer covers it.
+    expect(readStat(grandchild)?.pgrp).toBe(grandchild);
+    await session.delete();
+    expect(await waitUntilGone([grandchild], 5_000)).toEqual([]);
+  });
+
   it('the gateway keeps serving other sessions while one upstream crashes', async () => {
     const gw = await gateway(misbehaving('normal'));
     const steady = await rpc.initialize(gw.mcpUrl());
@@ -191,3 +203,12 @@ describe('misbehaving upstreams', () => {
     expect(textOf((await steady.request(call(2, 'echo', { text: 'still' }))).json.result)).toBe('still');
   });
 });
+
+async function pidFromLog(logLines: string[]): Promise<number> {
+  for (let i = 0; i < 100; i++) {
+    const line = logLines.find((l) => l.includes('grandchild-pid='));
+    if (line) return Number(/grandchild-pid=(\d+)/.exec(line)?.[1]);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the fixture never logged its grandchild pid');
+}
