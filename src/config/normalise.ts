@@ -105,6 +105,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
     shutdownGraceMs: server.shutdownGraceMs,
     maxMessageBytes: server.maxMessageBytes,
     stderrLinesPerSecond: server.stderrLinesPerSecond,
+    stderrInErrors: server.stderrInErrors && server.upstream.mode !== 'shared',
     upstream: { mode: server.upstream.mode, children: server.upstream.mode === 'shared' ? server.upstream.children : 1 },
   };
 }

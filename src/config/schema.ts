@@ -153,6 +153,12 @@ export const stdioServerSchema = z.strictObject({
   maxMessageBytes: positive().default(32 * MiB),
   /** 50/s: a chatty server cannot flood the log; 0 drops stderr (still counted). */
   stderrLinesPerSecond: nonNegative().default(50),
+  /**
+   * false: stderr often prints environment values, paths and request text, so clients get the
+   * exit code and a correlation id, and the lines go to the log. Opt in per target when its stderr
+   * is known to be safe for every client. Never in shared mode (see checkStderrInErrors).
+   */
+  stderrInErrors: boolean().default(false),
   upstream: z
     .strictObject(
       {
@@ -363,9 +369,23 @@ export const configFileSchema = z
       ctx.addIssue({ code: 'custom', path: ['mcpServers'], message: 'at least one enabled server is required' });
     }
     checkAggregate(config, ctx);
+    checkStderrInErrors(config.mcpServers, ctx);
   });
 
 export type ConfigFile = z.output<typeof configFileSchema>;
+
+/** A shared child's stderr mixes every session's traffic: it must never reach one session's errors. */
+function checkStderrInErrors(servers: Record<string, ServerEntry>, ctx: z.RefinementCtx): void {
+  for (const [name, server] of Object.entries(servers)) {
+    if (server.type === 'stdio' && server.stderrInErrors && server.upstream.mode === 'shared') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mcpServers', name, 'stderrInErrors'],
+        message: 'cannot be true with upstream.mode "shared": a shared child\'s stderr carries every session\'s traffic',
+      });
+    }
+  }
+}
 
 /** Group members must exist; two servers must not share a (non-empty) prefix. */
 function checkAggregate(config: { mcpServers: Record<string, ServerEntry>; gateway: z.output<typeof gatewaySchema> }, ctx: z.RefinementCtx): void {

@@ -55,6 +55,8 @@ export interface StdioTargetConfig {
   readonly maxMessageBytes: number;
   /** Most stderr lines per second passed to the log; the rest are counted and summarised. */
   readonly stderrLinesPerSecond: number;
+  /** Whether the child's last stderr lines go into clients' `error.data` (never in shared mode). */
+  readonly stderrInErrors?: boolean;
   /** Absent: per-session (hand-built configs); the loader always sets it. */
   readonly upstream?: UpstreamSharing;
 }

@@ -13,15 +13,26 @@ export interface GatewayErrorDetails {
   [key: string]: unknown;
 }
 
+export interface GatewayErrorOptions {
+  cause?: unknown;
+  /**
+   * What only the log may see: third-party text (an upstream's error message, a command line, an
+   * OS error's text). Never serialised into `error.data`.
+   */
+  internal?: Record<string, unknown>;
+}
+
 export class GatewayError extends Error {
   readonly code: GatewayErrorCode;
   readonly details: GatewayErrorDetails;
+  readonly internal: Record<string, unknown> | undefined;
 
-  constructor(code: GatewayErrorCode, message?: string, details: GatewayErrorDetails = {}, options?: { cause?: unknown }) {
-    super(message ?? catalog[code].message, options);
+  constructor(code: GatewayErrorCode, message?: string, details: GatewayErrorDetails = {}, options?: GatewayErrorOptions) {
+    super(message ?? catalog[code].message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.code = code;
     this.details = details;
+    this.internal = options?.internal;
   }
 
   /** The HTTP status this error maps to when it answers an HTTP request by itself. */
@@ -52,6 +63,15 @@ export function isGatewayError(value: unknown): value is GatewayError {
 export function toGatewayError(value: unknown): GatewayError {
   if (value instanceof GatewayError) return value;
   return new GatewayError('GW_INTERNAL', undefined, { correlationId: randomUUID() }, { cause: value });
+}
+
+/**
+ * Public details of an upstream failure whose specifics stay in the log: the target and a fresh
+ * correlation id, which the caller logs next to the private details so an operator can match the
+ * client's report to the log line.
+ */
+export function correlated(target: string, extra: GatewayErrorDetails = {}): GatewayErrorDetails {
+  return { target, ...extra, correlationId: randomUUID() };
 }
 
 /** A complete error response envelope. */

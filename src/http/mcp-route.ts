@@ -4,7 +4,8 @@
  * ends the session. Which sessions the path serves is looked up per request (config reload).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
+import { randomUUID } from 'node:crypto';
+import { GatewayError, isGatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { isRequest, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -95,17 +96,20 @@ function parseMessages(body: unknown): { messages: JsonRpcMessage[]; batch: bool
 }
 
 /**
- * Hands a notification or an answer to the session. Neither gets a reply of its own, so a failure
- * here (the upstream went away, a malformed message the session could not use) is logged and the
- * POST still gets its 202: the session's own end, if it ends, reaches the client on its streams.
+ * Hands a notification or an answer to the session. A failure raised on purpose (the upstream did
+ * not accept it in time, ...) answers the POST as before; anything else (a message the session
+ * could not use) must not turn into a 500 for a message that gets no reply: it is logged, with a
+ * correlation id, and the POST gets its 202.
  */
 async function forward(session: Session, msg: JsonRpcMessage, logger: Logger): Promise<void> {
   try {
     if (isResponse(msg)) await session.handleResponse(msg as JsonRpcResponse);
     else await session.handleNotification(msg as JsonRpcNotification);
   } catch (err) {
+    if (isGatewayError(err)) throw err;
     const method = (msg as { method?: unknown }).method;
-    logger.warn({ err, session: session.id, method: typeof method === 'string' ? method : undefined }, 'could not forward a message upstream; dropped');
+    const correlationId = randomUUID();
+    logger.error({ err, correlationId, session: session.id, method: typeof method === 'string' ? method : undefined }, 'could not forward a message upstream; dropped');
   }
 }
 

@@ -1,9 +1,11 @@
 /**
  * How a failed HTTP exchange with a remote target becomes a GatewayError. Error data names the
  * target and, when there was an answer, its HTTP status; never the URL or a header (they may hold
- * credentials), and an upstream's own text only as a short `reason`.
+ * credentials), nor the upstream's own text: that goes to the log, under the correlation id the
+ * client sees.
  */
-import { GatewayError } from '../errors/gateway-error.ts';
+import { correlated, GatewayError } from '../errors/gateway-error.ts';
+import type { Logger } from '../log/logger.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 
 /** Socket error codes that mean "no HTTP exchange took place", with the words the docs use. */
@@ -55,7 +57,7 @@ export function toNetworkError(target: string, err: unknown): GatewayError {
  * An HTTP error status. `body` is the start of the answer, read only to quote the upstream's own
  * JSON-RPC error message (servers often explain a 400 that way).
  */
-export function toHttpError(target: string, status: number, body: string): GatewayError {
+export function toHttpError(target: string, status: number, body: string, logger: Logger): GatewayError {
   let reason: string | undefined;
   try {
     const parsed: unknown = JSON.parse(body);
@@ -64,10 +66,10 @@ export function toHttpError(target: string, status: number, body: string): Gatew
   } catch {
     // not JSON: nothing to quote
   }
-  return new GatewayError('GW_UPSTREAM_HTTP_ERROR', `Upstream "${target}" answered HTTP ${status}${reason ? `: ${reason}` : ''}`, {
-    target,
-    status,
-    ...(reason === undefined ? {} : { reason }),
+  const details = correlated(target, { status });
+  logger.warn({ status, upstreamMessage: reason, correlationId: details.correlationId }, 'upstream answered with an HTTP error');
+  return new GatewayError('GW_UPSTREAM_HTTP_ERROR', `Upstream "${target}" answered HTTP ${status}`, details, {
+    internal: reason === undefined ? {} : { upstreamMessage: reason },
   });
 }
 

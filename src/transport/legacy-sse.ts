@@ -103,7 +103,7 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
         return;
       }
       if (res.statusCode >= 400) {
-        refuse(toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES)));
+        refuse(toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger));
         return;
       }
       if (mediaType(res.headers) !== 'text/event-stream') {
@@ -141,7 +141,7 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
           signal: controller.signal,
         });
         if (res.statusCode >= 400) {
-          const error = toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES));
+          const error = toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger);
           // The server no longer knows the stream's session: every later message would fail too.
           if (res.statusCode === 404) shutDown(error);
           throw error;

@@ -10,7 +10,7 @@ import { childEnv } from './child-env.ts';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import type { StdioTargetConfig } from '../config/types.ts';
-import { GatewayError } from '../errors/gateway-error.ts';
+import { correlated, GatewayError } from '../errors/gateway-error.ts';
 import { serializeMessage } from '../jsonrpc/ndjson.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -310,26 +310,26 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     return new GatewayError('GW_UPSTREAM_CLOSED', `Upstream server "${name}" ${why}`, { target: name });
   }
 
+  /**
+   * The OS error's text names the command's full path (and the command line may carry secrets):
+   * the client gets the error code, the log gets the rest under the same correlation id.
+   */
   function spawnFailed(error: unknown): GatewayError {
-    const text = error instanceof Error ? error.message : String(error);
-    return new GatewayError(
-      'GW_UPSTREAM_SPAWN_FAILED',
-      `Upstream server "${name}" could not be started: ${text}`,
-      { target: name, reason: (error as NodeJS.ErrnoException).code ?? text },
-      { cause: error },
-    );
+    const code = (error as NodeJS.ErrnoException | undefined)?.code ?? 'spawn failed';
+    const details = correlated(name, { reason: code });
+    log.warn({ err: error, command: target.command, correlationId: details.correlationId }, 'upstream process could not be started');
+    return new GatewayError('GW_UPSTREAM_SPAWN_FAILED', `Upstream server "${name}" could not be started (${code})`, details, { cause: error });
   }
 
   function exitedError(): GatewayError {
     const code = exitInfo?.code ?? null;
     const signal = exitInfo?.signal ?? null;
     const how = signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`;
-    return new GatewayError('GW_UPSTREAM_EXITED', `Upstream server "${name}" ${how}`, {
-      target: name,
-      exitCode: code,
-      signal,
-      stderr: stderr?.tail() ?? [],
-    });
+    // stderr often prints environment values and other sessions' requests: to clients only when
+    // the target opts in (never in shared mode); always to the log, with the correlation id.
+    const tail = stderr?.tail() ?? [];
+    const details = correlated(name, { exitCode: code, signal, ...(target.stderrInErrors === true ? { stderr: tail } : {}) });
+    return new GatewayError('GW_UPSTREAM_EXITED', `Upstream server "${name}" ${how}`, details, { internal: { stderr: tail } });
   }
 
   return transport;

@@ -137,7 +137,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
       await recover(usedSession).catch(() => undefined);
       return undefined;
     }
-    if (res.statusCode >= 400) throw toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES));
+    if (res.statusCode >= 400) throw toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger);
     if (mediaType(res.headers) !== 'text/event-stream') {
       await discard(res.body);
       throw toProtocolError(name, res.statusCode, 'the GET stream is not text/event-stream');
@@ -179,7 +179,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     if (status === 404 && usedSession !== undefined) {
       throw new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" no longer knows its session`, { target: name, status });
     }
-    if (status >= 400) throw toHttpError(name, status, res.text);
+    if (status >= 400) throw toHttpError(name, status, res.text, logger);
     if (exchange.waiting.size === 0 && parser === undefined) return; // 202 for notifications and responses
     if (parser !== undefined) {
       const options = { parser, signal: abort.signal, open: openStream, target: name, logger };
@@ -235,8 +235,9 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     } catch (err) {
       const error = new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" ended its session and re-initializing failed`, {
         target: name,
-        reason: err instanceof GatewayError ? err.message : String(err),
+        reason: err instanceof GatewayError ? err.code : 'initialize was refused',
       });
+      logger.warn({ err }, 'upstream session expired and re-initializing failed');
       fail(error);
       throw error;
     } finally {

@@ -188,7 +188,10 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
           upstreamId,
           err instanceof GatewayError
             ? err
-            : new GatewayError('GW_UPSTREAM_CLOSED', `Could not write to upstream "${target}"`, { target, reason: String(err) }),
+            : new GatewayError('GW_UPSTREAM_CLOSED', `Could not write to upstream "${target}"`, {
+                target,
+                reason: (err as NodeJS.ErrnoException | undefined)?.code ?? 'write failed',
+              }),
         );
       });
       return upstreamId;

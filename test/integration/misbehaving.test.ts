@@ -36,7 +36,7 @@ afterEach(async () => {
 
 describe('misbehaving upstreams', () => {
   it('crash mid-call: the pending call fails at once with exit code and stderr, then the session is gone (404)', async () => {
-    const gw = await gateway(misbehaving('crash-mid-call'));
+    const gw = await gateway(misbehaving('crash-mid-call', { stderrInErrors: true }));
     const session = await rpc.initialize(gw.mcpUrl());
     const started = Date.now();
     const answer = await session.request(call(1, 'echo', { text: 'x' }));
@@ -78,8 +78,19 @@ describe('misbehaving upstreams', () => {
     expect(seen.map((m) => m.method)).toEqual(['initialize', 'notifications/initialized']);
   });
 
+  it('crash mid-call without stderrInErrors: the client sees the exit code and a correlation id, never the stderr', async () => {
+    const logLines: string[] = [];
+    const gw = await gateway(misbehaving('crash-mid-call'), logLines);
+    const session = await rpc.initialize(gw.mcpUrl());
+    const answer = await session.request(call(1, 'echo', { text: 'x' }));
+    const data = (answer.json.error as { data: Record<string, unknown> }).data;
+    expect(data).toEqual({ code: 'GW_UPSTREAM_EXITED', target: 'bad', exitCode: 3, signal: null, correlationId: expect.any(String) });
+    expect(answer.text).not.toContain('about to crash');
+    expect(logLines.some((l) => l.includes(String(data.correlationId)) && l.includes('about to crash'))).toBe(true);
+  });
+
   it('exit during initialize: initialize gets the error, no session is created, the SDK client fails fast', async () => {
-    const gw = await gateway(misbehaving('exit-during-init'));
+    const gw = await gateway(misbehaving('exit-during-init', { stderrInErrors: true }));
     const answer = await post(
       gw.mcpUrl(),
       JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),

@@ -97,13 +97,14 @@ describe('remote upstream failures', () => {
     await session.delete();
   });
 
-  it('HTTP 500 fails only that request, with the status in data; the session goes on', async () => {
+  it('HTTP 500 fails only that request, with the status and a correlation id in data (the upstream\'s text only in the log); the session goes on', async () => {
     const session = await rpc.initialize(gw.mcpUrl('plain'));
     const failed = await session.request(call(1, 'fail500'));
     expect(failed.json).toMatchObject({
       id: 1,
-      error: { code: -32603, data: { code: 'GW_UPSTREAM_HTTP_ERROR', target: 'plain', status: 500, reason: 'fixture exploded' } },
+      error: { code: -32603, data: { code: 'GW_UPSTREAM_HTTP_ERROR', target: 'plain', status: 500, correlationId: expect.any(String) } },
     });
+    expect(failed.text).not.toContain('fixture exploded');
     const ok = await session.request(call(2, 'echo', { text: 'after 500' }));
     expect(textOf(ok.json.result)).toBe('after 500');
     await session.delete();

@@ -204,6 +204,19 @@ describe('shared upstream mode', () => {
     expect(isAlive(freshPid)).toBe(true);
   });
 
+  it('a crashed shared child never shows one session\'s stderr text in another session\'s error', async () => {
+    const g = await start(1);
+    const [a, b] = await Promise.all([rpc.initialize(g.mcpUrl()), rpc.initialize(g.mcpUrl())]);
+    expect(textOf((await call(a as RawSession, 'w', 'stderr', { text: 'request text of session A' })).json.result)).toBe('written');
+    const pending = call(b as RawSession, 'slow', 'slow', { ms: 30_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await call(a as RawSession, 'x', 'crash', { code: 3 });
+    const failed = await pending;
+    expect(failed.json).toMatchObject({ id: 'slow', error: { data: { code: 'GW_UPSTREAM_EXITED', exitCode: 3, correlationId: expect.any(String) } } });
+    expect(failed.text).not.toContain('session A');
+    expect((failed.json.error as { data: Record<string, unknown> }).data).not.toHaveProperty('stderr');
+  });
+
   it('with onExit: restart, the sessions of a crashed child carry on on a new child', async () => {
     const g = await start(1, { onExit: 'restart' });
     const [a, b] = (await Promise.all([rpc.initialize(g.mcpUrl()), rpc.initialize(g.mcpUrl())])) as [RawSession, RawSession];

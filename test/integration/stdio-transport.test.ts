@@ -165,7 +165,10 @@ describe('stdio transport: spawn failures', () => {
     const err = (await h.transport.start().catch((e: unknown) => e)) as GatewayError;
     expect(err.code).toBe('GW_UPSTREAM_SPAWN_FAILED');
     expect(err.details).toMatchObject({ target: 'fixture', reason: 'ENOENT' });
-    expect(err.message).toContain('definitely-not-a-server');
+    // The path (and any secret in the command line) stays in the log; the client gets the code.
+    expect(err.message).toBe('Upstream server "fixture" could not be started (ENOENT)');
+    expect(JSON.stringify(err.toJsonRpc())).not.toContain('definitely-not-a-server');
+    expect(h.logs.some((l) => l.command === '/nonexistent/definitely-not-a-server' && l.correlationId === err.details.correlationId)).toBe(true);
     await expect(h.transport.send(call(1, 'echo'))).rejects.toMatchObject({ code: 'GW_UPSTREAM_CLOSED' });
     await h.transport.close();
     await new Promise((r) => setTimeout(r, 50));
@@ -181,7 +184,7 @@ describe('stdio transport: spawn failures', () => {
 
 describe('stdio transport: the child dies on its own', () => {
   it('crash mid-call: onclose once with GW_UPSTREAM_EXITED, exit code 3 and the stderr line', async () => {
-    const h = harness(target([FIXTURE, 'crash-mid-call']));
+    const h = harness(target([FIXTURE, 'crash-mid-call'], { stderrInErrors: true }));
     await h.transport.start();
     await h.transport.send(initialize(1));
     await h.next(byId(1));
@@ -195,8 +198,20 @@ describe('stdio transport: the child dies on its own', () => {
     await expect(h.transport.send(call(3, 'echo'))).rejects.toMatchObject({ code: 'GW_UPSTREAM_CLOSED' });
   });
 
-  it('exit during initialize: exit code 1 and "init failed: bad config" in the error data', async () => {
+  it('by default the stderr tail stays out of the error data: the client gets a correlation id, the log the lines', async () => {
     const h = harness(target([FIXTURE, 'exit-during-init']));
+    await h.transport.start();
+    await h.transport.send(initialize(1));
+    const reason = await h.closed;
+    expect(reason?.details).toEqual({ target: 'fixture', exitCode: 1, signal: null, correlationId: expect.any(String) });
+    expect(JSON.stringify(reason?.toJsonRpc())).not.toContain('bad config');
+    expect(reason?.internal).toEqual({ stderr: ['init failed: bad config'] });
+    const logged = h.logs.find((l) => (l.err as { details?: { correlationId?: string } } | undefined)?.details?.correlationId === reason?.details.correlationId);
+    expect(JSON.stringify(logged)).toContain('init failed: bad config');
+  });
+
+  it('exit during initialize: exit code 1 and "init failed: bad config" in the error data', async () => {
+    const h = harness(target([FIXTURE, 'exit-during-init'], { stderrInErrors: true }));
     await h.transport.start();
     await h.transport.send(initialize(1));
     const reason = await h.closed;
@@ -212,7 +227,7 @@ describe('stdio transport: the child dies on its own', () => {
       `const line = JSON.stringify({jsonrpc:'2.0',id:1,result:{pad:'x'.repeat(2097152)}})+'\\n';`,
       `process.stdout.write(line, () => process.stderr.write('last words\\n', () => process.exit(5)));`,
     ].join(' ');
-    const h = harness(target(['-e', script], { maxMessageBytes: 4 * 1024 * 1024 }));
+    const h = harness(target(['-e', script], { maxMessageBytes: 4 * 1024 * 1024, stderrInErrors: true }));
     const order: string[] = [];
     await h.transport.start();
     h.transport.onmessage = () => order.push('message');
@@ -227,7 +242,7 @@ describe('stdio transport: the child dies on its own', () => {
   });
 
   it('waits for pipes that outlive the leader: a line written after its exit still comes before onclose', async () => {
-    const h = harness(target([ESCAPING, 'late']));
+    const h = harness(target([ESCAPING, 'late'], { stderrInErrors: true }));
     await h.transport.start();
     const reason = await h.closed;
     expect(h.messages).toEqual([{ jsonrpc: '2.0', id: 1, result: { late: true } }]);

@@ -44,6 +44,7 @@ export function stdioTarget(name: string, t: TestTarget): StdioTargetConfig {
     shutdownGraceMs: t.shutdownGraceMs ?? 500,
     maxMessageBytes: t.maxMessageBytes ?? 8 * 1024 * 1024,
     stderrLinesPerSecond: t.stderrLinesPerSecond ?? 100,
+    stderrInErrors: t.stderrInErrors ?? false,
     upstream: t.upstream ?? { mode: 'per-session', children: 1 },
   };
 }

@@ -61,6 +61,7 @@ describe('parseConfig: defaults', () => {
       shutdownGraceMs: 2_000,
       maxMessageBytes: 32 * 1024 * 1024,
       stderrLinesPerSecond: 50,
+      stderrInErrors: false,
       upstream: { mode: 'per-session', children: 1 },
     });
   });
@@ -76,6 +77,13 @@ describe('parseConfig: defaults', () => {
     for (const upstream of [{ mode: 'pooled' }, { mode: 'shared', children: 0 }, { mode: 'shared', children: 65 }, { mode: 'shared', size: 2 }]) {
       expect(() => parse({ mcpServers: { s: { command: 'node', upstream } } })).toThrow(/mcpServers\.s\.upstream/);
     }
+  });
+
+  it('refuses stderrInErrors on a shared child, whose stderr carries every session\'s traffic', () => {
+    expect(() => parse({ mcpServers: { s: { command: 'node', stderrInErrors: true, upstream: { mode: 'shared' } } } })).toThrow(
+      /mcpServers\.s\.stderrInErrors: cannot be true with upstream.mode "shared"/,
+    );
+    expect(target(parse({ mcpServers: { s: { command: 'node', stderrInErrors: true } } }), 's').stderrInErrors).toBe(true);
   });
 
   it('fills section defaults around the keys that are given', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toHttpError, toNetworkError } from '../../../src/transport/http-errors.ts';
+import { createTestLogger } from '../../support/gateway.ts';
 
 const withCode = (code: string) => Object.assign(new Error(code), { code });
 
@@ -21,9 +22,21 @@ describe('remote failures as gateway errors', () => {
     expect(toNetworkError('t', withCode('UND_ERR_SOCKET')).toJsonRpc().data).toEqual({ code: 'GW_UPSTREAM_CLOSED', target: 't', reason: 'UND_ERR_SOCKET' });
   });
 
-  it('carries the HTTP status and quotes the upstream JSON-RPC error message, briefly', () => {
-    const error = toHttpError('t', 401, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'x'.repeat(500) } }));
-    expect(error.toJsonRpc().data).toEqual({ code: 'GW_UPSTREAM_HTTP_ERROR', target: 't', status: 401, reason: 'x'.repeat(200) });
-    expect(toHttpError('t', 502, '<html>bad gateway</html>').toJsonRpc().data).toEqual({ code: 'GW_UPSTREAM_HTTP_ERROR', target: 't', status: 502 });
+  it('carries the HTTP status and a correlation id; the upstream\'s own message goes to the log only, briefly', () => {
+    const lines: string[] = [];
+    const logger = createTestLogger('warn', lines);
+    const error = toHttpError('t', 401, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'x'.repeat(500) } }), logger);
+    const data = error.toJsonRpc().data as Record<string, unknown>;
+    expect(data).toEqual({ code: 'GW_UPSTREAM_HTTP_ERROR', target: 't', status: 401, correlationId: expect.any(String) });
+    expect(error.message).not.toContain('xxx');
+    expect(error.internal).toEqual({ upstreamMessage: 'x'.repeat(200) });
+    const logged = JSON.parse(lines.at(-1) ?? '{}') as Record<string, unknown>;
+    expect(logged).toMatchObject({ correlationId: data.correlationId, upstreamMessage: 'x'.repeat(200), status: 401 });
+    expect(toHttpError('t', 502, '<html>bad gateway</html>', logger).toJsonRpc().data).toEqual({
+      code: 'GW_UPSTREAM_HTTP_ERROR',
+      target: 't',
+      status: 502,
+      correlationId: expect.any(String),
+    });
   });
 });
