@@ -15,6 +15,7 @@ import type { ConfigOverrides } from './config/normalise.ts';
 import { resolveConfig } from './config/resolve.ts';
 import { watchConfigFile } from './config/watch.ts';
 import type { GatewayConfig } from './config/types.ts';
+import { installCrashGuard } from './log/crash-guard.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { startGateway, type RunningGateway } from './main.ts';
 
@@ -41,6 +42,7 @@ async function main(argv: readonly string[]): Promise<void> {
 
   // createLogger writes to process.stdout synchronously (see log/logger.ts for why).
   const logger = createLogger({ level: config.logging.level });
+  installCrashGuard({ logger });
   let gateway: RunningGateway;
   try {
     gateway = await startGateway(config, { logger });

@@ -142,6 +142,14 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       reject(spawnFailed(err));
       return;
     }
+    // Out of file descriptors (EMFILE/ENFILE), Node gives the child no pipes (stdin, stdout and
+    // stderr null or undefined) and the 'error' follows. Nothing below may touch them.
+    const pipes: Array<{ destroy(): void } | null | undefined> = [proc.stdin, proc.stdout, proc.stderr];
+    if (pipes.some((pipe) => pipe == null)) {
+      for (const pipe of pipes) pipe?.destroy();
+      proc.once('error', (error) => failSpawn(error, reject));
+      return;
+    }
     child = proc;
     // The pid is known synchronously when spawn succeeds; nothing can be read before 'spawn'.
     if (proc.pid !== undefined) log = options.logger.child({ upstreamPid: proc.pid });
@@ -161,14 +169,10 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
         log.warn({ err: error }, 'upstream process error');
         return;
       }
-      // ENOENT, EACCES...: no process exists, so there is nothing to close and no onclose.
-      state = 'closed';
       proc.stdin.destroy();
       proc.stdout.destroy();
       proc.stderr.destroy();
-      resolveExited();
-      resolveFinalized();
-      reject(spawnFailed(error));
+      failSpawn(error, reject);
     });
     proc.on('exit', onExit);
     proc.on('close', finalize);
@@ -185,6 +189,14 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     proc.stdin.on('close', () => settleDrainWaiters(closedError()));
     proc.stdout.on('error', (error) => log.debug({ err: error }, 'upstream stdout error'));
     proc.stderr.on('error', (error) => log.debug({ err: error }, 'upstream stderr error'));
+  }
+
+  /** ENOENT, EACCES, EMFILE...: no process exists, so there is nothing to close and no onclose. */
+  function failSpawn(error: Error, reject: (err: unknown) => void): void {
+    state = 'closed';
+    resolveExited();
+    resolveFinalized();
+    reject(spawnFailed(error));
   }
 
   /** Writes what `send` queued. Once stdin is gone the text is dropped: its requests fail on close. */
