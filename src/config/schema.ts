@@ -276,6 +276,19 @@ const limitsSchema = z.strictObject({
   replayBytes: nonNegative().default(8 * MiB),
   /** 256: server-to-client messages held until the client opens its GET stream; 0 drops them. */
   pendingServerMessages: nonNegative().default(256),
+  /**
+   * 30 s to receive a whole request, headers and body: a 16 MiB body fits on a slow link, and a
+   * client that starts a request and never finishes it (slowloris) loses its socket with a 408.
+   * Answers may take as long as they take: this bounds only what the client sends.
+   */
+  requestTimeoutMs: positive(MAX_DURATION_MS).default(30_000),
+  /** 4096 open connections in all: well inside a default descriptor limit, above maxSessions' needs. */
+  maxConnections: positive().default(4_096),
+  /**
+   * 1024 per client address: one client cannot take every connection. Behind a proxy every client
+   * shares the proxy's address: raise it there, or set 0 (no per-address cap).
+   */
+  maxConnectionsPerAddress: nonNegative().default(1_024),
 }, anObject);
 
 const sessionSchema = z.strictObject({

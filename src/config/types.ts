@@ -102,6 +102,11 @@ export interface GatewayConfig {
     readonly replayBytes: number;
     /** Messages held for a standalone GET stream that is not open yet. */
     readonly pendingServerMessages: number;
+    /** Time to receive a whole request, headers and body (ms); past it the socket gets 408. */
+    readonly requestTimeoutMs: number;
+    /** Open downstream connections, in all and per client address (0: no per-address cap). */
+    readonly maxConnections: number;
+    readonly maxConnectionsPerAddress: number;
   };
   readonly session: {
     /** A session with no request for this long is ended and its child killed (ms). */

@@ -33,6 +33,7 @@ export const catalog = Object.freeze({
   GW_FORBIDDEN_ORIGIN: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: Origin not allowed'),
   GW_FORBIDDEN_HOST: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: Host not allowed'),
   GW_ROUTE_NOT_FOUND: entry(JsonRpcCode.InvalidRequest, 404, 'Not Found'),
+  GW_REQUEST_REFUSED: entry(JsonRpcCode.InvalidRequest, 400, 'Request refused by the HTTP parser'),
   GW_UPGRADE_REQUIRED: entry(JsonRpcCode.InvalidRequest, 426, 'Upgrade Required: this endpoint speaks WebSocket'),
 
   // Sessions (2025 era).

@@ -5,11 +5,14 @@
  */
 import fastifyWebsocket from '@fastify/websocket';
 import { fastify, type FastifyError, type FastifyInstance } from 'fastify';
-import { GatewayError, isGatewayError, toGatewayError } from '../errors/gateway-error.ts';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { GatewayError, isGatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
 import type { SessionStore } from '../session/store.ts';
+import { limitConnections } from './connection-limits.ts';
 import { createOriginPolicy } from './guards.ts';
 import { registerLegacySseRoute } from './legacy-sse-route.ts';
 import { registerMcpRoute, replyError, type ResolveEndpoint } from './mcp-route.ts';
@@ -42,6 +45,34 @@ function fromFastifyError(err: FastifyError): GatewayError | undefined {
   }
 }
 
+/** HTTP status of a request Node's parser refused before any route saw it. */
+function clientErrorStatus(code: string | undefined): number {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408;
+  if (code === 'HPE_HEADER_OVERFLOW') return 431;
+  if (code === 'HPE_URI_TOO_LONG') return 414;
+  return 400;
+}
+
+/**
+ * Requests Node's HTTP parser refuses (a body that did not arrive in time, headers too large,
+ * malformed HTTP) never reach a route: answer them with a JSON-RPC error envelope as well, then
+ * drop the socket, whose stream can no longer be trusted.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = clientErrorStatus(err.code);
+  const code = status === 400 ? 'GW_INVALID_REQUEST' : 'GW_REQUEST_REFUSED';
+  const message = status === 400 ? 'Bad Request: malformed HTTP' : (STATUS_CODES[status] ?? 'Bad Request');
+  const body = JSON.stringify(toErrorResponse(null, new GatewayError(code, message, { status })));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
 export function createHttpServer({ config, store, logger, isReady, endpoints }: HttpServerOptions): FastifyInstance {
   const log = logger.child({ component: 'http' });
   const app = fastify({
@@ -50,10 +81,17 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
     // module log what matters through `log`.
     logger: false,
     bodyLimit: config.limits.maxBodyBytes,
+    // A request must arrive whole within requestTimeoutMs (408 past it); answers are not bounded.
+    requestTimeout: config.limits.requestTimeoutMs,
+    // Node checks that timeout every 30 s by default: a stalled body would hold its socket up to
+    // 30 s past the limit.
+    http: { connectionsCheckingInterval: Math.min(1_000, config.limits.requestTimeoutMs), headersTimeout: config.limits.requestTimeoutMs },
+    clientErrorHandler: answerClientError,
     return503OnClosing: true,
     // Streams are ended by the session store on shutdown; idle keep-alive sockets close at once.
     forceCloseConnections: 'idle',
   });
+  limitConnections(app.server, config.limits, log);
   const keepAlive = createKeepAlive(config.session.keepAliveMs);
   const origins = createOriginPolicy(config);
   const heartbeat = createWsHeartbeat(config.websocket.pingIntervalMs, log);

@@ -41,6 +41,9 @@ describe('parseConfig: defaults', () => {
       replayEvents: 512,
       replayBytes: 8 * 1024 * 1024,
       pendingServerMessages: 256,
+      requestTimeoutMs: 30_000,
+      maxConnections: 4_096,
+      maxConnectionsPerAddress: 1_024,
     });
     expect(config.session).toEqual({ idleTtlMs: 1_800_000, keepAliveMs: 15_000 });
     expect(config.shutdownGraceMs).toBe(10_000);
@@ -129,7 +132,7 @@ describe('parseConfig: defaults', () => {
         port: 0,
         allowedOrigins: ['https://app.example.com', 'http://localhost:5173'],
         allowedHosts: ['mcp.example.com', 'mcp.example.com:443'],
-        limits: { maxBodyBytes: 1, maxSessions: 2, replayEvents: 0, replayBytes: 0, pendingServerMessages: 0 },
+        limits: { maxBodyBytes: 1, maxSessions: 2, replayEvents: 0, replayBytes: 0, pendingServerMessages: 0, requestTimeoutMs: 5, maxConnections: 6, maxConnectionsPerAddress: 0 },
         session: { idleTtlMs: 3, keepAliveMs: 4 },
         shutdownGraceMs: 0,
         logging: { level: 'silent' },
@@ -138,7 +141,7 @@ describe('parseConfig: defaults', () => {
     expect(config.listen).toEqual({ host: '0.0.0.0', port: 0 });
     expect(config.allowedOrigins).toEqual(['https://app.example.com', 'http://localhost:5173']);
     expect(config.allowedHosts).toEqual(['mcp.example.com', 'mcp.example.com:443']);
-    expect(config.limits).toEqual({ maxBodyBytes: 1, maxSessions: 2, replayEvents: 0, replayBytes: 0, pendingServerMessages: 0 });
+    expect(config.limits).toEqual({ maxBodyBytes: 1, maxSessions: 2, replayEvents: 0, replayBytes: 0, pendingServerMessages: 0, requestTimeoutMs: 5, maxConnections: 6, maxConnectionsPerAddress: 0 });
     expect(config.session).toEqual({ idleTtlMs: 3, keepAliveMs: 4 });
     expect(config.shutdownGraceMs).toBe(0);
     expect(config.logging.level).toBe('silent');

@@ -14,7 +14,7 @@ import { createStreamSet, type ResponseSink } from '../../../src/session/streams
 import { stdioTarget } from '../../support/gateway.ts';
 
 const logger = createLogger({ level: 'silent' });
-const limits = { maxBodyBytes: 1, maxSessions: 1, replayEvents: 64, replayBytes: 1 << 20, pendingServerMessages: 64 };
+const limits = { maxBodyBytes: 1, maxSessions: 1, replayEvents: 64, replayBytes: 1 << 20, pendingServerMessages: 64, requestTimeoutMs: 1_000, maxConnections: 1, maxConnectionsPerAddress: 1 };
 
 function member(name: string): Member {
   return createMember({
