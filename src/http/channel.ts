@@ -7,6 +7,7 @@
  * One channel is one session: ids are the session's own business (each session keeps its own map
  * of in-flight client ids), so colliding ids on two channels never meet.
  */
+import { toParseFailure } from './parse-failure.ts';
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { isObject, isRequest, isRequestId, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
@@ -44,7 +45,7 @@ export function parseOneMessage(text: string): JsonRpcMessage | Rejected {
   try {
     value = parseJson(text);
   } catch (err) {
-    return { rejected: new GatewayError('GW_PARSE_ERROR', `Parse error: ${(err as Error).message}`), id: null };
+    return { rejected: toParseFailure(err), id: null };
   }
   if (Array.isArray(value)) {
     return { rejected: new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: batches are not accepted on this transport'), id: null };

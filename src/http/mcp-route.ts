@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { GatewayError, isGatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { isRequest, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
+import { toParseFailure } from './parse-failure.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS, type Session } from '../session/session.ts';
@@ -79,7 +80,7 @@ function parseMessages(body: unknown): { messages: JsonRpcMessage[]; batch: bool
   try {
     value = parseJson(body);
   } catch (err) {
-    throw new GatewayError('GW_PARSE_ERROR', `Parse error: ${(err as Error).message}`);
+    throw toParseFailure(err);
   }
   const batch = Array.isArray(value);
   const items: unknown[] = batch ? (value as unknown[]) : [value];

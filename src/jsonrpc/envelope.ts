@@ -4,6 +4,7 @@
  * No zod here: this is the forwarding hot path. Each guard checks only what routing needs; every
  * other field is left exactly as the peer sent it.
  */
+import { JsonTooDeepError, MAX_JSON_DEPTH, nestsDeeperThan } from './depth.ts';
 import type {
   JsonObject,
   JsonRpcErrorResponse,
@@ -96,9 +97,10 @@ export function toMessage(value: unknown): JsonRpcMessage | EnvelopeProblem {
  * double cannot represent (big integers, or forms like `1e3`). The reviver pass runs only in that
  * rare case, so ordinary messages are parsed exactly once.
  *
- * @throws SyntaxError on malformed JSON.
+ * @throws SyntaxError on malformed JSON, JsonTooDeepError past MAX_JSON_DEPTH levels (depth.ts).
  */
 export function parseJson(text: string): unknown {
+  if (text.length > 2 * MAX_JSON_DEPTH && nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new JsonTooDeepError();
   const value: unknown = JSON.parse(text);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {

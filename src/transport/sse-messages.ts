@@ -4,6 +4,7 @@
  * over-long event that is a response with a readable id fails just that request (through the
  * transport's `onundeliverable`); anything else over-long is dropped with a warning.
  */
+import { JsonTooDeepError } from '../jsonrpc/depth.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { parseJson, toMessage } from '../jsonrpc/envelope.ts';
 import { sniffLineHead } from '../jsonrpc/ndjson.ts';
@@ -33,8 +34,10 @@ export function toMessages(text: string, logger: Logger): JsonRpcMessage[] {
   let value: unknown;
   try {
     value = parseJson(text);
-  } catch {
-    logger.warn({ data: text.slice(0, SNIPPET_CHARS) }, 'upstream sent data that is not JSON; skipped');
+  } catch (err) {
+    // The request it answered fails as one whose body holds no answer (streamable-http.ts).
+    const problem = err instanceof JsonTooDeepError ? err.message : 'not JSON';
+    logger.warn({ problem, data: text.slice(0, SNIPPET_CHARS) }, 'upstream sent data that is not a JSON-RPC message; skipped');
     return [];
   }
   const out: JsonRpcMessage[] = [];

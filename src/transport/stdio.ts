@@ -6,6 +6,7 @@
  * skip blank and non-JSON lines without dying, wait for `drain` when stdin is full, and shut down
  * by closing stdin, then SIGTERM, then SIGKILL.
  */
+import { MAX_JSON_DEPTH } from '../jsonrpc/depth.ts';
 import { childEnv } from './child-env.ts';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
@@ -222,17 +223,15 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
 
   function onOverflow(overflow: Overflow): void {
     if (state === 'closed' || overflow.kind === 'dropped') return;
-    const limit = target.maxMessageBytes;
-    const error = new GatewayError(
-      'GW_UPSTREAM_MESSAGE_TOO_LARGE',
-      `Upstream server "${name}" sent a message of ${overflow.totalBytes} bytes, over the limit of ${limit}`,
-      { target: name, limit },
-    );
+    const error = overflowError(overflow.reason, overflow.totalBytes);
     if (overflow.kind === 'response') {
       const id = overflow.id;
       callSafely('onundeliverable', () => transport.onundeliverable?.(id, error));
       return;
     }
+    // A too-deep line was whole: the stream is still in step, and the request it answered (if
+    // any) times out as usual.
+    if (overflow.reason === 'depth') return;
     // Unattributable: some pending request would wait forever; better to fail them all now.
     if (closeRequested || failure !== undefined) return;
     failure = error;
@@ -331,6 +330,20 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     const details = correlated(name, { reason: code });
     log.warn({ err: error, command: target.command, correlationId: details.correlationId }, 'upstream process could not be started');
     return new GatewayError('GW_UPSTREAM_SPAWN_FAILED', `Upstream server "${name}" could not be started (${code})`, details, { cause: error });
+  }
+
+  function overflowError(reason: 'size' | 'depth', totalBytes: number): GatewayError {
+    if (reason === 'depth') {
+      return new GatewayError('GW_UPSTREAM_MESSAGE_TOO_DEEP', `Upstream server "${name}" sent a message nested deeper than ${MAX_JSON_DEPTH} levels`, {
+        target: name,
+        limit: MAX_JSON_DEPTH,
+      });
+    }
+    const limit = target.maxMessageBytes;
+    return new GatewayError('GW_UPSTREAM_MESSAGE_TOO_LARGE', `Upstream server "${name}" sent a message of ${totalBytes} bytes, over the limit of ${limit}`, {
+      target: name,
+      limit,
+    });
   }
 
   function exitedError(): GatewayError {

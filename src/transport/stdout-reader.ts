@@ -5,7 +5,8 @@
  */
 import { parseJson, toMessage } from '../jsonrpc/envelope.ts';
 import { LARGE_LINE_CHARS, scanLargeResponse } from '../jsonrpc/large-response.ts';
-import { createLineSplitter, sniffLineHead } from '../jsonrpc/ndjson.ts';
+import { JsonTooDeepError, MAX_JSON_DEPTH } from '../jsonrpc/depth.ts';
+import { createLineSplitter, DEFAULT_OVERFLOW_HEAD_BYTES, sniffLineHead } from '../jsonrpc/ndjson.ts';
 import { keepRawText, RAW_TEXT_MIN_CHARS } from '../jsonrpc/wire-text.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -13,19 +14,23 @@ import { createLogThrottle } from './log-throttle.ts';
 
 /** Warnings about unusable stdout lines per second. */
 const GARBAGE_WARNINGS_PER_SECOND = 5;
+/** How much of a too-deep line is sniffed for its id (as the splitter keeps of an over-long one). */
+const HEAD_CHARS = DEFAULT_OVERFLOW_HEAD_BYTES;
 /** How much of an offending line goes into a log entry. */
 const SNIPPET_CHARS = 200;
 
 /**
- * An over-long line, classified by what its head shows:
+ * A line the gateway will not read, over-long (`size`) or nested too deep (`depth`, see
+ * jsonrpc/depth.ts), classified by what its head shows:
  * - `response`: a response whose top-level id was read; only that request is affected.
  * - `dropped`: a request or notification from the server; nothing on our side waits for it.
  * - `unattributable`: no id could be read; some pending request may never be answered.
  */
-export type Overflow =
-  | { kind: 'response'; id: number; totalBytes: number }
-  | { kind: 'dropped'; totalBytes: number }
-  | { kind: 'unattributable'; totalBytes: number };
+export type Overflow = { reason: 'size' | 'depth'; totalBytes: number } & (
+  | { kind: 'response'; id: number }
+  | { kind: 'dropped' }
+  | { kind: 'unattributable' }
+);
 
 export interface StdoutReaderOptions {
   maxMessageBytes: number;
@@ -69,8 +74,9 @@ export function createStdoutReader(options: StdoutReaderOptions): StdoutReader {
     let value: unknown;
     try {
       value = parseJson(line);
-    } catch {
-      skip('not JSON', line);
+    } catch (err) {
+      if (err instanceof JsonTooDeepError) classify(line.slice(0, HEAD_CHARS), Buffer.byteLength(line), 'depth');
+      else skip('not JSON', line);
       return;
     }
     const message = toMessage(value);
@@ -83,21 +89,22 @@ export function createStdoutReader(options: StdoutReaderOptions): StdoutReader {
     options.onMessage(message);
   }
 
-  function onOverflow(head: string, totalBytes: number): void {
+  function classify(head: string, totalBytes: number, reason: Overflow['reason']): void {
     const sniffed = sniffLineHead(head);
-    const context = { head: head.slice(0, SNIPPET_CHARS), bytes: totalBytes, limit };
+    const what = reason === 'size' ? 'over-long' : 'too deeply nested';
+    const context = { head: head.slice(0, SNIPPET_CHARS), bytes: totalBytes, ...(reason === 'size' ? { limit } : { depthLimit: MAX_JSON_DEPTH }) };
     if (!sniffed.hasMethod && sniffed.id !== undefined) {
-      logger.warn({ id: sniffed.id, bytes: totalBytes, limit }, 'over-long upstream response dropped');
-      options.onOverflow({ kind: 'response', id: sniffed.id, totalBytes });
+      logger.warn({ id: sniffed.id, ...context, head: undefined }, `${what} upstream response dropped`);
+      options.onOverflow({ kind: 'response', id: sniffed.id, totalBytes, reason });
     } else if (sniffed.hasMethod) {
       // A server request will time out on the server's side; a notification is simply lost.
-      logger.warn(context, 'over-long upstream request or notification dropped');
-      options.onOverflow({ kind: 'dropped', totalBytes });
+      logger.warn(context, `${what} upstream request or notification dropped`);
+      options.onOverflow({ kind: 'dropped', totalBytes, reason });
     } else {
-      logger.error(context, 'over-long upstream message without a readable id');
-      options.onOverflow({ kind: 'unattributable', totalBytes });
+      logger.error(context, `${what} upstream message without a readable id`);
+      options.onOverflow({ kind: 'unattributable', totalBytes, reason });
     }
   }
 
-  return createLineSplitter({ maxLineBytes: limit, onLine, onOverflow });
+  return createLineSplitter({ maxLineBytes: limit, onLine, onOverflow: (head, totalBytes) => classify(head, totalBytes, 'size') });
 }
