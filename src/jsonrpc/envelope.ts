@@ -104,25 +104,71 @@ export function parseJson(text: string): unknown {
   const value: unknown = JSON.parse(text);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      if (needsRawId(value[i])) return reparseKeepingIds(text);
+      if (needsRawId(value[i], text)) return reparseKeepingIds(text);
     }
-  } else if (needsRawId(value)) {
+  } else if (needsRawId(value, text)) {
     return reparseKeepingIds(text);
   }
   return value;
 }
 
-function needsRawId(value: unknown): boolean {
+/** Keys whose numeric value is an id the gateway hands back: kept as the exact text sent. */
+const ID_KEYS = new Set(['id', 'requestId', 'progressToken']);
+
+/**
+ * A numeric id is kept as its own text when writing the number back would change it: past 2^53
+ * (precision), or written in a form that is not the canonical one (`-0`, `1.0`, `1E2`). That holds
+ * for a message's id, a cancel's requestId and a progress token alike.
+ */
+function needsRawId(value: unknown, text: string): boolean {
   if (!isObject(value)) return false;
-  const id = value.id;
-  return typeof id === 'number' && !Number.isSafeInteger(id);
+  if (typeof value.id === 'number' && isInexact(value.id, '"id"', text)) return true;
+  const params = value.params;
+  if (!isObject(params)) return false;
+  if (typeof params.requestId === 'number' && isInexact(params.requestId, '"requestId"', text)) return true;
+  const token = isObject(params._meta) ? params._meta.progressToken : params.progressToken;
+  return typeof token === 'number' && isInexact(token, '"progressToken"', text);
+}
+
+function isInexact(value: number, quotedKey: string, text: string): boolean {
+  return !Number.isSafeInteger(value) || hasNonCanonicalNumber(quotedKey, text);
+}
+
+/**
+ * Is any `"<key>": <number>` in `text` written other than as `String(number)` would write it?
+ * Which occurrence is the one that matters is left to the reparse; any other kept raw serialises
+ * the same.
+ */
+function hasNonCanonicalNumber(quotedKey: string, text: string): boolean {
+  for (let at = text.indexOf(quotedKey); at !== -1; at = text.indexOf(quotedKey, at + quotedKey.length)) {
+    let i = at + quotedKey.length;
+    while (isJsonSpace(text.charCodeAt(i))) i++;
+    if (text.charCodeAt(i) !== 0x3a) continue; // not a key
+    i++;
+    while (isJsonSpace(text.charCodeAt(i))) i++;
+    const start = i;
+    while (isNumberChar(text.charCodeAt(i))) i++;
+    if (i === start) continue; // not a number
+    const literal = text.slice(start, i);
+    if (String(Number(literal)) !== literal) return true;
+  }
+  return false;
+}
+
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** Digits, sign, decimal point and exponent. */
+function isNumberChar(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
 }
 
 function reparseKeepingIds(text: string): unknown {
   // `context.source` is the exact text of a primitive (JSON.parse source text access, V8 >= 11.4).
   return JSONX.parse(text, function (this: unknown, key, value, context) {
-    if (key === 'id' && typeof value === 'number' && !Number.isSafeInteger(value) && context.source !== undefined) {
-      // Only top-level ids matter, but a nested numeric "id" kept raw serialises identically anyway.
+    if (typeof value === 'number' && ID_KEYS.has(key) && context.source !== undefined && String(value) !== context.source) {
+      // Only the envelope's ids matter, but a nested one kept raw serialises identically anyway.
       return JSONX.rawJSON(context.source);
     }
     return value;
