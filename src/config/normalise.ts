@@ -106,6 +106,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
     maxMessageBytes: server.maxMessageBytes,
     stderrLinesPerSecond: server.stderrLinesPerSecond,
     stderrInErrors: server.stderrInErrors && server.upstream.mode !== 'shared',
+    maxQueuedBytes: server.maxQueuedBytes,
     upstream: { mode: server.upstream.mode, children: server.upstream.mode === 'shared' ? server.upstream.children : 1 },
   };
 }

@@ -159,6 +159,12 @@ export const stdioServerSchema = z.strictObject({
    * is known to be safe for every client. Never in shared mode (see checkStderrInErrors).
    */
   stderrInErrors: boolean().default(false),
+  /**
+   * 16 MiB waiting for a child that is not reading its stdin: one request of the largest body a
+   * downstream may send. Past it requests fail at once with GW_UPSTREAM_BUSY instead of growing
+   * the gateway's memory; a lone message is always taken.
+   */
+  maxQueuedBytes: positive().default(16 * MiB),
   upstream: z
     .strictObject(
       {

@@ -57,6 +57,8 @@ export interface StdioTargetConfig {
   readonly stderrLinesPerSecond: number;
   /** Whether the child's last stderr lines go into clients' `error.data` (never in shared mode). */
   readonly stderrInErrors?: boolean;
+  /** Bytes waiting for a child that is not reading its stdin; past it, GW_UPSTREAM_BUSY. */
+  readonly maxQueuedBytes?: number;
   /** Absent: per-session (hand-built configs); the loader always sets it. */
   readonly upstream?: UpstreamSharing;
 }

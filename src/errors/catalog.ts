@@ -51,6 +51,7 @@ export const catalog = Object.freeze({
   GW_UPSTREAM_TIMEOUT: entry(JsonRpcCode.InternalError, 504, 'Upstream request timed out'),
   GW_UPSTREAM_MESSAGE_TOO_LARGE: entry(JsonRpcCode.InternalError, 502, 'Upstream message exceeds the size limit'),
   GW_UPSTREAM_MESSAGE_TOO_DEEP: entry(JsonRpcCode.InternalError, 502, 'Upstream message is nested too deeply'),
+  GW_UPSTREAM_BUSY: entry(JsonRpcCode.InternalError, 503, 'Upstream server is not reading its input'),
   GW_UPSTREAM_UNREACHABLE: entry(JsonRpcCode.InternalError, 502, 'Upstream server could not be reached'),
   GW_UPSTREAM_HTTP_ERROR: entry(JsonRpcCode.InternalError, 502, 'Upstream server answered with an HTTP error'),
   GW_UPSTREAM_SESSION_EXPIRED: entry(JsonRpcCode.InternalError, 502, 'Upstream session expired'),

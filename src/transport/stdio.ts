@@ -6,6 +6,7 @@
  * skip blank and non-JSON lines without dying, wait for `drain` when stdin is full, and shut down
  * by closing stdin, then SIGTERM, then SIGKILL.
  */
+import { createStdinQueue, DEFAULT_MAX_QUEUED_BYTES, type StdinQueue } from './stdin-queue.ts';
 import { MAX_JSON_DEPTH } from '../jsonrpc/depth.ts';
 import { childEnv } from './child-env.ts';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
@@ -22,12 +23,6 @@ import { createStdoutReader, type Overflow, type StdoutReader } from './stdout-r
 import type { Transport } from './types.ts';
 
 export { killAllChildrenNow } from './process-tree.ts';
-
-/**
- * Queued messages are written at once when they reach this many characters (the default
- * highWaterMark of a writable stream), so that a large burst still meets back-pressure.
- */
-const COALESCE_LIMIT = 16 * 1024;
 
 /**
  * After the leader exits we wait for its pipes to close so that its last stdout lines and stderr
@@ -77,10 +72,8 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   let pipeTimer: NodeJS.Timeout | undefined;
   /** This child's mark in the environment of everything it starts (see escapees.ts). */
   let tag: string | undefined;
-  /** NDJSON queued by `send` in this turn of the event loop, written by `flushOutgoing`. */
-  let outgoing = '';
-  let flushQueued = false;
-  const drainWaiters = new Set<{ resolve: () => void; reject: (err: GatewayError) => void }>();
+  /** Lines waiting for room in the child's stdin, bounded (stdin-queue.ts). */
+  let queue: StdinQueue | undefined;
   let resolveExited!: () => void;
   const exited = new Promise<void>((resolve) => (resolveExited = resolve));
   let resolveFinalized!: () => void;
@@ -98,20 +91,15 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     async send(message: JsonRpcMessage) {
       const stdin = child?.stdin;
       const usable = state === 'open' && !closeRequested && failure === undefined && exitInfo === undefined;
-      if (!usable || stdin === undefined || !stdin.writable) throw closedError();
-      // Messages sent in the same turn of the event loop leave in one write (one wake-up of the
-      // child instead of one per message); a large batch is written at once, so back-pressure
-      // below still sees it.
-      outgoing += serializeMessage(message);
-      if (outgoing.length >= COALESCE_LIMIT) flushOutgoing();
-      else if (!flushQueued) {
-        flushQueued = true;
-        setImmediate(flushOutgoing);
-      }
-      // One shared 'drain' listener serves every waiting send: no listener per message.
-      if (stdin.writableNeedDrain) {
-        await new Promise<void>((resolve, reject) => drainWaiters.add({ resolve, reject }));
-      }
+      if (!usable || stdin === undefined || !stdin.writable || queue === undefined) throw closedError();
+      const id = 'method' in message && 'id' in message && typeof message.id === 'number' ? message.id : undefined;
+      if (!queue.push(serializeMessage(message), id)) throw busyError(queue.queuedBytes);
+      // Paced like a write that waits for 'drain': resolves once the queue has reached the pipe.
+      const room = queue.waitForRoom();
+      if (room !== undefined) await room;
+    },
+    withdraw(upstreamId: number) {
+      return queue?.withdraw(upstreamId) ?? false;
     },
     close() {
       closePromise ??= shutdown();
@@ -181,13 +169,10 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     proc.stdout.on('end', () => out.end());
     proc.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     proc.stderr.on('end', () => err.end());
-    proc.stdin.on('drain', () => settleDrainWaiters());
+    queue = createStdinQueue(proc.stdin, target.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES);
     // EPIPE / ECONNRESET when the child stops reading: the exit that follows says why; not fatal here.
-    proc.stdin.on('error', (error) => {
-      log.debug({ err: error }, 'upstream stdin error');
-      settleDrainWaiters(closedError());
-    });
-    proc.stdin.on('close', () => settleDrainWaiters(closedError()));
+    proc.stdin.on('error', (error) => log.debug({ err: error }, 'upstream stdin error'));
+    proc.stdin.on('close', () => queue?.clear());
     proc.stdout.on('error', (error) => log.debug({ err: error }, 'upstream stdout error'));
     proc.stderr.on('error', (error) => log.debug({ err: error }, 'upstream stderr error'));
   }
@@ -200,14 +185,13 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     reject(spawnFailed(error));
   }
 
-  /** Writes what `send` queued. Once stdin is gone the text is dropped: its requests fail on close. */
-  function flushOutgoing(): void {
-    flushQueued = false;
-    if (outgoing === '') return;
-    const text = outgoing;
-    outgoing = '';
-    const stdin = child?.stdin;
-    if (stdin !== undefined && stdin.writable) stdin.write(text);
+  function busyError(queuedBytes: number): GatewayError {
+    const limit = target.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
+    log.warn({ queuedBytes, limit }, 'upstream is not reading its stdin; request refused');
+    return new GatewayError('GW_UPSTREAM_BUSY', `Upstream server "${name}" is not reading its input (${queuedBytes} bytes waiting)`, {
+      target: name,
+      limit,
+    });
   }
 
   // The hot path: one call per message, no closure (unlike the rare hooks below).
@@ -260,7 +244,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     child?.stdin.destroy();
     child?.stdout.destroy();
     child?.stderr.destroy();
-    settleDrainWaiters(closedError());
+    queue?.clear();
     // The leader and its group are gone; descendants that left the group are not, until now.
     if (tag !== undefined) void killEscapees(tag, log);
     const reason = closeRequested ? undefined : (failure ?? exitedError());
@@ -287,8 +271,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
         exited,
         graceMs: target.shutdownGraceMs,
         closeInput: () => {
-          flushOutgoing(); // a last notifications/cancelled must not be lost
-          proc.stdin.end();
+          queue?.end(); // a last notifications/cancelled must not be lost
         },
         logger: log,
       });
@@ -297,14 +280,6 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     }
     // onExit already SIGKILLed the group; wait for the pipes so onclose comes after the last line.
     await finalized;
-  }
-
-  function settleDrainWaiters(error?: GatewayError): void {
-    for (const waiter of drainWaiters) {
-      if (error === undefined) waiter.resolve();
-      else waiter.reject(error);
-    }
-    drainWaiters.clear();
   }
 
   function callSafely(hook: string, fn: () => void): void {

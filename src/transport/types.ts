@@ -9,8 +9,16 @@ import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 export interface Transport {
   /** Opens the wire (spawns the child, connects the socket). Rejects with a GatewayError. */
   start(): Promise<void>;
-  /** Writes one message; resolves once the wire accepted it (after `drain` when the pipe is full). */
+  /**
+   * Writes one message; resolves once the wire accepted it (stdio: queued within the child's
+   * bound; rejects with GW_UPSTREAM_BUSY past it).
+   */
   send(message: JsonRpcMessage): Promise<void>;
+  /**
+   * Takes back a request that has not reached the peer yet (stdio: still queued for a child that
+   * is not reading). True if it was withdrawn: the peer never sees it, so it needs no cancel.
+   */
+  withdraw?(upstreamId: number): boolean;
   /** Graceful close (stdio: close stdin, then SIGTERM, then SIGKILL to the process group). */
   close(): Promise<void>;
   /** Each complete, envelope-valid message from the peer. */

@@ -107,6 +107,8 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
   };
 
   const sendCancel = (upstreamId: number, reason: string) => {
+    // Still queued for a child that is not reading: take it back; the upstream never saw it.
+    if (transport.withdraw?.(upstreamId) === true) return;
     const note: JsonRpcNotification = {
       jsonrpc: '2.0',
       method: 'notifications/cancelled',

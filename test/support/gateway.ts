@@ -45,6 +45,7 @@ export function stdioTarget(name: string, t: TestTarget): StdioTargetConfig {
     maxMessageBytes: t.maxMessageBytes ?? 8 * 1024 * 1024,
     stderrLinesPerSecond: t.stderrLinesPerSecond ?? 100,
     stderrInErrors: t.stderrInErrors ?? false,
+    maxQueuedBytes: t.maxQueuedBytes ?? 16 * 1024 * 1024,
     upstream: t.upstream ?? { mode: 'per-session', children: 1 },
   };
 }

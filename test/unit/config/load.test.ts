@@ -65,6 +65,7 @@ describe('parseConfig: defaults', () => {
       maxMessageBytes: 32 * 1024 * 1024,
       stderrLinesPerSecond: 50,
       stderrInErrors: false,
+      maxQueuedBytes: 16 * 1024 * 1024,
       upstream: { mode: 'per-session', children: 1 },
     });
   });
