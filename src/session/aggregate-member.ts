@@ -12,7 +12,8 @@ import type { Logger } from '../log/logger.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { UpstreamConnection } from '../upstream/connection.ts';
-import { HANDSHAKE_MIN_TIMEOUT_MS, openUpstream } from './session.ts';
+import { openUpstream } from './session.ts';
+import { handshakeTimeouts as startupTimeouts } from '../upstream/startup-deadline.ts';
 
 /** What the aggregate session hears from a member. One object per session, not per message. */
 export interface MemberHooks {
@@ -47,6 +48,8 @@ export interface Member {
   readonly eager: boolean;
   /** The ready connection, if open. */
   readonly connection: UpstreamConnection | undefined;
+  /** A connection is open or starting (a child is alive, for stdio targets). */
+  readonly live: boolean;
   /** From the target's initialize answer; undefined until its handshake is done. */
   readonly capabilities: JsonObject | undefined;
   readonly instructions: string | undefined;
@@ -98,11 +101,7 @@ export function createMember(options: MemberOptions): Member {
     return policy !== undefined && policy.onExit === 'restart' && starts <= policy.maxRestarts;
   };
 
-  const handshakeTimeouts = {
-    ...target.timeouts,
-    requestMs: Math.max(target.timeouts.requestMs, HANDSHAKE_MIN_TIMEOUT_MS),
-    maxTotalMs: target.timeouts.maxTotalMs === 0 ? 0 : Math.max(target.timeouts.maxTotalMs, HANDSHAKE_MIN_TIMEOUT_MS),
-  };
+  const handshakeTimeouts = startupTimeouts(target);
 
   const open = async (): Promise<UpstreamConnection> => {
     starts++;
@@ -165,6 +164,9 @@ export function createMember(options: MemberOptions): Member {
     retired: false,
     get connection() {
       return connection;
+    },
+    get live() {
+      return (connection ?? starting) !== undefined;
     },
     get capabilities() {
       return capabilities;

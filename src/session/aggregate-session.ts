@@ -27,6 +27,7 @@ import { resolveRoute } from './aggregate-routing.ts';
 import type { AggregateView, KnownTargets } from './aggregate-view.ts';
 import { createEventLog } from './event-log.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS, type Session } from './session.ts';
+import { ownsChild } from './limits.ts';
 import { createStreamSet, type OutStream } from './streams.ts';
 import type { DownstreamInfo } from './store.ts';
 
@@ -76,6 +77,8 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     keepFinished: 64,
   });
   const members = new Map<string, Member>();
+  /** The client opened a standalone stream at least once (limits.ts: TTL class). */
+  let streamed = false;
   const tables = { tools: createNameTable(view.separator), prompts: createNameTable(view.separator) };
   const inflight = new Map<string, Pending>();
   let initParams: JsonObject = {};
@@ -230,6 +233,11 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
       for (const m of members.values()) if ((m.connection?.correlator.inflight ?? 0) > 0) return true;
       return false;
     },
+    get usage() {
+      let children = 0;
+      for (const m of members.values()) if (m.live && ownsChild(m.target)) children++;
+      return { initializing: opening, streamed, children };
+    },
 
     async initialize(request) {
       const params = isObject(request.params) ? request.params : {};
@@ -295,6 +303,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     },
 
     openStream(sink, lastEventId) {
+      streamed = true;
       if (lastEventId !== undefined && streams.resume(sink, lastEventId)) return true;
       return streams.attachStandalone(sink);
     },
