@@ -13,7 +13,7 @@ import type { Exposure } from '../router/list-merge.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { UpstreamConnection } from '../upstream/connection.ts';
 import { openUpstream } from './session.ts';
-import { handshakeTimeouts as startupTimeouts } from '../upstream/startup-deadline.ts';
+import { explainStartupFailure, handshakeTimeouts as startupTimeouts } from '../upstream/startup-deadline.ts';
 
 /** What the aggregate session hears from a member. One object per session, not per message. */
 export interface MemberHooks {
@@ -65,12 +65,12 @@ export interface Member {
   drain(reason: string): Promise<void>;
 }
 
-const ownHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; clientId: RequestId }> = {
+const ownHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; clientId: RequestId; explain?: (e: GatewayError) => GatewayError }> = {
   onresponse(response, ctx) {
     ctx.resolve(response);
   },
   onerror(error, ctx) {
-    ctx.resolve(toErrorResponse(ctx.clientId, error));
+    ctx.resolve(toErrorResponse(ctx.clientId, ctx.explain?.(error) ?? error));
   },
 };
 
@@ -114,7 +114,7 @@ export function createMember(options: MemberOptions): Member {
       await next.start();
       const request: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method: 'initialize', params: options.initParams() };
       const answer = await new Promise<JsonRpcResponse>((resolve) =>
-        next.correlator.request(request, ownHandler, { resolve, clientId: 0 }, handshakeTimeouts),
+        next.correlator.request(request, ownHandler, { resolve, clientId: 0, explain: (e) => explainStartupFailure(e, next, logger) }, handshakeTimeouts),
       );
       const result: unknown = 'result' in answer ? answer.result : undefined;
       if (!isObject(result)) throw unavailable(name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);

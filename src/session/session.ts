@@ -30,7 +30,7 @@ import { createUpstreamConnection, type UpstreamConnection } from '../upstream/c
 import { sharedPoolFor } from '../upstream/shared-pool.ts';
 import { createEventLog } from './event-log.ts';
 import { ownsChild, type SessionUsage } from './limits.ts';
-import { handshakeTimeouts as startupTimeouts } from '../upstream/startup-deadline.ts';
+import { explainStartupFailure, handshakeTimeouts as startupTimeouts } from '../upstream/startup-deadline.ts';
 import { createStreamSet, type OutStream, type ResponseSink } from './streams.ts';
 
 export type { ResponseSink } from './streams.ts';
@@ -227,7 +227,8 @@ export function createSession(options: SessionOptions): Session {
   const ask = (connection: UpstreamConnection, request: JsonRpcRequest): Promise<JsonRpcResponse> =>
     new Promise((resolve) => {
       const clientId = request.id;
-      connection.correlator.request(request, ownHandler, { resolve, clientId }, handshakeTimeouts);
+      const explain = (error: GatewayError) => explainStartupFailure(error, connection, logger);
+      connection.correlator.request(request, ownHandler, { resolve, clientId, explain }, handshakeTimeouts);
     });
 
   const onUpstreamExit = async (connection: UpstreamConnection, reason: GatewayError) => {
@@ -430,12 +431,12 @@ export function createSession(options: SessionOptions): Session {
   return session;
 }
 
-/** The gateway's own requests (restart handshake): resolve with the answer or an error envelope. */
-const ownHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; clientId: RequestId }> = {
+/** The handshake (initialize, first or on restart): resolve with the answer or an error envelope. */
+const ownHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; clientId: RequestId; explain: (e: GatewayError) => GatewayError }> = {
   onresponse(response, ctx) {
     ctx.resolve(response);
   },
   onerror(error, ctx) {
-    ctx.resolve(toErrorResponse(ctx.clientId, error));
+    ctx.resolve(toErrorResponse(ctx.clientId, ctx.explain(error)));
   },
 };
