@@ -13,6 +13,7 @@ import type { Exposure } from '../router/list-merge.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { UpstreamConnection } from '../upstream/connection.ts';
 import { openUpstream } from './session.ts';
+import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
 import { explainStartupFailure, handshakeTimeouts as startupTimeouts } from '../upstream/startup-deadline.ts';
 
 /** What the aggregate session hears from a member. One object per session, not per message. */
@@ -59,6 +60,11 @@ export interface Member {
   retired: boolean;
   /** The ready connection, opening it first if needed. Rejects with a GatewayError naming the target. */
   connect(): Promise<UpstreamConnection>;
+  /**
+   * Sends an answer to one of the member's own requests (roots, sampling...), also while it is
+   * still starting: a server may ask for roots before its start is complete (roots-settle.ts).
+   */
+  reply(response: JsonRpcResponse): Promise<void>;
   /** Closes the connection (pending requests fail). Idempotent. */
   close(reason: string): Promise<void>;
   /** Closes once nothing is in flight. */
@@ -93,6 +99,8 @@ export function createMember(options: MemberOptions): Member {
   let instructions: string | undefined;
   let closed = false;
   let starts = 0;
+  /** The roots exchange of the start under way, if any. */
+  let settle: RootsSettle | undefined;
 
   /** The target's restart policy (`onExit: restart`, within `maxRestarts`) allows a fresh start. */
   const mayStartAgain = (): boolean => {
@@ -106,7 +114,12 @@ export function createMember(options: MemberOptions): Member {
   const open = async (): Promise<UpstreamConnection> => {
     starts++;
     const next = openUpstream({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization });
-    next.correlator.onrequest = (request) => hooks.onrequest(member, request);
+    const roots = createRootsSettle(options.initParams());
+    settle = roots;
+    next.correlator.onrequest = (request) => {
+      if (settle === roots) roots.asked(request);
+      hooks.onrequest(member, request);
+    };
     next.correlator.onnotification = (notification) => hooks.onnotification(member, notification);
     next.onexit = (reason) => onexit(next, reason);
     starting = next;
@@ -119,6 +132,8 @@ export function createMember(options: MemberOptions): Member {
       const result: unknown = 'result' in answer ? answer.result : undefined;
       if (!isObject(result)) throw unavailable(name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
       await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      await roots.settled();
+      settle = undefined;
       if (closed) throw unavailable(name, 'the session ended');
       const caps: JsonObject = isObject(result.capabilities) ? result.capabilities : {};
       capabilities = caps;
@@ -189,6 +204,13 @@ export function createMember(options: MemberOptions): Member {
         throw error;
       });
       return opening;
+    },
+    reply(response) {
+      const target = connection ?? starting;
+      if (target === undefined) return Promise.resolve();
+      const sent = target.correlator.send(response);
+      settle?.answered();
+      return sent;
     },
     close(reason) {
       closed = true;

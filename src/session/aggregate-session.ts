@@ -77,6 +77,8 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     keepFinished: 64,
   });
   const members = new Map<string, Member>();
+  /** Targets left out of an answered list while still starting (see hooks.onready). */
+  const leftOut = new Set<string>();
   /** The client opened a standalone stream at least once (limits.ts: TTL class). */
   let streamed = false;
   const tables = { tools: createNameTable(view.separator), prompts: createNameTable(view.separator) };
@@ -128,6 +130,8 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     },
     onready(member) {
       known.set(member.target, { capabilities: member.capabilities ?? {}, instructions: member.instructions });
+      // A slow starter was left out of a list the client already has: its items exist now.
+      if (leftOut.delete(member.name)) listChanged('tools', 'prompts', 'resources');
     },
   };
 
@@ -156,6 +160,9 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     cursors,
     get listTimeoutMs() {
       return view.listTimeoutMs;
+    },
+    leftOut(targets) {
+      for (const name of targets) if (members.get(name)?.live === true && members.get(name)?.connection === undefined) leftOut.add(name);
     },
     get separator() {
       return view.separator;
