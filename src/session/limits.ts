@@ -47,7 +47,7 @@ export function expiry(session: Limited, createdAt: number, now: number, policy:
     if (now - createdAt >= policy.initDeadlineMs) return `not initialized within ${seconds(policy.initDeadlineMs)}`;
     return undefined;
   }
-  if (session.busy) return undefined;
+  if (session.busy || usage.initializing) return undefined;
   const ttl = usage.streamed ? policy.idleTtlMs : policy.shortIdleTtlMs;
   const idle = now - session.lastActivity;
   return idle >= ttl ? `idle for ${seconds(idle)}` : undefined;
@@ -58,16 +58,21 @@ export function isUninitialized(session: Limited): boolean {
   return !session.ended && session.protocolVersion === undefined && !session.usage.initializing;
 }
 
+/** What the room is needed for: a session slot for an un-initialized one, any slot, or children. */
+export type Room = 'uninitialized' | 'session' | 'children';
+
 /**
- * The session to end to make room, or undefined if every session is in use: the oldest
+ * The session to end to make room, or undefined if every candidate is in use: the oldest
  * un-initialized one, else the least recently used initialized one with nothing in flight and no
- * open stream. `sessions` iterates in creation order (a Map), so the first match is the oldest.
+ * open stream. For children, only sessions that own some. `sessions` iterates in creation order
+ * (a Map), so the first match is the oldest.
  */
-export function pickVictim<S extends Limited>(sessions: Iterable<S>, uninitializedOnly: boolean): S | undefined {
+export function pickVictim<S extends Limited>(sessions: Iterable<S>, room: Room): S | undefined {
   let lru: S | undefined;
   for (const session of sessions) {
+    if (room === 'children' && session.usage.children === 0) continue;
     if (isUninitialized(session)) return session;
-    if (uninitializedOnly || session.ended || session.busy || session.protocolVersion === undefined) continue;
+    if (room === 'uninitialized' || session.ended || session.busy || session.protocolVersion === undefined) continue;
     if (lru === undefined || session.lastActivity < lru.lastActivity) lru = session;
   }
   return lru;

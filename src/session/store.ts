@@ -85,13 +85,13 @@ export function createSessionStore({ config, logger }: SessionStoreOptions): Ses
    */
   const makeRoom = () => {
     while (countUninitialized(sessions.values()) >= maxUninitialized) {
-      const victim = pickVictim(sessions.values(), true);
+      const victim = pickVictim(sessions.values(), 'uninitialized');
       if (victim === undefined) break;
       evict(victim, `${maxUninitialized} un-initialized sessions`);
     }
     while (sessions.size >= maxSessions || countChildren(sessions.values()) >= maxChildren) {
       const full = sessions.size >= maxSessions;
-      const victim = pickVictim(sessions.values(), false);
+      const victim = pickVictim(sessions.values(), full ? 'session' : 'children');
       if (victim === undefined) {
         const limit = full ? maxSessions : maxChildren;
         logger.warn({ maxSessions, maxChildren, sessions: sessions.size }, 'session limit reached and every session is in use; refusing a new session');
@@ -131,6 +131,11 @@ export function createSessionStore({ config, logger }: SessionStoreOptions): Ses
           reaped++;
           void session.end(why);
         }
+      }
+      // An aggregate session starts its members after it was created: over the cap, idle ones go.
+      for (let victim; countChildren(sessions.values()) > maxChildren && (victim = pickVictim(sessions.values(), 'children')); ) {
+        reaped++;
+        evict(victim, `over ${maxChildren} children`);
       }
       return reaped;
     },
