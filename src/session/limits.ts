@@ -48,7 +48,7 @@ export function expiry(session: Limited, createdAt: number, now: number, policy:
     return undefined;
   }
   if (session.busy || usage.initializing) return undefined;
-  const ttl = usage.streamed ? policy.idleTtlMs : policy.shortIdleTtlMs;
+  const ttl = usage.streamed ? policy.idleTtlMs : Math.min(policy.idleTtlMs, policy.shortIdleTtlMs);
   const idle = now - session.lastActivity;
   return idle >= ttl ? `idle for ${seconds(idle)}` : undefined;
 }

@@ -53,6 +53,7 @@ export function explainStartupFailure(error: GatewayError, connection: UpstreamC
       ? `wrote no MCP message ${within}; it printed output that is not JSON-RPC`
       : `did not answer initialize ${within}`;
   return new GatewayError('GW_UPSTREAM_TIMEOUT', `Upstream "${target.name}" ${what} (see the gateway log, correlation id ${correlationId})`, {
+    ...error.details,
     target: target.name,
     correlationId,
   });
