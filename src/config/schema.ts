@@ -317,6 +317,8 @@ const sessionSchema = z.strictObject({
    * needs room, the least recently used idle session is ended first.
    */
   maxChildren: positive().default(32),
+  /** 16: one heavy server (a browser, a language server) cannot take the whole budget of children. */
+  maxChildrenPerTarget: positive().default(16),
 }, anObject);
 
 /** WebSocket downstreams (`/servers/<name>/ws`); see docs/downstreams.md. */

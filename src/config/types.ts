@@ -123,6 +123,8 @@ export interface GatewayConfig {
     readonly maxUninitialized: number;
     /** Per-session stdio children at once; idle sessions are ended (LRU) to make room. */
     readonly maxChildren: number;
+    /** The same, per target. */
+    readonly maxChildrenPerTarget: number;
   };
   readonly websocket: {
     /** Interval of WebSocket pings; a socket that has not answered the previous one is dropped (ms). */

@@ -40,6 +40,8 @@ export interface MemberOptions {
   poolLogger: Logger;
   /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
   authorization: string | undefined;
+  /** See SessionSeed.reserveChild. */
+  reserveChild?: ((target: TargetConfig) => void) | undefined;
 }
 
 export interface Member {
@@ -196,6 +198,14 @@ export function createMember(options: MemberOptions): Member {
       if (connection !== undefined) return Promise.resolve(connection);
       if (closed || member.retired) return Promise.reject(unavailable(name, 'it was removed from the configuration'));
       if (failure !== undefined) return Promise.reject(failure);
+      if (opening === undefined) {
+        // No room for its child (the store's child caps): this use fails, a later one may start it.
+        try {
+          options.reserveChild?.(target);
+        } catch (err) {
+          return Promise.reject(toGatewayError(err));
+        }
+      }
       opening ??= open().catch((err: unknown) => {
         opening = undefined;
         const error = toGatewayError(err);

@@ -11,7 +11,7 @@
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcRequest, RequestId } from '../jsonrpc/types.ts';
-import type { GatewayConfig } from '../config/types.ts';
+import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { combineInstructions, mergeCapabilities, ASSUMED_CAPABILITIES } from '../router/capabilities.ts';
 import type { CursorCodec } from '../router/cursor.ts';
@@ -49,6 +49,8 @@ export interface AggregateSessionOptions {
   serverInfo: JsonObject;
   /** What the downstream said about itself (its Authorization, for targets that opt in). */
   downstream: DownstreamInfo;
+  /** See SessionSeed.reserveChild. */
+  reserveChild?: (target: TargetConfig) => void;
 }
 
 /** A downstream request being served: by the gateway itself, or forwarded to `member`. */
@@ -148,6 +150,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
       logLevel: () => logLevel,
       poolLogger: options.logger,
       authorization: options.downstream.authorization,
+      reserveChild: options.reserveChild,
     });
     members.set(name, member);
     return member;
@@ -241,8 +244,8 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
       return false;
     },
     get usage() {
-      let children = 0;
-      for (const m of members.values()) if (m.live && ownsChild(m.target)) children++;
+      const children: string[] = [];
+      for (const m of members.values()) if (m.live && ownsChild(m.target)) children.push(m.name);
       return { initializing: opening, streamed, children };
     },
 

@@ -21,8 +21,11 @@ export interface SessionUsage {
   readonly initializing: boolean;
   /** The client has opened a standalone (GET / WebSocket / legacy SSE) stream at least once. */
   readonly streamed: boolean;
-  /** Child processes this session owns now (per-session stdio upstreams; shared leases are not its own). */
-  readonly children: number;
+  /**
+   * The targets of the child processes this session owns now, one entry per child (per-session
+   * stdio upstreams; shared leases are the pool's, not its own).
+   */
+  readonly children: readonly string[];
 }
 
 /** The part of a session the policy reads. */
@@ -64,13 +67,13 @@ export type Room = 'uninitialized' | 'session' | 'children';
 /**
  * The session to end to make room, or undefined if every candidate is in use: the oldest
  * un-initialized one, else the least recently used initialized one with nothing in flight and no
- * open stream. For children, only sessions that own some. `sessions` iterates in creation order
+ * open stream. For children, only sessions that own some (of `target`, if given). `sessions` iterates in creation order
  * (a Map), so the first match is the oldest.
  */
-export function pickVictim<S extends Limited>(sessions: Iterable<S>, room: Room): S | undefined {
+export function pickVictim<S extends Limited>(sessions: Iterable<S>, room: Room, target?: string): S | undefined {
   let lru: S | undefined;
   for (const session of sessions) {
-    if (room === 'children' && session.usage.children === 0) continue;
+    if (room === 'children' && !ownsSome(session, target)) continue;
     if (isUninitialized(session)) return session;
     if (room === 'uninitialized' || session.ended || session.busy || session.protocolVersion === undefined) continue;
     if (lru === undefined || session.lastActivity < lru.lastActivity) lru = session;
@@ -78,10 +81,18 @@ export function pickVictim<S extends Limited>(sessions: Iterable<S>, room: Room)
   return lru;
 }
 
-/** Children owned by live sessions. */
-export function countChildren(sessions: Iterable<Limited>): number {
+function ownsSome(session: Limited, target: string | undefined): boolean {
+  const children = session.usage.children;
+  return target === undefined ? children.length > 0 : children.includes(target);
+}
+
+/** Children owned by live sessions (of `target`, if given). */
+export function countChildren(sessions: Iterable<Limited>, target?: string): number {
   let total = 0;
-  for (const session of sessions) if (!session.ended) total += session.usage.children;
+  for (const session of sessions) {
+    if (session.ended) continue;
+    for (const name of session.usage.children) if (target === undefined || name === target) total++;
+  }
   return total;
 }
 

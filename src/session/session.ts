@@ -80,6 +80,8 @@ export interface SessionOptions {
   onended: (session: Session) => void;
   /** What the downstream said about itself (its Authorization reaches opted-in remote targets). */
   downstream?: { readonly authorization: string | undefined };
+  /** See SessionSeed.reserveChild. */
+  reserveChild?: (target: TargetConfig) => void;
 }
 
 /** Per request in flight: what the correlator hands back with each outcome. */
@@ -211,6 +213,7 @@ export function createSession(options: SessionOptions): Session {
   };
 
   const connect = async (): Promise<UpstreamConnection> => {
+    options.reserveChild?.(target);
     const connection = openUpstream({ target, logger, poolLogger: options.logger, authorization: options.downstream?.authorization });
     connection.correlator.onrequest = onServerRequest;
     connection.correlator.onnotification = onServerNotification;
@@ -322,7 +325,7 @@ export function createSession(options: SessionOptions): Session {
       return opening || inflight.size > 0 || (upstream?.correlator.inflight ?? 0) > 0 || streams.busy;
     },
     get usage() {
-      const children = ownsChild(target) && (upstream ?? starting) !== undefined ? 1 : 0;
+      const children = ownsChild(target) && (upstream ?? starting) !== undefined ? [target.name] : [];
       return { initializing: opening, streamed, children };
     },
 

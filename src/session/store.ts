@@ -6,10 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { GatewayConfig } from '../config/types.ts';
+import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Session } from './session.ts';
-import { countChildren, countUninitialized, expiry, pickVictim, type SessionPolicy } from './limits.ts';
+import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
 
 /** What the store hands a session factory: the parts every kind of session needs. */
 export interface SessionSeed {
@@ -20,6 +20,11 @@ export interface SessionSeed {
   readonly onended: (session: Session) => void;
   /** What the downstream said about itself when it opened the session. */
   readonly downstream: DownstreamInfo;
+  /**
+   * Called before the session starts a child for `target` (a no-op for targets that start none):
+   * makes room under the child caps by ending idle sessions, or throws GW_SESSION_LIMIT.
+   */
+  readonly reserveChild: (target: TargetConfig) => void;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -63,7 +68,7 @@ export function createSessionStore({ config, logger }: SessionStoreOptions): Ses
   /** Creation time per session id: the start of its initialize deadline. */
   const created = new Map<string, number>();
   const { maxSessions } = config.limits;
-  const { maxUninitialized, maxChildren } = config.session;
+  const { maxUninitialized, maxChildren, maxChildrenPerTarget } = config.session;
   const policy: SessionPolicy = config.session;
   let closing = false;
 
@@ -101,13 +106,29 @@ export function createSessionStore({ config, logger }: SessionStoreOptions): Ses
     }
   };
 
+  const reserveChild = (target: TargetConfig) => {
+    if (!ownsChild(target)) return;
+    const name = target.name;
+    for (;;) {
+      const perTarget = countChildren(sessions.values(), name) >= maxChildrenPerTarget;
+      if (!perTarget && countChildren(sessions.values()) < maxChildren) return;
+      const victim = pickVictim(sessions.values(), 'children', perTarget ? name : undefined);
+      if (victim === undefined) {
+        const limit = perTarget ? maxChildrenPerTarget : maxChildren;
+        logger.warn({ target: name, limit }, 'child limit reached and every session owning one is in use; not starting another');
+        throw new GatewayError('GW_SESSION_LIMIT', undefined, { limit, kind: perTarget ? 'target-children' : 'children', target: name });
+      }
+      evict(victim, perTarget ? `${maxChildrenPerTarget} children of ${name}` : `${maxChildren} children`);
+    }
+  };
+
   const store: SessionStore = {
     create(factory, downstream = NO_DOWNSTREAM_INFO) {
       if (closing) throw new GatewayError('GW_SHUTTING_DOWN');
       makeRoom();
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
       const id = randomUUID();
-      const session = factory({ id, limits: config.limits, logger, onended, downstream });
+      const session = factory({ id, limits: config.limits, logger, onended, downstream, reserveChild });
       sessions.set(id, session);
       created.set(id, Date.now());
       return session;

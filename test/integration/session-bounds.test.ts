@@ -125,6 +125,22 @@ describe('abandoned sessions', () => {
     }
   });
 
+  it('children of one target stay within session.maxChildrenPerTarget; other targets keep their sessions', async () => {
+    const heavy = randomUUID();
+    const other = randomUUID();
+    const gw = await startTestGateway({ targets: { heavy: tagged(heavy), other: tagged(other) }, session: { maxChildrenPerTarget: 2 } });
+    try {
+      const kept = await rpc.initialize(gw.mcpUrl('other'));
+      for (let i = 0; i < 5; i++) await oneCommand(gw.mcpUrl('heavy'));
+      expect(await until(() => childrenTagged(heavy) <= 2)).toBe(true);
+      // The other target's idle session is older than every heavy one, yet it was not ended for them.
+      expect((await kept.request({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).status).toBe(200);
+      expect(childrenTagged(other)).toBe(1);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('a session with a request in flight is never evicted: the new client gets GW_SESSION_LIMIT', async () => {
     const gw = await startTestGateway({ targets: { t: tagged(randomUUID()) }, session: { maxChildren: 1 } });
     try {

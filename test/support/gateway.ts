@@ -90,6 +90,7 @@ export function buildConfig(options: TestGatewayOptions): GatewayConfig {
       initDeadlineMs: 10_000,
       maxUninitialized: 64,
       maxChildren: 32,
+      maxChildrenPerTarget: 16,
       ...options.session,
     },
     websocket: { pingIntervalMs: 15_000, maxBufferedBytes: 16 * 1024 * 1024, ...options.websocket },

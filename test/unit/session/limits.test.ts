@@ -10,7 +10,7 @@ function session(over: Partial<Omit<Limited, 'usage'>> & { usage?: Partial<Sessi
     ended: over.ended ?? false,
     busy: over.busy ?? false,
     lastActivity: over.lastActivity ?? 0,
-    usage: { initializing: false, streamed: true, children: 1, ...over.usage },
+    usage: { initializing: false, streamed: true, children: ['t'], ...over.usage },
   };
 }
 
@@ -37,7 +37,7 @@ describe('pickVictim', () => {
   it('takes the oldest un-initialized session first, then the least recently used idle one', () => {
     const a = session({ name: 'a', lastActivity: 5 });
     const b = session({ name: 'b', lastActivity: 3 });
-    const pending = session({ name: 'pending', protocolVersion: undefined, busy: true, usage: { children: 0 } });
+    const pending = session({ name: 'pending', protocolVersion: undefined, busy: true, usage: { children: [] } });
     expect(pickVictim([a, b, pending], 'session')?.name).toBe('pending');
     expect(pickVictim([a, b], 'session')?.name).toBe('b');
     expect(pickVictim([a, b], 'uninitialized')).toBeUndefined();
@@ -48,7 +48,7 @@ describe('pickVictim', () => {
     const ended = session({ name: 'ended', ended: true });
     const starting = session({ name: 'starting', protocolVersion: undefined, usage: { initializing: true } });
     expect(pickVictim([busy, ended, starting], 'session')).toBeUndefined();
-    const childless = session({ name: 'childless', protocolVersion: undefined, usage: { children: 0 } });
+    const childless = session({ name: 'childless', protocolVersion: undefined, usage: { children: [] } });
     const owner = session({ name: 'owner', lastActivity: 9 });
     expect(pickVictim([childless, owner], 'children')?.name).toBe('owner');
     expect(countChildren([owner, ended, childless])).toBe(1);
