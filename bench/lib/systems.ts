@@ -183,8 +183,15 @@ async function startSwitchboard(server: Record<string, unknown>, options: Gatewa
   const file = join(dir, 'config.json');
   const config = {
     mcpServers: { echo: server },
-    // 2,000 sessions: the ramp opens 1,000 and the default cap is exactly that.
-    gateway: { host: '127.0.0.1', port: 0, limits: { maxSessions: 2_000 }, logging: { level: 'info' } },
+    // 2,000 sessions: the ramp opens 1,000 and the default cap is exactly that. The ramp measures
+    // what 1,000 live sessions cost, so the child caps (which would end idle ones) are lifted too.
+    gateway: {
+      host: '127.0.0.1',
+      port: 0,
+      limits: { maxSessions: 2_000 },
+      session: { maxChildren: 2_000, maxChildrenPerTarget: 2_000 },
+      logging: { level: 'info' },
+    },
   };
   writeFileSync(file, JSON.stringify(config, null, 2));
   const child = start(NODE, [...options.nodeFlags, CLI, '--config', file]);

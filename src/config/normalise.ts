@@ -71,6 +71,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
     requestMs: server.timeoutMs,
     resetOnProgress: server.resetTimeoutOnProgress,
     maxTotalMs: server.maxTotalTimeoutMs,
+    startupMs: server.startupTimeoutMs,
   };
   const restart = {
     onExit: server.onExit,

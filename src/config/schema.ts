@@ -122,6 +122,12 @@ const upstreamCommon = {
    * report progress are not cut; set it to honour the spec's "SHOULD enforce a maximum timeout".
    */
   maxTotalTimeoutMs: nonNegative(MAX_DURATION_MS).default(0),
+  /**
+   * 10 s: the start-up handshake (spawn + initialize answer) gets its own deadline, below the
+   * Inspector's 15 s connect timeout, so a hung or non-MCP server is reported to the client before
+   * it gives up. Raise it for servers that download or build themselves on first start (`npx -y`).
+   */
+  startupTimeoutMs: positive(MAX_DURATION_MS).default(10_000),
   ...aggregateExposure(),
 };
 
@@ -302,6 +308,23 @@ const sessionSchema = z.strictObject({
   idleTtlMs: positive(MAX_DURATION_MS).default(1_800_000),
   /** 15 s: below the 30-60 s idle timeouts of common proxies and load balancers. */
   keepAliveMs: positive(MAX_DURATION_MS).default(15_000),
+  // Bounds on abandoned and never-used sessions (src/session/limits.ts).
+  /**
+   * 5 minutes: a client that never opened a GET stream (one session per command, SDK close()
+   * without DELETE) rarely comes back; if it does, it gets 404 and re-initializes as the spec intends.
+   */
+  shortIdleTtlMs: positive(MAX_DURATION_MS).default(300_000),
+  /** 10 s: a WebSocket or legacy SSE session that has sent no initialize by then holds a slot for nothing. */
+  initDeadlineMs: positive(MAX_DURATION_MS).default(10_000),
+  /** 64: un-initialized sessions at once; beyond it the oldest is ended, so idle sockets cannot fill maxSessions. */
+  maxUninitialized: positive().default(64),
+  /**
+   * 32 per-session stdio children at once (a Node server takes 50-100 MiB): when a new session
+   * needs room, the least recently used idle session is ended first.
+   */
+  maxChildren: positive().default(32),
+  /** 16: one heavy server (a browser, a language server) cannot take the whole budget of children. */
+  maxChildrenPerTarget: positive().default(16),
 }, anObject);
 
 /** WebSocket downstreams (`/servers/<name>/ws`); see docs/downstreams.md. */

@@ -12,6 +12,8 @@ export interface TimeoutPolicy {
   readonly resetOnProgress: boolean;
   /** Hard cap even with progress (ms); 0 = none. */
   readonly maxTotalMs: number;
+  /** Deadline of the start-up handshake (spawn + initialize answer), ms; see session/limits.ts. */
+  readonly startupMs?: number;
 }
 
 export interface RestartPolicy {
@@ -115,6 +117,16 @@ export interface GatewayConfig {
     readonly idleTtlMs: number;
     /** Interval of SSE keep-alive comments on idle streams (ms). */
     readonly keepAliveMs: number;
+    /** Idle TTL of a session whose client never opened a GET stream (ms). */
+    readonly shortIdleTtlMs: number;
+    /** A session not initialized by then is ended (ms). */
+    readonly initDeadlineMs: number;
+    /** Un-initialized sessions at once; the oldest is ended to make room. */
+    readonly maxUninitialized: number;
+    /** Per-session stdio children at once; idle sessions are ended (LRU) to make room. */
+    readonly maxChildren: number;
+    /** The same, per target. */
+    readonly maxChildrenPerTarget: number;
   };
   readonly websocket: {
     /** Interval of WebSocket pings; a socket that has not answered the previous one is dropped (ms). */

@@ -6,6 +6,7 @@
  * Close codes (RFC 6455 section 7.4.1), listed in docs/downstreams.md:
  * 1000 the client closed; 1001 the gateway is shutting down; 1003 a binary frame; 1007 a text
  * frame that is not UTF-8 and 1009 a frame over limits.maxBodyBytes (both sent by `ws` itself);
+ * 1008 the session ended before it initialized (the init deadline, or room made for others);
  * 1011 the session ended on the gateway's side (upstream gone); 1013 the client reads too slowly,
  * or no session could be opened (limit reached); a socket that misses a pong is dropped without a
  * close frame (it is not listening).
@@ -132,7 +133,9 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
       },
       close() {
         if (socket.readyState !== OPEN) return;
-        if (isReady()) socket.close(1011, 'session ended');
+        // Ended before initialize completed: the init deadline or room for others (session/limits.ts).
+        if (isReady() && session.protocolVersion === undefined) socket.close(1008, 'session not initialized in time');
+        else if (isReady()) socket.close(1011, 'session ended');
         else socket.close(1001, 'gateway shutting down');
       },
     };

@@ -68,6 +68,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       known,
       serverInfo: GATEWAY_SERVER_INFO,
       downstream: seed.downstream,
+      reserveChild: seed.reserveChild,
       onended: (ended: Session) => {
         live.delete(session);
         seed.onended(ended);

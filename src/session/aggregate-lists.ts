@@ -31,6 +31,8 @@ export interface ListContext {
   /** Between prefix and name (to recognise a name of a target that is down). */
   readonly separator: string;
   readonly logger: Logger;
+  /** Targets that a merged list had to leave out (a slow starter tells the client once it is up). */
+  leftOut(targets: readonly string[]): void;
 }
 
 const promiseHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; clientId: RequestId }> = {
@@ -86,6 +88,7 @@ export async function listPage(ctx: ListContext, method: ListKind['method'], par
   const meta: JsonObject = {};
   if (page.failed.length > 0) {
     ctx.logger.warn({ method, failed: page.failed }, 'targets left out of a merged list');
+    ctx.leftOut(page.failed.map((f) => f.target));
     meta[META_UNAVAILABLE] = page.failed;
   }
   if (page.collisions.length > 0) {

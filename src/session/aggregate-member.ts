@@ -12,7 +12,9 @@ import type { Logger } from '../log/logger.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { UpstreamConnection } from '../upstream/connection.ts';
-import { HANDSHAKE_MIN_TIMEOUT_MS, openUpstream } from './session.ts';
+import { openUpstream } from './session.ts';
+import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
+import { explainStartupFailure, handshakeTimeouts as startupTimeouts } from '../upstream/startup-deadline.ts';
 
 /** What the aggregate session hears from a member. One object per session, not per message. */
 export interface MemberHooks {
@@ -38,6 +40,8 @@ export interface MemberOptions {
   poolLogger: Logger;
   /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
   authorization: string | undefined;
+  /** See SessionSeed.reserveChild. */
+  reserveChild?: ((target: TargetConfig) => void) | undefined;
 }
 
 export interface Member {
@@ -47,6 +51,8 @@ export interface Member {
   readonly eager: boolean;
   /** The ready connection, if open. */
   readonly connection: UpstreamConnection | undefined;
+  /** A connection is open or starting (a child is alive, for stdio targets). */
+  readonly live: boolean;
   /** From the target's initialize answer; undefined until its handshake is done. */
   readonly capabilities: JsonObject | undefined;
   readonly instructions: string | undefined;
@@ -56,18 +62,23 @@ export interface Member {
   retired: boolean;
   /** The ready connection, opening it first if needed. Rejects with a GatewayError naming the target. */
   connect(): Promise<UpstreamConnection>;
+  /**
+   * Sends an answer to one of the member's own requests (roots, sampling...), also while it is
+   * still starting: a server may ask for roots before its start is complete (roots-settle.ts).
+   */
+  reply(response: JsonRpcResponse): Promise<void>;
   /** Closes the connection (pending requests fail). Idempotent. */
   close(reason: string): Promise<void>;
   /** Closes once nothing is in flight. */
   drain(reason: string): Promise<void>;
 }
 
-const ownHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; clientId: RequestId }> = {
+const ownHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; clientId: RequestId; explain?: (e: GatewayError) => GatewayError }> = {
   onresponse(response, ctx) {
     ctx.resolve(response);
   },
   onerror(error, ctx) {
-    ctx.resolve(toErrorResponse(ctx.clientId, error));
+    ctx.resolve(toErrorResponse(ctx.clientId, ctx.explain?.(error) ?? error));
   },
 };
 
@@ -90,6 +101,8 @@ export function createMember(options: MemberOptions): Member {
   let instructions: string | undefined;
   let closed = false;
   let starts = 0;
+  /** The roots exchange of the start under way, if any. */
+  let settle: RootsSettle | undefined;
 
   /** The target's restart policy (`onExit: restart`, within `maxRestarts`) allows a fresh start. */
   const mayStartAgain = (): boolean => {
@@ -98,16 +111,17 @@ export function createMember(options: MemberOptions): Member {
     return policy !== undefined && policy.onExit === 'restart' && starts <= policy.maxRestarts;
   };
 
-  const handshakeTimeouts = {
-    ...target.timeouts,
-    requestMs: Math.max(target.timeouts.requestMs, HANDSHAKE_MIN_TIMEOUT_MS),
-    maxTotalMs: target.timeouts.maxTotalMs === 0 ? 0 : Math.max(target.timeouts.maxTotalMs, HANDSHAKE_MIN_TIMEOUT_MS),
-  };
+  const handshakeTimeouts = startupTimeouts(target);
 
   const open = async (): Promise<UpstreamConnection> => {
     starts++;
     const next = openUpstream({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization });
-    next.correlator.onrequest = (request) => hooks.onrequest(member, request);
+    const roots = createRootsSettle(options.initParams());
+    settle = roots;
+    next.correlator.onrequest = (request) => {
+      if (settle === roots) roots.asked(request);
+      hooks.onrequest(member, request);
+    };
     next.correlator.onnotification = (notification) => hooks.onnotification(member, notification);
     next.onexit = (reason) => onexit(next, reason);
     starting = next;
@@ -115,11 +129,13 @@ export function createMember(options: MemberOptions): Member {
       await next.start();
       const request: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method: 'initialize', params: options.initParams() };
       const answer = await new Promise<JsonRpcResponse>((resolve) =>
-        next.correlator.request(request, ownHandler, { resolve, clientId: 0 }, handshakeTimeouts),
+        next.correlator.request(request, ownHandler, { resolve, clientId: 0, explain: (e) => explainStartupFailure(e, next, logger) }, handshakeTimeouts),
       );
       const result: unknown = 'result' in answer ? answer.result : undefined;
       if (!isObject(result)) throw unavailable(name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
       await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      await roots.settled();
+      settle = undefined;
       if (closed) throw unavailable(name, 'the session ended');
       const caps: JsonObject = isObject(result.capabilities) ? result.capabilities : {};
       capabilities = caps;
@@ -166,6 +182,9 @@ export function createMember(options: MemberOptions): Member {
     get connection() {
       return connection;
     },
+    get live() {
+      return (connection ?? starting) !== undefined;
+    },
     get capabilities() {
       return capabilities;
     },
@@ -179,6 +198,14 @@ export function createMember(options: MemberOptions): Member {
       if (connection !== undefined) return Promise.resolve(connection);
       if (closed || member.retired) return Promise.reject(unavailable(name, 'it was removed from the configuration'));
       if (failure !== undefined) return Promise.reject(failure);
+      if (opening === undefined) {
+        // No room for its child (the store's child caps): this use fails, a later one may start it.
+        try {
+          options.reserveChild?.(target);
+        } catch (err) {
+          return Promise.reject(toGatewayError(err));
+        }
+      }
       opening ??= open().catch((err: unknown) => {
         opening = undefined;
         const error = toGatewayError(err);
@@ -187,6 +214,13 @@ export function createMember(options: MemberOptions): Member {
         throw error;
       });
       return opening;
+    },
+    reply(response) {
+      const target = connection ?? starting;
+      if (target === undefined) return Promise.resolve();
+      const sent = target.correlator.send(response);
+      settle?.answered();
+      return sent;
     },
     close(reason) {
       closed = true;

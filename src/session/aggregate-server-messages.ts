@@ -89,7 +89,7 @@ export function createServerMessages({ streams, limits, logger, tables, live }: 
       request.id = downstreamId;
       if (!emit(request, stream)) {
         const error = new GatewayError('GW_DOWNSTREAM_UNAVAILABLE', undefined, { target: member.name });
-        member.connection?.correlator.send(toErrorResponse(upstreamId, error)).catch(() => undefined);
+        member.reply(toErrorResponse(upstreamId, error)).catch(() => undefined);
         return;
       }
       asked.set(downstreamId, { member, upstreamId, stream });
@@ -149,7 +149,7 @@ export function createServerMessages({ streams, limits, logger, tables, live }: 
       asked.delete(downstreamId);
       idsOf(entry.member).delete(idKey(entry.upstreamId));
       response.id = entry.upstreamId;
-      await entry.member.connection?.correlator.send(response).catch(() => undefined);
+      await entry.member.reply(response).catch(() => undefined);
     },
 
     listChanged(...features) {

@@ -11,7 +11,7 @@
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcRequest, RequestId } from '../jsonrpc/types.ts';
-import type { GatewayConfig } from '../config/types.ts';
+import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { combineInstructions, mergeCapabilities, ASSUMED_CAPABILITIES } from '../router/capabilities.ts';
 import type { CursorCodec } from '../router/cursor.ts';
@@ -27,6 +27,7 @@ import { resolveRoute } from './aggregate-routing.ts';
 import type { AggregateView, KnownTargets } from './aggregate-view.ts';
 import { createEventLog } from './event-log.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS, type Session } from './session.ts';
+import { ownsChild } from './limits.ts';
 import { createStreamSet, type OutStream } from './streams.ts';
 import type { DownstreamInfo } from './store.ts';
 
@@ -48,6 +49,8 @@ export interface AggregateSessionOptions {
   serverInfo: JsonObject;
   /** What the downstream said about itself (its Authorization, for targets that opt in). */
   downstream: DownstreamInfo;
+  /** See SessionSeed.reserveChild. */
+  reserveChild?: (target: TargetConfig) => void;
 }
 
 /** A downstream request being served: by the gateway itself, or forwarded to `member`. */
@@ -76,6 +79,10 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     keepFinished: 64,
   });
   const members = new Map<string, Member>();
+  /** Targets left out of an answered list while still starting (see hooks.onready). */
+  const leftOut = new Set<string>();
+  /** The client opened a standalone stream at least once (limits.ts: TTL class). */
+  let streamed = false;
   const tables = { tools: createNameTable(view.separator), prompts: createNameTable(view.separator) };
   const inflight = new Map<string, Pending>();
   let initParams: JsonObject = {};
@@ -125,6 +132,8 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     },
     onready(member) {
       known.set(member.target, { capabilities: member.capabilities ?? {}, instructions: member.instructions });
+      // A slow starter was left out of a list the client already has: its items exist now.
+      if (leftOut.delete(member.name)) listChanged('tools', 'prompts', 'resources');
     },
   };
 
@@ -141,6 +150,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
       logLevel: () => logLevel,
       poolLogger: options.logger,
       authorization: options.downstream.authorization,
+      reserveChild: options.reserveChild,
     });
     members.set(name, member);
     return member;
@@ -153,6 +163,9 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     cursors,
     get listTimeoutMs() {
       return view.listTimeoutMs;
+    },
+    leftOut(targets) {
+      for (const name of targets) if (members.get(name)?.live === true && members.get(name)?.connection === undefined) leftOut.add(name);
     },
     get separator() {
       return view.separator;
@@ -230,6 +243,11 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
       for (const m of members.values()) if ((m.connection?.correlator.inflight ?? 0) > 0) return true;
       return false;
     },
+    get usage() {
+      const children: string[] = [];
+      for (const m of members.values()) if (m.live && ownsChild(m.target)) children.push(m.name);
+      return { initializing: opening, streamed, children };
+    },
 
     async initialize(request) {
       const params = isObject(request.params) ? request.params : {};
@@ -295,6 +313,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     },
 
     openStream(sink, lastEventId) {
+      streamed = true;
       if (lastEventId !== undefined && streams.resume(sink, lastEventId)) return true;
       return streams.attachStandalone(sink);
     },

@@ -29,6 +29,8 @@ import type { PendingHandler } from '../upstream/correlator.ts';
 import { createUpstreamConnection, type UpstreamConnection } from '../upstream/connection.ts';
 import { sharedPoolFor } from '../upstream/shared-pool.ts';
 import { createEventLog } from './event-log.ts';
+import { ownsChild, type SessionUsage } from './limits.ts';
+import { explainStartupFailure, handshakeTimeouts as startupTimeouts } from '../upstream/startup-deadline.ts';
 import { createStreamSet, type OutStream, type ResponseSink } from './streams.ts';
 
 export type { ResponseSink } from './streams.ts';
@@ -48,6 +50,8 @@ export interface Session {
   readonly ended: boolean;
   /** True while a request is in flight or a response stream is attached. */
   readonly busy: boolean;
+  /** What the store's limits read (limits.ts). */
+  readonly usage: SessionUsage;
   lastActivity: number;
   /** Opens the upstream and forwards the client's initialize; resolves with the answer to send. */
   initialize(request: JsonRpcRequest): Promise<JsonRpcResponse>;
@@ -76,6 +80,8 @@ export interface SessionOptions {
   onended: (session: Session) => void;
   /** What the downstream said about itself (its Authorization reaches opted-in remote targets). */
   downstream?: { readonly authorization: string | undefined };
+  /** See SessionSeed.reserveChild. */
+  reserveChild?: (target: TargetConfig) => void;
 }
 
 /** Per request in flight: what the correlator hands back with each outcome. */
@@ -90,12 +96,6 @@ interface ServerRequest {
   readonly upstreamId: RequestId;
   readonly stream: OutStream;
 }
-
-/**
- * The first answer of a child includes its start-up (an `npx -y` server may be downloaded first),
- * so the handshake never gets less than this, whatever the target's per-request timeout.
- */
-export const HANDSHAKE_MIN_TIMEOUT_MS = 30_000;
 
 const BROADCAST_METHODS = new Set([
   'notifications/tools/list_changed',
@@ -213,6 +213,7 @@ export function createSession(options: SessionOptions): Session {
   };
 
   const connect = async (): Promise<UpstreamConnection> => {
+    options.reserveChild?.(target);
     const connection = openUpstream({ target, logger, poolLogger: options.logger, authorization: options.downstream?.authorization });
     connection.correlator.onrequest = onServerRequest;
     connection.correlator.onnotification = onServerNotification;
@@ -222,17 +223,15 @@ export function createSession(options: SessionOptions): Session {
     return connection;
   };
 
-  const handshakeTimeouts = {
-    ...target.timeouts,
-    requestMs: Math.max(target.timeouts.requestMs, HANDSHAKE_MIN_TIMEOUT_MS),
-    maxTotalMs: target.timeouts.maxTotalMs === 0 ? 0 : Math.max(target.timeouts.maxTotalMs, HANDSHAKE_MIN_TIMEOUT_MS),
-  };
+  const handshakeTimeouts = startupTimeouts(target);
+  let streamed = false;
 
   /** Sends initialize (the client's, or a replay on restart) and waits for the answer. */
   const ask = (connection: UpstreamConnection, request: JsonRpcRequest): Promise<JsonRpcResponse> =>
     new Promise((resolve) => {
       const clientId = request.id;
-      connection.correlator.request(request, ownHandler, { resolve, clientId }, handshakeTimeouts);
+      const explain = (error: GatewayError) => explainStartupFailure(error, connection, logger);
+      connection.correlator.request(request, ownHandler, { resolve, clientId, explain }, handshakeTimeouts);
     });
 
   const onUpstreamExit = async (connection: UpstreamConnection, reason: GatewayError) => {
@@ -325,6 +324,10 @@ export function createSession(options: SessionOptions): Session {
     get busy() {
       return opening || inflight.size > 0 || (upstream?.correlator.inflight ?? 0) > 0 || streams.busy;
     },
+    get usage() {
+      const children = ownsChild(target) && (upstream ?? starting) !== undefined ? [target.name] : [];
+      return { initializing: opening, streamed, children };
+    },
 
     async initialize(request) {
       const clientId = request.id;
@@ -398,6 +401,7 @@ export function createSession(options: SessionOptions): Session {
     },
 
     openStream(sink, lastEventId) {
+      streamed = true;
       if (lastEventId !== undefined && streams.resume(sink, lastEventId)) return true;
       return streams.attachStandalone(sink);
     },
@@ -430,12 +434,12 @@ export function createSession(options: SessionOptions): Session {
   return session;
 }
 
-/** The gateway's own requests (restart handshake): resolve with the answer or an error envelope. */
-const ownHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; clientId: RequestId }> = {
+/** The handshake (initialize, first or on restart): resolve with the answer or an error envelope. */
+const ownHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; clientId: RequestId; explain: (e: GatewayError) => GatewayError }> = {
   onresponse(response, ctx) {
     ctx.resolve(response);
   },
   onerror(error, ctx) {
-    ctx.resolve(toErrorResponse(ctx.clientId, error));
+    ctx.resolve(toErrorResponse(ctx.clientId, ctx.explain(error)));
   },
 };

@@ -1,14 +1,15 @@
 /**
- * The session store: sessions by id, a cap on how many may exist, idle reaping, and drain on
- * shutdown. Reaping is what keeps abandoned sessions (clients that vanish without DELETE) from
- * leaking children: a session with nothing in flight, no stream attached and no request for
- * `idleTtlMs` is ended and its child killed.
+ * The session store: sessions by id, caps on how many may exist (all, un-initialized, and the
+ * children they own), idle reaping, and drain on shutdown. Reaping and eviction are what keep
+ * abandoned sessions (clients that vanish without DELETE) from leaking children; the policy is in
+ * limits.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { GatewayConfig } from '../config/types.ts';
+import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Session } from './session.ts';
+import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
 
 /** What the store hands a session factory: the parts every kind of session needs. */
 export interface SessionSeed {
@@ -19,6 +20,11 @@ export interface SessionSeed {
   readonly onended: (session: Session) => void;
   /** What the downstream said about itself when it opened the session. */
   readonly downstream: DownstreamInfo;
+  /**
+   * Called before the session starts a child for `target` (a no-op for targets that start none):
+   * makes room under the child caps by ending idle sessions, or throws GW_SESSION_LIMIT.
+   */
+  readonly reserveChild: (target: TargetConfig) => void;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -43,7 +49,7 @@ export interface SessionStore {
   create(factory: SessionFactory, downstream?: DownstreamInfo): Session;
   get(id: string): Session | undefined;
   readonly size: number;
-  /** Ends sessions idle past the TTL; returns how many. Runs on a timer too. */
+  /** Ends sessions idle past their TTL or not initialized in time; returns how many. Runs on a timer too. */
   sweep(now?: number): number;
   /**
    * Refuses new sessions, waits up to `graceMs` for in-flight requests, then ends every session
@@ -59,25 +65,72 @@ export interface SessionStoreOptions {
 
 export function createSessionStore({ config, logger }: SessionStoreOptions): SessionStore {
   const sessions = new Map<string, Session>();
+  /** Creation time per session id: the start of its initialize deadline. */
+  const created = new Map<string, number>();
   const { maxSessions } = config.limits;
-  const { idleTtlMs } = config.session;
+  const { maxUninitialized, maxChildren, maxChildrenPerTarget } = config.session;
+  const policy: SessionPolicy = config.session;
   let closing = false;
 
   const onended = (session: Session) => {
     sessions.delete(session.id);
+    created.delete(session.id);
+  };
+
+  /** Ends `session` now for room: it leaves the map at once, its children stop in the background. */
+  const evict = (session: Session, why: string) => {
+    onended(session);
+    logger.info({ session: session.id, why }, 'ending a session to make room for a new one');
+    void session.end(`ended to make room (${why})`);
+  };
+
+  /**
+   * Frees room for one more session, ending idle ones (limits.ts `pickVictim`) while a cap is
+   * reached; throws GW_SESSION_LIMIT when every session is in use.
+   */
+  const makeRoom = () => {
+    while (countUninitialized(sessions.values()) >= maxUninitialized) {
+      const victim = pickVictim(sessions.values(), 'uninitialized');
+      if (victim === undefined) break;
+      evict(victim, `${maxUninitialized} un-initialized sessions`);
+    }
+    while (sessions.size >= maxSessions || countChildren(sessions.values()) >= maxChildren) {
+      const full = sessions.size >= maxSessions;
+      const victim = pickVictim(sessions.values(), full ? 'session' : 'children');
+      if (victim === undefined) {
+        const limit = full ? maxSessions : maxChildren;
+        logger.warn({ maxSessions, maxChildren, sessions: sessions.size }, 'session limit reached and every session is in use; refusing a new session');
+        throw new GatewayError('GW_SESSION_LIMIT', undefined, { limit, kind: full ? 'sessions' : 'children' });
+      }
+      evict(victim, full ? `${maxSessions} sessions` : `${maxChildren} children`);
+    }
+  };
+
+  const reserveChild = (target: TargetConfig) => {
+    if (!ownsChild(target)) return;
+    const name = target.name;
+    for (;;) {
+      const perTarget = countChildren(sessions.values(), name) >= maxChildrenPerTarget;
+      if (!perTarget && countChildren(sessions.values()) < maxChildren) return;
+      const victim = pickVictim(sessions.values(), 'children', perTarget ? name : undefined);
+      if (victim === undefined) {
+        const limit = perTarget ? maxChildrenPerTarget : maxChildren;
+        logger.warn({ target: name, limit }, 'child limit reached and every session owning one is in use; not starting another');
+        throw new GatewayError('GW_SESSION_LIMIT', undefined, { limit, kind: perTarget ? 'target-children' : 'children', target: name });
+      }
+      evict(victim, perTarget ? `${maxChildrenPerTarget} children of ${name}` : `${maxChildren} children`);
+    }
   };
 
   const store: SessionStore = {
     create(factory, downstream = NO_DOWNSTREAM_INFO) {
       if (closing) throw new GatewayError('GW_SHUTTING_DOWN');
-      if (sessions.size >= maxSessions) {
-        logger.warn({ maxSessions }, 'session limit reached; refusing a new session');
-        throw new GatewayError('GW_SESSION_LIMIT', undefined, { limit: maxSessions });
-      }
+      makeRoom();
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
       const id = randomUUID();
-      const session = factory({ id, limits: config.limits, logger, onended, downstream });
+      const session = factory({ id, limits: config.limits, logger, onended, downstream, reserveChild });
       sessions.set(id, session);
+      created.set(id, Date.now());
       return session;
     },
 
@@ -94,10 +147,16 @@ export function createSessionStore({ config, logger }: SessionStoreOptions): Ses
       for (const session of sessions.values()) {
         // A busy session is active: idle time counts from the end of its last work, not its start.
         if (session.busy) session.lastActivity = now;
-        else if (now - session.lastActivity >= idleTtlMs) {
+        const why = expiry(session, created.get(session.id) ?? now, now, policy);
+        if (why !== undefined) {
           reaped++;
-          void session.end(`idle for ${Math.round((now - session.lastActivity) / 1000)} s`);
+          void session.end(why);
         }
+      }
+      // An aggregate session starts its members after it was created: over the cap, idle ones go.
+      for (let victim; countChildren(sessions.values()) > maxChildren && (victim = pickVictim(sessions.values(), 'children')); ) {
+        reaped++;
+        evict(victim, `over ${maxChildren} children`);
       }
       return reaped;
     },
@@ -114,8 +173,9 @@ export function createSessionStore({ config, logger }: SessionStoreOptions): Ses
     },
   };
 
-  // Check often enough that a session outlives its TTL by at most ~10%, and at least once a minute.
-  const timer = setInterval(() => store.sweep(), Math.max(250, Math.min(idleTtlMs / 10, 60_000)));
+  // Check often enough that a session outlives its TTL or deadline by at most ~10%, and at least once a minute.
+  const shortest = Math.min(policy.idleTtlMs, policy.shortIdleTtlMs, policy.initDeadlineMs);
+  const timer = setInterval(() => store.sweep(), Math.max(250, Math.min(shortest / 10, 60_000)));
   timer.unref();
   return store;
 }

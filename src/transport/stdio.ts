@@ -19,7 +19,7 @@ import type { Logger } from '../log/logger.ts';
 import { killEscapees, nextUpstreamTag, UPSTREAM_TAG_VAR } from './escapees.ts';
 import { registerGroup, signalGroup, stopGroup, unregisterGroup } from './process-tree.ts';
 import { createStderrSink, type StderrSink } from './stderr-sink.ts';
-import { createStdoutReader, type Overflow, type StdoutReader } from './stdout-reader.ts';
+import { createStdoutReader, type Overflow, type StdoutGarbage, type StdoutReader } from './stdout-reader.ts';
 import type { Transport } from './types.ts';
 
 export { killAllChildrenNow } from './process-tree.ts';
@@ -41,6 +41,8 @@ export interface StdioTransport extends Transport {
   readonly pid: number | undefined;
   /** The last stderr lines (up to 20), oldest first. */
   stderrTail(): string[];
+  /** Stdout lines that were not messages (none before spawn). */
+  garbage(): StdoutGarbage;
 }
 
 type ChildProc = ChildProcessByStdio<Writable, Readable, Readable>;
@@ -62,7 +64,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   let log = options.logger;
   let state: State = 'new';
   let child: ChildProc | undefined;
-  let stdout: StdoutReader | undefined;
+  let stdout: (StdoutReader & { readonly garbage: StdoutGarbage }) | undefined;
   let stderr: StderrSink | undefined;
   let startPromise: Promise<void> | undefined;
   let closePromise: Promise<void> | undefined;
@@ -84,6 +86,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       return child?.pid;
     },
     stderrTail: () => stderr?.tail() ?? [],
+    garbage: () => stdout?.garbage ?? { lines: 0, first: undefined },
     start() {
       startPromise ??= new Promise<void>(spawnChild);
       return startPromise;

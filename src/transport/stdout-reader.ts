@@ -45,15 +45,26 @@ export interface StdoutReader {
   end(): void;
 }
 
+/** What a child printed that was not a message: for a clear start-up error (startup-deadline.ts). */
+export interface StdoutGarbage {
+  /** Lines skipped so far. */
+  lines: number;
+  /** The head of the first one (up to the log snippet length), for the log only. */
+  first: string | undefined;
+}
+
 /**
  * Creates the reader for one child: `onMessage` gets every envelope-valid message in order,
  * `onOverflow` every line longer than `maxMessageBytes` (never accumulated past its head).
  */
-export function createStdoutReader(options: StdoutReaderOptions): StdoutReader {
+export function createStdoutReader(options: StdoutReaderOptions): StdoutReader & { readonly garbage: StdoutGarbage } {
   const { logger, maxMessageBytes: limit } = options;
   const throttle = createLogThrottle(GARBAGE_WARNINGS_PER_SECOND);
+  const garbage: StdoutGarbage = { lines: 0, first: undefined };
 
   function skip(problem: string, line: string): void {
+    garbage.lines++;
+    garbage.first ??= line.slice(0, SNIPPET_CHARS);
     if (!throttle.take()) return;
     const suppressed = throttle.drainSuppressed();
     logger.warn(
@@ -106,5 +117,8 @@ export function createStdoutReader(options: StdoutReaderOptions): StdoutReader {
     }
   }
 
-  return createLineSplitter({ maxLineBytes: limit, onLine, onOverflow: (head, totalBytes) => classify(head, totalBytes, 'size') });
+  return Object.assign(
+    createLineSplitter({ maxLineBytes: limit, onLine, onOverflow: (head, totalBytes) => classify(head, totalBytes, 'size') }),
+    { garbage },
+  );
 }

@@ -11,12 +11,15 @@ import { createStdioTransport } from '../transport/stdio.ts';
 import { createStreamableHttpTransport } from '../transport/streamable-http.ts';
 import type { Transport } from '../transport/types.ts';
 import { createCorrelator, type Correlator } from './correlator.ts';
+import type { StdoutGarbage } from '../transport/stdout-reader.ts';
 
 export interface UpstreamConnection {
   readonly target: TargetConfig;
   readonly correlator: Correlator;
   /** Child pid for stdio targets (for logs and tests). */
   readonly pid: number | undefined;
+  /** Stdout lines that were not messages (stdio targets only): named in a start-up error. */
+  garbage?(): StdoutGarbage;
   /** Opens the wire (spawns the child). Rejects with GW_UPSTREAM_SPAWN_FAILED and the like. */
   start(): Promise<void>;
   /** Graceful close; pending requests fail with GW_UPSTREAM_CLOSED. Idempotent. */
@@ -32,7 +35,7 @@ export interface UpstreamOptions {
   authorization?: string | undefined;
 }
 
-function createTransport({ target, logger, authorization }: UpstreamOptions): Transport & { readonly pid?: number | undefined } {
+function createTransport({ target, logger, authorization }: UpstreamOptions): Transport & { readonly pid?: number | undefined; garbage?(): StdoutGarbage } {
   switch (target.type) {
     case 'stdio':
       return createStdioTransport({ target, logger });
@@ -56,6 +59,7 @@ export function createUpstreamConnection(options: UpstreamOptions): UpstreamConn
     get pid() {
       return transport.pid;
     },
+    garbage: () => transport.garbage?.() ?? { lines: 0, first: undefined },
     start: () => transport.start(),
     close(reason = 'Session ended') {
       if (closed) return closed;

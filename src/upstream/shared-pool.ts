@@ -26,6 +26,7 @@ import type { Logger } from '../log/logger.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
 import type { PendingHandler } from './correlator.ts';
 import { createSharedLease, type SharedLease } from './shared-lease.ts';
+import { handshakeTimeouts } from './startup-deadline.ts';
 
 /** The child's initialize answer: its result, or the error it refused with. */
 export type SharedHandshake = { readonly result: JsonObject; readonly version: string } | { readonly error: JsonRpcErrorObject };
@@ -60,12 +61,6 @@ export interface SharedPoolOptions {
   versions: readonly string[];
 }
 
-/**
- * The child's first answer includes its start-up (an `npx -y` server may be downloaded first), so the
- * handshake never gets less than this (the same rule as a per-session handshake).
- */
-const HANDSHAKE_MIN_TIMEOUT_MS = 30_000;
-
 const pools = new WeakMap<StdioTargetConfig, SharedPool>();
 
 /** The pool of a target: one per target object, shared by every endpoint that serves it. */
@@ -93,11 +88,8 @@ function createSharedPool({ target, logger, versions }: SharedPoolOptions): Shar
   }));
   const newest = versions[versions.length - 1] as string;
   const known = new Set(versions);
-  const timeouts = {
-    ...target.timeouts,
-    requestMs: Math.max(target.timeouts.requestMs, HANDSHAKE_MIN_TIMEOUT_MS),
-    maxTotalMs: target.timeouts.maxTotalMs === 0 ? 0 : Math.max(target.timeouts.maxTotalMs, HANDSHAKE_MIN_TIMEOUT_MS),
-  };
+  // The child's handshake has the start-up deadline, as a per-session one (startup-deadline.ts).
+  const timeouts = handshakeTimeouts(target);
 
   /** Leases on the slot with requests in flight, up to two (two means "ambiguous"). */
   const busyLeases = (slot: SharedSlot): SharedLease[] => {

@@ -179,8 +179,20 @@ describe('batches and sessions', () => {
     expect((await slow).json).toMatchObject({ id: 'dup', result: { content: [{ text: 'done' }] } });
   });
 
-  it('past maxSessions -> 503 GW_SESSION_LIMIT, and a slot frees on DELETE', async () => {
-    const extra: RawSession[] = [];
+  it('past maxSessions with every session in use -> 503 GW_SESSION_LIMIT, and a slot frees on DELETE', async () => {
+    // An idle session would be ended to make room (session/limits.ts): each one holds a GET stream.
+    const streams: AbortController[] = [];
+    const holdStream = async (id: string) => {
+      const controller = new AbortController();
+      const res = await fetch(gw.mcpUrl(), {
+        headers: { accept: 'text/event-stream', 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' },
+        signal: controller.signal,
+      });
+      expect(res.status).toBe(200);
+      streams.push(controller);
+    };
+    await holdStream(healthy.id);
+    const extra: string[] = [];
     let refused: Awaited<ReturnType<typeof post>> | undefined;
     for (let i = 0; i < 10 && refused === undefined; i++) {
       const answer = await post(
@@ -188,11 +200,16 @@ describe('batches and sessions', () => {
         JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'n', version: '1' } } }),
       );
       if (answer.status === 503) refused = answer;
-      else extra.push({ id: answer.headers.get('mcp-session-id')! } as RawSession);
+      else {
+        const id = answer.headers.get('mcp-session-id')!;
+        extra.push(id);
+        await holdStream(id);
+      }
     }
     expect(refused).toBeDefined();
-    expect(JSON.parse(refused!.text)).toMatchObject({ error: { code: -32603, data: { code: 'GW_SESSION_LIMIT', limit: 6 } } });
-    for (const s of extra) await fetch(gw.mcpUrl(), { method: 'DELETE', headers: { 'mcp-session-id': s.id } });
+    expect(JSON.parse(refused!.text)).toMatchObject({ error: { code: -32603, data: { code: 'GW_SESSION_LIMIT', limit: 6, kind: 'sessions' } } });
+    for (const controller of streams) controller.abort();
+    for (const id of extra) await fetch(gw.mcpUrl(), { method: 'DELETE', headers: { 'mcp-session-id': id } });
     const again = await rpc.initialize(gw.mcpUrl());
     await again.delete();
     await expectHealthy();

@@ -19,7 +19,8 @@ let echoHttpUrl: string;
 let echoWsUrl: string;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ targets: { echo: { command: process.execPath, args: [ECHO_SERVER] } } });
+  // The ramp keeps 30 idle sessions open: above the child caps, which would end the idle ones.
+  gw = await startTestGateway({ targets: { echo: { command: process.execPath, args: [ECHO_SERVER] } }, session: { maxChildren: 100, maxChildrenPerTarget: 100 } });
   echoHttp = spawn(process.execPath, [ECHO_HTTP], { stdio: ['pipe', 'pipe', 'inherit'] });
   ({ url: echoHttpUrl, ws: echoWsUrl } = await new Promise<{ url: string; ws: string }>((resolve, reject) => {
     echoHttp.once('exit', (code) => reject(new Error(`echo-http exited (${code})`)));

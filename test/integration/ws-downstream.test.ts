@@ -211,11 +211,12 @@ describe('WebSocket downstream', () => {
   it('refuses a socket past the session limit with an error frame and 1013', async () => {
     const gw = await startTestGateway({ targets: { rec: recorderServer() }, limits: { maxSessions: 1 } });
     try {
+      // An initialized socket is a session in use (its stream is open): never ended for room.
       const first = await openWs(wsUrl(gw.url, '/ws'));
+      await initializeWs(first);
       const second = await openWs(wsUrl(gw.url, '/ws'));
       expect(await second.next()).toMatchObject({ id: null, error: { data: { code: 'GW_SESSION_LIMIT' } } });
       expect((await second.closed).code).toBe(1013);
-      await initializeWs(first);
       first.socket.close();
     } finally {
       await gw.close();

@@ -45,7 +45,7 @@ describe('parseConfig: defaults', () => {
       maxConnections: 4_096,
       maxConnectionsPerAddress: 1_024,
     });
-    expect(config.session).toEqual({ idleTtlMs: 1_800_000, keepAliveMs: 15_000 });
+    expect(config.session).toEqual({ idleTtlMs: 1_800_000, keepAliveMs: 15_000, shortIdleTtlMs: 300_000, initDeadlineMs: 10_000, maxUninitialized: 64, maxChildren: 32, maxChildrenPerTarget: 16 });
     expect(config.shutdownGraceMs).toBe(10_000);
     expect(config.logging).toEqual({ level: 'info' });
   });
@@ -59,7 +59,7 @@ describe('parseConfig: defaults', () => {
       env: {},
       inheritEnv: ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR'],
       cwd: undefined,
-      timeouts: { requestMs: 300_000, resetOnProgress: true, maxTotalMs: 0 },
+      timeouts: { requestMs: 300_000, resetOnProgress: true, maxTotalMs: 0, startupMs: 10_000 },
       restart: { onExit: 'end', maxRestarts: 3, initialBackoffMs: 250, maxBackoffMs: 10_000 },
       shutdownGraceMs: 2_000,
       maxMessageBytes: 32 * 1024 * 1024,
@@ -94,7 +94,7 @@ describe('parseConfig: defaults', () => {
     const config = parse({ ...minimal, gateway: { limits: { maxSessions: 5 }, session: { idleTtlMs: 1000 } } });
     expect(config.limits.maxSessions).toBe(5);
     expect(config.limits.maxBodyBytes).toBe(16 * 1024 * 1024);
-    expect(config.session).toEqual({ idleTtlMs: 1000, keepAliveMs: 15_000 });
+    expect(config.session).toEqual({ idleTtlMs: 1000, keepAliveMs: 15_000, shortIdleTtlMs: 300_000, initDeadlineMs: 10_000, maxUninitialized: 64, maxChildren: 32, maxChildrenPerTarget: 16 });
   });
 
   it('maps every per-server key onto the target', () => {
@@ -109,6 +109,7 @@ describe('parseConfig: defaults', () => {
           timeoutMs: 1000,
           resetTimeoutOnProgress: false,
           maxTotalTimeoutMs: 5000,
+          startupTimeoutMs: 2000,
           onExit: 'restart',
           maxRestarts: 0,
           shutdownGraceMs: 0,
@@ -120,7 +121,7 @@ describe('parseConfig: defaults', () => {
     const a = target(config, 'a');
     expect(a.env).toEqual({ KEY: 'v' });
     expect(a.cwd).toBe('/opt/a');
-    expect(a.timeouts).toEqual({ requestMs: 1000, resetOnProgress: false, maxTotalMs: 5000 });
+    expect(a.timeouts).toEqual({ requestMs: 1000, resetOnProgress: false, maxTotalMs: 5000, startupMs: 2000 });
     expect(a.restart).toMatchObject({ onExit: 'restart', maxRestarts: 0 });
     expect([a.shutdownGraceMs, a.maxMessageBytes, a.stderrLinesPerSecond]).toEqual([0, 1024, 0]);
   });
@@ -143,7 +144,7 @@ describe('parseConfig: defaults', () => {
     expect(config.allowedOrigins).toEqual(['https://app.example.com', 'http://localhost:5173']);
     expect(config.allowedHosts).toEqual(['mcp.example.com', 'mcp.example.com:443']);
     expect(config.limits).toEqual({ maxBodyBytes: 1, maxSessions: 2, replayEvents: 0, replayBytes: 0, pendingServerMessages: 0, requestTimeoutMs: 5, maxConnections: 6, maxConnectionsPerAddress: 0 });
-    expect(config.session).toEqual({ idleTtlMs: 3, keepAliveMs: 4 });
+    expect(config.session).toEqual({ idleTtlMs: 3, keepAliveMs: 4, shortIdleTtlMs: 300_000, initDeadlineMs: 10_000, maxUninitialized: 64, maxChildren: 32, maxChildrenPerTarget: 16 });
     expect(config.shutdownGraceMs).toBe(0);
     expect(config.logging.level).toBe('silent');
   });

@@ -38,7 +38,7 @@ describe('remote servers in the config', () => {
       headers: {},
       forwardAuthorization: false,
       maxConnections: 0,
-      timeouts: { requestMs: 300_000, resetOnProgress: true, maxTotalMs: 0 },
+      timeouts: { requestMs: 300_000, resetOnProgress: true, maxTotalMs: 0, startupMs: 10_000 },
       restart: { onExit: 'end', maxRestarts: 3, initialBackoffMs: 250, maxBackoffMs: 10_000 },
       maxMessageBytes: 32 * 1024 * 1024,
     });
