@@ -4,6 +4,7 @@
  */
 import { endpointUrls } from './config/endpoints.ts';
 import type { GatewayConfig } from './config/types.ts';
+import { isLoopbackAddress } from './http/guards.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { createEndpointTable } from './session/endpoint-table.ts';
@@ -34,6 +35,23 @@ export interface StartOptions {
 
 let exitHookInstalled = false;
 
+/**
+ * Listening beyond loopback with no client authentication (the gateway has none yet) means anyone
+ * who can reach the port runs every tool of every server: say so loudly, every start.
+ */
+function warnIfExposed(config: GatewayConfig, logger: Logger): void {
+  if (isLoopbackAddress(config.listen.host)) return;
+  const hosts = config.allowedHosts;
+  logger.warn(
+    {
+      listen: config.listen.host,
+      allowedHosts: hosts ?? 'any (unset)',
+      fix: 'listen on 127.0.0.1 behind an authenticating proxy, or restrict the network; set gateway.allowedHosts to the names clients use',
+    },
+    'EXPOSED: listening beyond loopback with no client authentication; anyone who reaches this port can call every tool of every server',
+  );
+}
+
 export async function startGateway(config: GatewayConfig, options: StartOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? createLogger({ level: config.logging.level });
   if (!exitHookInstalled) {
@@ -52,6 +70,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
   const url = `http://${host}:${port}`;
   logger.info({ url, targets: [...config.targets.keys()] }, 'switchboard listening');
+  warnIfExposed(config, logger);
 
   let closing: Promise<void> | undefined;
   return {

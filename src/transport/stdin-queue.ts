@@ -22,7 +22,11 @@ export interface StdinQueue {
    * line is always taken, however large (the downstream's body limit bounds it).
    */
   push(line: string, id: number | undefined): boolean;
-  /** Removes a request's line that has not reached the pipe yet; true if it was still queued. */
+  /**
+   * Removes a request's line that waits for a child that is not reading; true if it was still
+   * queued. While the pipe flows the line leaves at the next flush anyway: it is left to go, and
+   * the child sees the request and then its cancel, as it would without a queue.
+   */
   withdraw(id: number): boolean;
   /** Writes what is queued as far as the pipe has room; the rest waits for `drain`. */
   flush(): void;
@@ -96,6 +100,7 @@ export function createStdinQueue(stdin: Writable, maxQueuedBytes: number): Stdin
       return true;
     },
     withdraw(id) {
+      if (!stdin.writableNeedDrain) return false;
       for (let i = head; i < lines.length; i++) {
         if (ids[i] !== id) continue;
         queued -= (lines[i] as string).length;

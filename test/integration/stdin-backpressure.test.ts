@@ -69,9 +69,10 @@ describe('a child that stops reading stdin', () => {
     console.log(`gateway RSS (MiB) before and after each wave of 100 x 1 MiB to a stuck child: ${rss.map(mb).join(', ')}`);
     expect(codes.every((c) => c === 'GW_UPSTREAM_BUSY' || c === 'GW_UPSTREAM_TIMEOUT')).toBe(true);
     expect(codes.filter((c) => c === 'GW_UPSTREAM_BUSY').length).toBeGreaterThan(200);
-    // Unbounded, waves 2 and 3 add over 400 MiB; bounded, what grows is the garbage collector's
-    // slack for the bodies in flight (measured: 124, 244, 277, 308 MiB, then flat near 270 MiB).
-    expect(mb((rss[3] as number) - (rss[1] as number))).toBeLessThan(120);
+    // Unbounded, waves 2 and 3 add over 400 MiB (123, 475, 718, 912 MiB); bounded, what grows is
+    // the garbage collector's slack for the bodies in flight (124, 244, 277, 308 MiB, then flat
+    // near 270 MiB; up to +121 MiB between waves 1 and 3 under a loaded full test run).
+    expect(mb((rss[3] as number) - (rss[1] as number))).toBeLessThan(200);
 
     // Another target, and the same gateway, still answer.
     const fine = await rpc.initialize(new URL('/servers/fine/mcp', base));
