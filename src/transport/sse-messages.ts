@@ -61,6 +61,9 @@ export function createSseMessageReader(options: SseMessageReaderOptions): SsePar
         options.onother?.(event);
         return;
       }
+      // A priming event (2025-11-25, SEP-1699: an id and empty data) gives a resume point and
+      // carries no message: normal traffic, nothing to read or warn about.
+      if (event.data === '') return;
       for (const message of toMessages(event.data, logger)) options.onmessage(message);
     },
     onoverflow(head, bytes) {
