@@ -35,6 +35,7 @@ async function main(argv: readonly string[]): Promise<void> {
     if (command.kind === 'version') return void process.stdout.write(`${readVersion()}\n`);
     ({ source, overrides } = command);
     config = await resolveConfig(source, overrides);
+    if (command.kind === 'validate') return void process.stdout.write(describeConfig(config));
   } catch (error) {
     if (!isConfigError(error)) throw error;
     return fail(EXIT_USAGE, error.message);
@@ -125,6 +126,16 @@ function exit(code: number, message?: string): never {
 }
 
 function ignore(): void {}
+
+/** What `switchboard validate` prints for a config that loads: what it would serve, and where. */
+function describeConfig(config: GatewayConfig): string {
+  const lines = [`config OK: ${config.targets.size} server(s), listening on ${config.listen.host}:${config.listen.port}`];
+  for (const [name, target] of config.targets) {
+    lines.push(`  ${name}: ${target.type === 'stdio' ? `stdio, ${target.command}` : `${target.type}, ${new URL(target.url).origin}`}`);
+  }
+  for (const url of endpointUrls(config, `http://${config.listen.host}:${config.listen.port}`)) lines.push(`  serves ${url}`);
+  return `${lines.join('\n')}\n`;
+}
 
 function readVersion(): string {
   const manifest: unknown = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));

@@ -12,12 +12,22 @@ import type { LogLevel } from './types.ts';
 /** Where the gateway's config comes from. */
 export type ConfigSource =
   | { readonly kind: 'file'; readonly path: string }
-  | { readonly kind: 'quick'; readonly command: string; readonly args: readonly string[] }
+  | {
+      readonly kind: 'quick';
+      /** A command to run over stdio, or the URL of a remote Streamable HTTP server. */
+      readonly command: string;
+      readonly args: readonly string[];
+      /** `-e`: variables for the stdio child, on top of what it inherits. */
+      readonly env: Readonly<Record<string, string>>;
+      /** `--header`: headers sent to a remote server. */
+      readonly headers: Readonly<Record<string, string>>;
+    }
   | { readonly kind: 'default' };
 
 export type CliCommand =
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
+  | { readonly kind: 'validate'; readonly source: ConfigSource; readonly overrides: ConfigOverrides }
   | { readonly kind: 'run'; readonly source: ConfigSource; readonly overrides: ConfigOverrides };
 
 const options = {
@@ -27,7 +37,14 @@ const options = {
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
+  V: { type: 'boolean' },
+  env: { type: 'string', short: 'e' },
+  header: { type: 'string' },
+  stdio: { type: 'string' },
 } as const;
+
+/** Options that may be given more than once. */
+const REPEATABLE = new Set<string>(['env', 'header']);
 
 type OptionName = keyof typeof options;
 const isOptionName = (name: string): name is OptionName => Object.hasOwn(options, name);
@@ -35,29 +52,41 @@ const isOptionName = (name: string): name is OptionName => Object.hasOwn(options
 export const USAGE = `Usage:
   switchboard [options]                      serve the targets of a config file (or the built-in default)
   switchboard [options] -- <command> [args]  serve one stdio MCP server at /mcp
+  switchboard [options] -- <https://url>     serve one remote Streamable HTTP server at /mcp
+  switchboard validate <config>              check a config file, print what it serves, exit 0 or 2
 
 Options:
   -c, --config <file>    config file (.json, .yaml or .yml); see docs/configuration.md
       --host <host>      address to listen on (overrides gateway.host; default 127.0.0.1)
       --port <port>      port to listen on, 0 for any free port (overrides gateway.port; default 8080)
       --log-level <lvl>  ${LOG_LEVELS.join(', ')} (overrides gateway.logging.level)
+  -e, --env KEY=VALUE    quick mode: set a variable for the server (repeatable); -e KEY passes KEY
+                         from this environment (servers otherwise inherit only PATH, HOME, locale,
+                         proxy and CA variables)
+      --header 'N: v'    quick mode with a URL: send this header to the server (repeatable)
+      --stdio "<cmd>"    the same as -- <cmd> (the command line is split on spaces; quotes group)
   -h, --help             show this help and exit
-  -v, --version          print the version and exit
+  -v, -V, --version      print the version and exit
 
 Without --config or a command, serves @modelcontextprotocol/server-everything over stdio when it
 is installed. Exit codes: 0 clean stop, 1 runtime failure, 2 bad command line or config.
 
 Examples:
   switchboard --config switchboard.yaml
-  switchboard --port 3000 -- npx -y @modelcontextprotocol/server-filesystem /tmp`;
+  switchboard --port 3000 -- npx -y @modelcontextprotocol/server-filesystem /tmp
+  switchboard -e GITHUB_TOKEN -- npx -y @modelcontextprotocol/server-github
+  switchboard --header 'Authorization: Bearer ...' -- https://mcp.example.com/mcp
+  switchboard validate switchboard.yaml`;
 
 /**
  * Parses argv (without the node binary and script). Throws ConfigError naming the flag for bad
  * input: unknown option, missing or malformed value, stray argument, conflicting sources.
  */
-export function parseCliArgs(argv: readonly string[]): CliCommand {
-  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
+export function parseCliArgs(argv: readonly string[], environment: NodeJS.ProcessEnv = process.env): CliCommand {
+  const validate = argv[0] === 'validate';
+  const { tokens } = parseArgs({ args: [...argv.slice(validate ? 1 : 0)], options, strict: false, allowPositionals: true, tokens: true });
   const values: Partial<Record<OptionName, string | true>> = {};
+  const lists: Record<string, string[]> = { env: [], header: [] };
   let quick: string[] | undefined;
   for (const token of tokens) {
     if (token.kind === 'option-terminator') {
@@ -67,6 +96,10 @@ export function parseCliArgs(argv: readonly string[]): CliCommand {
     if (token.kind === 'positional') {
       if (quick !== undefined) {
         quick.push(token.value);
+        continue;
+      }
+      if (validate && values.config === undefined) {
+        values.config = token.value;
         continue;
       }
       throw configError(
@@ -85,11 +118,20 @@ export function parseCliArgs(argv: readonly string[]): CliCommand {
     if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-'))) {
       throw configError(flag, `missing value (write ${flag}=<value> for a value that starts with "-")`);
     }
-    values[token.name] = token.value;
+    if (REPEATABLE.has(token.name)) (lists[token.name] as string[]).push(token.value);
+    else values[token.name] = token.value;
   }
 
   if (values.help === true) return { kind: 'help' };
-  if (values.version === true) return { kind: 'version' };
+  if (values.version === true || values.V === true) return { kind: 'version' };
+  if (typeof values.stdio === 'string') {
+    if (quick !== undefined) throw configError('--stdio', 'cannot be combined with a command after --');
+    quick = splitCommandLine(values.stdio);
+  }
+  if (validate) {
+    if (typeof values.config !== 'string') throw configError('validate', 'expected a config file: switchboard validate <file>');
+    return { kind: 'validate', source: { kind: 'file', path: values.config }, overrides: parseOverrides(values) };
+  }
 
   const overrides = parseOverrides(values);
   const config = values.config;
@@ -98,8 +140,12 @@ export function parseCliArgs(argv: readonly string[]): CliCommand {
     if (command === undefined) throw configError('--', 'expected a command after --');
     if (command === '') throw configError('--', 'the command after -- must not be empty');
     if (typeof config === 'string') throw configError('--config', 'cannot be combined with a command after --');
-    return { kind: 'run', source: { kind: 'quick', command, args }, overrides };
+    const env = parseEnv(lists.env as string[], environment);
+    const headers = parseHeaders(lists.header as string[]);
+    return { kind: 'run', source: { kind: 'quick', command, args, env, headers }, overrides };
   }
+  if ((lists.env as string[]).length > 0) throw configError('--env', 'applies to quick mode only (a command after --); use env in a config file');
+  if ((lists.header as string[]).length > 0) throw configError('--header', 'applies to quick mode with a URL only; use headers in a config file');
   if (typeof config === 'string') {
     if (config === '') throw configError('--config', 'must not be empty');
     return { kind: 'run', source: { kind: 'file', path: config }, overrides };
@@ -130,4 +176,51 @@ function parseOverrides(values: Partial<Record<OptionName, string | true>>): Con
 
 function isLogLevel(value: string): value is LogLevel {
   return (LOG_LEVELS as readonly string[]).includes(value);
+}
+
+/** `-e KEY=VALUE` sets, `-e KEY` passes KEY from `environment` (like `docker run -e`). */
+function parseEnv(entries: readonly string[], environment: NodeJS.ProcessEnv): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of entries) {
+    const eq = entry.indexOf('=');
+    const name = eq === -1 ? entry : entry.slice(0, eq);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw configError('--env', `"${name}" is not a variable name (expected KEY=VALUE or KEY)`);
+    const value = eq === -1 ? environment[name] : entry.slice(eq + 1);
+    if (value === undefined) throw configError('--env', `${name} is not set in this environment (write ${name}=<value> to set it)`);
+    env[name] = value;
+  }
+  return env;
+}
+
+/** `--header 'Name: value'`. */
+function parseHeaders(entries: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const entry of entries) {
+    const colon = entry.indexOf(':');
+    if (colon <= 0) throw configError('--header', `expected "Name: value", got "${entry}"`);
+    headers[entry.slice(0, colon).trim()] = entry.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/**
+ * Splits `--stdio "cmd arg 'two words'"` as a shell would for plain words and quotes (no
+ * expansion, no escapes beyond quotes): supergateway takes the server as one string.
+ */
+export function splitCommandLine(line: string): string[] {
+  const words: string[] = [];
+  const pattern = /"([^"]*)"|'([^']*)'|(\S+)/g;
+  let word = '';
+  let last = -1;
+  for (const match of line.matchAll(pattern)) {
+    const part = match[1] ?? match[2] ?? match[3] ?? '';
+    if (last !== -1 && match.index !== last) {
+      words.push(word);
+      word = '';
+    }
+    word += part;
+    last = match.index + match[0].length;
+  }
+  if (last !== -1) words.push(word);
+  return words;
 }

@@ -27,10 +27,25 @@ export function toTargetName(command: string): string {
   return TARGET_NAME_PATTERN.test(name) ? name : FALLBACK_TARGET_NAME;
 }
 
-/** Builds the config for `switchboard -- <command> [args...]`. Arguments are taken literally. */
-export function buildQuickConfig(command: string, args: readonly string[]): GatewayConfig {
+/**
+ * Builds the config for `switchboard -- <command> [args...]` (arguments taken literally; `env` for
+ * the child) or `switchboard -- <http(s) URL>` (a remote Streamable HTTP server; `headers` sent).
+ */
+export function buildQuickConfig(
+  command: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+  headers: Readonly<Record<string, string>> = {},
+): GatewayConfig {
   if (command === '') throw configError('--', 'the command after -- must not be empty');
-  return parseConfig({ mcpServers: { [toTargetName(command)]: { command, args: [...args] } } }, { interpolate: false, source: 'quick mode' });
+  if (/^https?:\/\//i.test(command)) {
+    if (args.length > 0) throw configError('--', 'a URL takes no arguments');
+    if (Object.keys(env).length > 0) throw configError('--env', 'applies to a command, not to a URL (use --header)');
+    const name = toTargetName(new URL(command).hostname.split('.')[0] ?? '');
+    return parseConfig({ mcpServers: { [name]: { type: 'http', url: command, headers: { ...headers } } } }, { interpolate: false, source: 'quick mode' });
+  }
+  if (Object.keys(headers).length > 0) throw configError('--header', 'applies to a URL, not to a command (use --env)');
+  return parseConfig({ mcpServers: { [toTargetName(command)]: { command, args: [...args], env: { ...env } } } }, { interpolate: false, source: 'quick mode' });
 }
 
 /** Name of the built-in default's target. */

@@ -31,7 +31,7 @@ export async function resolveConfig(
       });
       break;
     case 'quick':
-      config = buildQuickConfig(source.command, source.args);
+      config = buildQuickConfig(source.command, source.args, source.env, source.headers);
       break;
     case 'default':
       config = buildDefaultConfig(options.resolveEverything ?? resolveEverythingServer);

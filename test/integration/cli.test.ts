@@ -2,110 +2,12 @@
  * The `switchboard` command as a real child process (`node src/cli.ts ...`, Node's type stripping):
  * exit codes, messages on stderr, and a running gateway that stops on signals.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { endpointsOf, fixture, initializeAt, post, run, start, tempPath, useCliProcesses, version, writeConfig } from '../support/cli.ts';
 import { descendantsOf, isAlive, waitUntilGone } from '../support/processes.ts';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const cli = join(root, 'src', 'cli.ts');
-const fixture = join(root, 'test', 'fixtures', 'misbehaving-server.mjs');
-const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
-
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-interface Running {
-  child: ChildProcessWithoutNullStreams;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<Exit>;
-}
-
-const children: ChildProcessWithoutNullStreams[] = [];
-let dir: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'switchboard-cli-'));
-});
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-function start(args: string[], env: Record<string, string> = {}): Running {
-  const child = spawn(process.execPath, [cli, ...args], { cwd: root, env: { ...process.env, ...env } });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exited = new Promise<Exit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
-
-/** Runs the command to its end. */
-async function run(args: string[], env: Record<string, string> = {}): Promise<Exit & { stdout: string; stderr: string }> {
-  const running = start(args, env);
-  const exit = await running.exited;
-  return { ...exit, stdout: running.stdout(), stderr: running.stderr() };
-}
-
-async function writeConfig(name: string, text: string): Promise<string> {
-  const path = join(dir, name);
-  await writeFile(path, text);
-  return path;
-}
-
-/** Waits for the start-up log line and returns the endpoint URLs it lists. */
-async function endpointsOf(running: Running, timeoutMs = 15_000): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    for (const line of running.stdout().split('\n')) {
-      if (!line.includes('"endpoints"')) continue;
-      const entry = JSON.parse(line) as { endpoints?: string[] };
-      if (entry.endpoints) return entry.endpoints;
-    }
-    if (running.child.exitCode !== null) break;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`no endpoints logged; exit=${running.child.exitCode}\nstdout:\n${running.stdout()}\nstderr:\n${running.stderr()}`);
-}
-
-const initialize = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cli-test', version: '1.0.0' } },
-};
-
-function post(url: string, body: unknown, sessionId?: string, signal?: AbortSignal): Promise<Response> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  if (sessionId !== undefined) {
-    headers['mcp-session-id'] = sessionId;
-    headers['mcp-protocol-version'] = '2025-06-18';
-  }
-  return fetch(url, { method: 'POST', headers, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
-}
-
-/** Initializes a session at `url` and returns its id after checking the answer. */
-async function initializeAt(url: string): Promise<string> {
-  const response = await post(url, initialize);
-  expect(response.status).toBe(200);
-  expect(await response.text()).toContain('"protocolVersion"');
-  const sessionId = response.headers.get('mcp-session-id');
-  expect(sessionId).toBeTruthy();
-  return sessionId ?? '';
-}
+useCliProcesses();
 
 describe('switchboard command line: answers without starting', () => {
   it('--help prints the usage and exits 0', async () => {
@@ -159,7 +61,7 @@ describe('switchboard command line: answers without starting', () => {
   });
 
   it('exits 2 on a missing file', async () => {
-    const result = await run(['--config', join(dir, 'nope.yaml')]);
+    const result = await run(['--config', tempPath('nope.yaml')]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('nope.yaml: cannot read the config file (ENOENT');
   });

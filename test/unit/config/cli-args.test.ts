@@ -41,7 +41,7 @@ describe('parseCliArgs', () => {
   it('takes everything after -- as the command, flags included', () => {
     expect(parseCliArgs(['--port', '3000', '--', 'npx', '-y', '@scope/server', '--port', '9', '--'])).toEqual({
       kind: 'run',
-      source: { kind: 'quick', command: 'npx', args: ['-y', '@scope/server', '--port', '9', '--'] },
+      source: { kind: 'quick', command: 'npx', args: ['-y', '@scope/server', '--port', '9', '--'], env: {}, headers: {} },
       overrides: { port: 3000 },
     });
     expect(parseCliArgs(['--', 'server'])).toMatchObject({ source: { kind: 'quick', command: 'server', args: [] } });
@@ -97,5 +97,32 @@ describe('USAGE', () => {
     for (const flag of ['--config', '-c', '--host', '--port', '--log-level', '--help', '-h', '--version', '-v', '--']) {
       expect(USAGE).toContain(flag);
     }
+  });
+});
+
+describe('first-hour options', () => {
+  it('-e KEY=VALUE sets, -e KEY passes from the environment, an unset KEY is named', () => {
+    const command = parseCliArgs(['-e', 'A=1', '--env', 'B', '-e', 'C=x=y', '--', 'srv'], { B: 'from-env' });
+    expect(command).toMatchObject({ kind: 'run', source: { kind: 'quick', command: 'srv', env: { A: '1', B: 'from-env', C: 'x=y' } } });
+    expect(() => parseCliArgs(['-e', 'MISSING', '--', 'srv'], {})).toThrow(/MISSING is not set in this environment/);
+    expect(() => parseCliArgs(['-e', '1BAD=x', '--', 'srv'], {})).toThrow(/not a variable name/);
+    expect(() => parseCliArgs(['-e', 'A=1'], {})).toThrow(/quick mode only/);
+  });
+
+  it('--header for a URL; --stdio splits like a shell; -V prints the version', () => {
+    expect(parseCliArgs(['--header', 'Authorization: Bearer t', '--', 'https://mcp.example.com/mcp'])).toMatchObject({
+      source: { kind: 'quick', command: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer t' } },
+    });
+    expect(() => parseCliArgs(['--header', 'no-colon', '--', 'https://x.example/mcp'])).toThrow(/Name: value/);
+    expect(parseCliArgs(['--stdio', `npx -y "@scope/pkg" '/a dir'`])).toMatchObject({
+      source: { kind: 'quick', command: 'npx', args: ['-y', '@scope/pkg', '/a dir'] },
+    });
+    expect(() => parseCliArgs(['--stdio', 'a', '--', 'b'])).toThrow(/--stdio/);
+    expect(parseCliArgs(['-V'])).toEqual({ kind: 'version' });
+  });
+
+  it('validate <file> takes the file as its argument', () => {
+    expect(parseCliArgs(['validate', 'x.yaml'])).toMatchObject({ kind: 'validate', source: { kind: 'file', path: 'x.yaml' } });
+    expect(() => parseCliArgs(['validate'])).toThrow(/switchboard validate <file>/);
   });
 });

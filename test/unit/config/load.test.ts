@@ -57,7 +57,12 @@ describe('parseConfig: defaults', () => {
       command: 'node',
       args: ['server.js'],
       env: {},
-      inheritEnv: ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR'],
+      inheritEnv: [
+        ...['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR'],
+        ...['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy'],
+        ...['NODE_EXTRA_CA_CERTS', 'NODE_USE_ENV_PROXY', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'PIP_CERT', 'GIT_SSL_CAINFO'],
+        ...['npm_config_cafile', 'npm_config_proxy', 'npm_config_https_proxy', 'npm_config_registry'],
+      ],
       cwd: undefined,
       timeouts: { requestMs: 300_000, resetOnProgress: true, maxTotalMs: 0, startupMs: 10_000 },
       restart: { onExit: 'end', maxRestarts: 3, initialBackoffMs: 250, maxBackoffMs: 10_000 },

@@ -39,7 +39,7 @@ describe('resolveConfig', () => {
   });
 
   it('builds quick mode and the built-in default', async () => {
-    const quick = await resolveConfig({ kind: 'quick', command: 'npx', args: ['-y', 'pkg'] }, { port: 0 });
+    const quick = await resolveConfig({ kind: 'quick', command: 'npx', args: ['-y', 'pkg'], env: {}, headers: {} }, { port: 0 });
     expect([...quick.targets.keys()]).toEqual(['npx']);
     expect(quick.listen.port).toBe(0);
     const builtIn = await resolveConfig({ kind: 'default' }, {}, { resolveEverything: () => '/e/index.js' });
