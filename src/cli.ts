@@ -111,6 +111,26 @@ function stopOnSignals(gateway: RunningGateway, logger: Logger, beforeStop: () =
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  stopWithParent(() => onSignal('SIGTERM'), logger);
+}
+
+/**
+ * Started by npm (`npm start`, `npx switchboard`), the gateway sits under npm and a shell; a
+ * supervisor, CI's `kill $!` or pm2 signals only npm, which does not always pass the signal on, and
+ * the gateway was left running, orphaned, holding its port and children. So under npm it also
+ * watches its parent: once reparented (the parent died), it stops as on SIGTERM. Not otherwise:
+ * `nohup switchboard &` is meant to outlive its shell.
+ */
+function stopWithParent(stop: () => void, logger: Logger): void {
+  if (process.env.npm_lifecycle_event === undefined && process.env.npm_command === undefined) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    logger.info({ parent }, 'the process that started the gateway is gone; stopping');
+    stop();
+  }, 500);
+  timer.unref();
 }
 
 /** Nothing is running yet: print and let the process end on its own. */

@@ -1,9 +1,12 @@
 /**
  * The first-hour options of the real command: -e for a quick-mode server's environment, the
- * proxy and CA variables every server inherits, -V, and `switchboard validate`.
+ * proxy and CA variables every server inherits, -V, `switchboard validate`, and stopping with
+ * whatever started it.
  */
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { endpointsOf, post, run, start, useCliProcesses, version, writeConfig, initializeAt } from '../support/cli.ts';
+import { cli, endpointsOf, initializeAt, post, run, start, useCliProcesses, version, writeConfig } from '../support/cli.ts';
+import { descendantsOf, isAlive, readStat, waitUntilGone } from '../support/processes.ts';
 import { fixture } from '../support/recorder.ts';
 
 useCliProcesses();
@@ -57,5 +60,27 @@ describe('switchboard -V and validate', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('mcpServers.a.timeoutMs');
     expect(refused.stderr).toBe(started.stderr);
+  });
+});
+
+describe('switchboard under npm: it stops with whatever started it', () => {
+  it('when the process that started it dies (npm did not pass the signal on), it stops and frees its port', async () => {
+    // What `npm start` builds: a shell (that does not exec) under npm, the gateway under the shell.
+    const shell = spawn('/bin/sh', ['-c', `"${process.execPath}" "${cli}" --port 0 -- "${process.execPath}" "${fixture('recorder-server.mjs')}"; true`], {
+      env: { ...process.env, npm_lifecycle_event: 'start' },
+    });
+    let out = '';
+    shell.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    await expect.poll(() => /"endpoints":\["([^"]+)"/.exec(out)?.[1], { timeout: 15_000 }).toBeDefined();
+    const url = /"endpoints":\["([^"]+)"/.exec(out)?.[1] as string;
+    const gateway = descendantsOf(shell.pid as number).find((pid) => readStat(pid)?.ppid === shell.pid) as number;
+    expect(isAlive(gateway)).toBe(true);
+    await initializeAt(url);
+    const upstream = descendantsOf(gateway);
+    expect(upstream.length).toBeGreaterThan(0);
+
+    shell.kill('SIGKILL'); // the signal never reaches the gateway
+    expect(await waitUntilGone([gateway, ...upstream], 10_000)).toEqual([]);
+    await expect(fetch(url, { method: 'POST' })).rejects.toThrow();
   });
 });
