@@ -17,6 +17,7 @@ import { watchConfigFile } from './config/watch.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { installCrashGuard } from './log/crash-guard.ts';
 import { createLogger, type Logger } from './log/logger.ts';
+import { createPrettyDestination } from './log/pretty.ts';
 import { startGateway, type RunningGateway } from './main.ts';
 
 const EXIT_OK = 0;
@@ -42,7 +43,9 @@ async function main(argv: readonly string[]): Promise<void> {
   }
 
   // createLogger writes to process.stdout synchronously (see log/logger.ts for why).
-  const logger = createLogger({ level: config.logging.level });
+  // A person at a terminal reads lines; anything else (pipes, files, collectors) gets JSON.
+  const tty = process.stdout.isTTY === true;
+  const logger = createLogger({ level: config.logging.level, ...(tty ? { destination: createPrettyDestination(process.stdout, true) } : {}) });
   installCrashGuard({ logger });
   let gateway: RunningGateway;
   try {
@@ -52,6 +55,7 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   const endpoints = endpointUrls(config, gateway.url);
   logger.info({ endpoints }, `MCP endpoints: ${endpoints.join(' ')}`);
+  logger.info(`next: point an MCP client at ${endpoints[0] ?? gateway.url}, e.g. npx @modelcontextprotocol/inspector (transport "Streamable HTTP")`);
   const stopWatching = source.kind === 'file' ? reloadOnChange(source.path, overrides, gateway, logger) : ignore;
   stopOnSignals(gateway, logger, stopWatching);
 }
