@@ -47,6 +47,7 @@ async function main(argv: readonly string[]): Promise<void> {
   const tty = process.stdout.isTTY === true;
   const logger = createLogger({ level: config.logging.level, ...(tty ? { destination: createPrettyDestination(process.stdout, true) } : {}) });
   installCrashGuard({ logger });
+  for (const warning of config.warnings ?? []) logger.warn({ config: source.kind === 'file' ? source.path : source.kind }, warning);
   let gateway: RunningGateway;
   try {
     gateway = await startGateway(config, { logger });
@@ -154,6 +155,7 @@ function ignore(): void {}
 /** What `switchboard validate` prints for a config that loads: what it would serve, and where. */
 function describeConfig(config: GatewayConfig): string {
   const lines = [`config OK: ${config.targets.size} server(s), listening on ${config.listen.host}:${config.listen.port}`];
+  for (const warning of config.warnings ?? []) lines.push(`  warning: ${warning}`);
   for (const [name, target] of config.targets) {
     lines.push(`  ${name}: ${target.type === 'stdio' ? `stdio, ${target.command}` : `${target.type}, ${new URL(target.url).origin}`}`);
   }

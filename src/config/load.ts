@@ -8,6 +8,7 @@ import { dirname, extname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError, configError, type ConfigIssue } from './config-error.ts';
 import { interpolate, interpolateString, isPlainObject, type Environment } from './interpolate.ts';
+import { translateForeign } from './foreign.ts';
 import { toGatewayConfig } from './normalise.ts';
 import { configFileSchema } from './schema.ts';
 import type { GatewayConfig } from './types.ts';
@@ -29,15 +30,17 @@ export interface ParseConfigOptions {
  * frozen GatewayConfig. Throws ConfigError listing every problem with its key path.
  */
 export function parseConfig(document: unknown, options: ParseConfigOptions = {}): GatewayConfig {
-  let input = document;
+  const foreign = translateForeign(document);
+  let input: unknown = foreign?.document ?? document;
   if (options.interpolate !== false) {
-    const result = interpolateDocument(document, options.env ?? process.env);
+    const result = interpolateDocument(input, options.env ?? process.env);
     if (result.issues.length > 0) throw new ConfigError(result.issues, options.source);
     input = result.value;
   }
   const parsed = configFileSchema.safeParse(input);
   if (!parsed.success) throw new ConfigError(toConfigIssues(parsed.error.issues, input), options.source);
-  return toGatewayConfig(parsed.data, { baseDir: options.baseDir ?? process.cwd() });
+  const config = toGatewayConfig(parsed.data, { baseDir: options.baseDir ?? process.cwd() });
+  return foreign === undefined || foreign.warnings.length === 0 ? config : Object.freeze({ ...config, warnings: Object.freeze(foreign.warnings) });
 }
 
 export interface LoadConfigOptions {

@@ -98,6 +98,8 @@ export interface GatewayConfig {
    * address only loopback names are accepted; otherwise any Host.
    */
   readonly allowedHosts: readonly string[] | undefined;
+  /** What loading a foreign config file (Claude Desktop, VS Code, ...) left out; logged at start. */
+  readonly warnings?: readonly string[];
   readonly limits: {
     readonly maxBodyBytes: number;
     readonly maxSessions: number;
