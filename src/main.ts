@@ -40,6 +40,9 @@ let exitHookInstalled = false;
  * who can reach the port runs every tool of every server: say so loudly, every start.
  */
 function warnIfExposed(config: GatewayConfig, logger: Logger): void {
+  if (config.corsOrigins?.includes('*') === true) {
+    logger.warn({ corsOrigins: config.corsOrigins }, 'EXPOSED: CORS allows any origin and there is no client authentication; any web page the user opens can call every tool');
+  }
   if (isLoopbackAddress(config.listen.host)) return;
   const hosts = config.allowedHosts;
   logger.warn(

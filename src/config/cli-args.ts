@@ -41,10 +41,11 @@ const options = {
   env: { type: 'string', short: 'e' },
   header: { type: 'string' },
   stdio: { type: 'string' },
+  cors: { type: 'string' },
 } as const;
 
 /** Options that may be given more than once. */
-const REPEATABLE = new Set<string>(['env', 'header']);
+const REPEATABLE = new Set<string>(['env', 'header', 'cors']);
 
 type OptionName = keyof typeof options;
 const isOptionName = (name: string): name is OptionName => Object.hasOwn(options, name);
@@ -65,6 +66,8 @@ Options:
                          proxy and CA variables)
       --header 'N: v'    quick mode with a URL: send this header to the server (repeatable)
       --stdio "<cmd>"    the same as -- <cmd> (the command line is split on spaces; quotes group)
+      --cors <origin>    let browser pages from this origin call the gateway (repeatable; "*" for
+                         any page, which with no client authentication lets any site call every tool)
   -h, --help             show this help and exit
   -v, -V, --version      print the version and exit
 
@@ -86,7 +89,7 @@ export function parseCliArgs(argv: readonly string[], environment: NodeJS.Proces
   const validate = argv[0] === 'validate';
   const { tokens } = parseArgs({ args: [...argv.slice(validate ? 1 : 0)], options, strict: false, allowPositionals: true, tokens: true });
   const values: Partial<Record<OptionName, string | true>> = {};
-  const lists: Record<string, string[]> = { env: [], header: [] };
+  const lists: Record<string, string[]> = { env: [], header: [], cors: [] };
   let quick: string[] | undefined;
   for (const token of tokens) {
     if (token.kind === 'option-terminator') {
@@ -130,10 +133,10 @@ export function parseCliArgs(argv: readonly string[], environment: NodeJS.Proces
   }
   if (validate) {
     if (typeof values.config !== 'string') throw configError('validate', 'expected a config file: switchboard validate <file>');
-    return { kind: 'validate', source: { kind: 'file', path: values.config }, overrides: parseOverrides(values) };
+    return { kind: 'validate', source: { kind: 'file', path: values.config }, overrides: withCors(parseOverrides(values), lists.cors as string[]) };
   }
 
-  const overrides = parseOverrides(values);
+  const overrides = withCors(parseOverrides(values), lists.cors as string[]);
   const config = values.config;
   if (quick !== undefined) {
     const [command, ...args] = quick;
@@ -223,4 +226,19 @@ export function splitCommandLine(line: string): string[] {
   }
   if (last !== -1) words.push(word);
   return words;
+}
+
+/** `--cors <origin>`: an origin as in `gateway.corsOrigins` (scheme, host, optional port) or "*". */
+function withCors(overrides: ConfigOverrides, origins: readonly string[]): ConfigOverrides {
+  if (origins.length === 0) return overrides;
+  for (const origin of origins) {
+    let ok = origin === '*';
+    try {
+      ok ||= new URL(origin).origin === origin;
+    } catch {
+      // not a URL
+    }
+    if (!ok) throw configError('--cors', `expected an origin such as https://app.example.com or "*", got "${origin}"`);
+  }
+  return { ...overrides, cors: origins };
 }

@@ -24,6 +24,8 @@ export interface ConfigOverrides {
   readonly host?: string;
   readonly port?: number;
   readonly logLevel?: LogLevel;
+  /** `--cors <origin>`: added to gateway.corsOrigins. */
+  readonly cors?: readonly string[];
 }
 
 export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): GatewayConfig {
@@ -36,6 +38,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
   return deepFreeze({
     listen: { host: gateway.host, port: gateway.port },
     allowedOrigins: gateway.allowedOrigins,
+    corsOrigins: gateway.corsOrigins,
     allowedHosts: gateway.allowedHosts,
     limits: { ...gateway.limits },
     session: { ...gateway.session },
@@ -114,11 +117,12 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
 
 /** A new frozen config with the command-line overrides applied; the input is left as it is. */
 export function withOverrides(config: GatewayConfig, overrides: ConfigOverrides): GatewayConfig {
-  if (overrides.host === undefined && overrides.port === undefined && overrides.logLevel === undefined) return config;
+  if (overrides.host === undefined && overrides.port === undefined && overrides.logLevel === undefined && overrides.cors === undefined) return config;
   return deepFreeze({
     ...config,
     listen: { host: overrides.host ?? config.listen.host, port: overrides.port ?? config.listen.port },
     logging: { level: overrides.logLevel ?? config.logging.level },
+    ...(overrides.cors === undefined ? {} : { corsOrigins: [...(config.corsOrigins ?? []), ...overrides.cors] }),
   });
 }
 

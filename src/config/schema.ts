@@ -377,6 +377,12 @@ export const gatewaySchema = z.strictObject({
   port: integer(0, 65_535).default(8080),
   /** Unset: loopback origins only (DNS-rebinding protection the transport spec requires). */
   allowedOrigins: z.array(origin, { error: 'expected a list of origins' }).optional(),
+  /**
+   * [] (off): browsers may not read the gateway's answers. Origins listed here get CORS headers and
+   * preflight answers, and pass the Origin check too. "*" is allowed but never a default: with no
+   * client authentication it lets any web page the user visits call every tool.
+   */
+  corsOrigins: z.array(origin, { error: 'expected a list of origins' }).default([]),
   /** Unset: loopback names only when bound to loopback, any Host otherwise. */
   allowedHosts: z.array(hostHeader, { error: 'expected a list of host names' }).optional(),
   limits: limitsSchema.prefault({}),

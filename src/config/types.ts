@@ -93,6 +93,8 @@ export interface GatewayConfig {
    * (http(s)://localhost|127.0.0.1|[::1] on any port). A request without Origin is allowed.
    */
   readonly allowedOrigins: readonly string[] | undefined;
+  /** Browser origins that get CORS headers (and pass the Origin check); empty: CORS off. */
+  readonly corsOrigins?: readonly string[];
   /**
    * Host header values allowed (DNS-rebinding protection). `undefined`: when listening on a loopback
    * address only loopback names are accepted; otherwise any Host.

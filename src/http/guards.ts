@@ -6,6 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig } from '../config/types.ts';
+import { corsAllows } from './cors.ts';
 
 /**
  * Is `host` (a hostname as it appears in a Host header, an Origin URL or `listen.host`) a name
@@ -71,8 +72,9 @@ export function createOriginPolicy(config: GatewayConfig): OriginPolicy {
   // DNS-rebinding page can reach, and there only loopback names are legitimate.
   const loopbackOnly = hosts === undefined && isLoopbackAddress(config.listen.host);
 
+  const cors = config.corsOrigins ?? [];
   const originAllowed = (origin: string): boolean => {
-    if (anyOrigin) return true;
+    if (anyOrigin || corsAllows(cors, origin)) return true;
     if (origins !== undefined) return origins.has(origin);
     try {
       return isLoopbackAddress(new URL(origin).hostname);

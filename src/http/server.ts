@@ -13,6 +13,7 @@ import type { Logger } from '../log/logger.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
 import type { SessionStore } from '../session/store.ts';
 import { limitConnections } from './connection-limits.ts';
+import { registerCors } from './cors.ts';
 import { createOriginPolicy } from './guards.ts';
 import { registerLegacySseRoute } from './legacy-sse-route.ts';
 import { registerMcpRoute, replyError, type ResolveEndpoint } from './mcp-route.ts';
@@ -134,6 +135,8 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
   void app.register(async (mcp) => {
     // Before the body is read: refuse foreign Origins and Hosts (DNS rebinding) cheaply.
     mcp.addHook('onRequest', async (request) => origins.check(request.headers));
+    const bases = ['/servers/:name', '/groups/:name', ''];
+    registerCors(mcp, config.corsOrigins ?? [], bases.flatMap((base) => [`${base}/sse`, `${base}/messages`]));
     // One route per path shape, not per target: the table says per request what a name serves
     // now, so a reload adds and removes servers and groups without touching the routes.
     const table = endpoints ?? createEndpointTable(config);

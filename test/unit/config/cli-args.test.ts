@@ -119,6 +119,8 @@ describe('first-hour options', () => {
     });
     expect(() => parseCliArgs(['--stdio', 'a', '--', 'b'])).toThrow(/--stdio/);
     expect(parseCliArgs(['-V'])).toEqual({ kind: 'version' });
+    expect(parseCliArgs(['--cors', 'https://a.example', '--cors', '*'])).toMatchObject({ overrides: { cors: ['https://a.example', '*'] } });
+    expect(() => parseCliArgs(['--cors', 'https://a.example/path'])).toThrow(/--cors: expected an origin/);
   });
 
   it('validate <file> takes the file as its argument', () => {
