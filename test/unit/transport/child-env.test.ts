@@ -7,9 +7,9 @@ import { childEnv } from '../../../src/transport/child-env.ts';
 const parent = { PATH: '/bin', HOME: '/root', GITHUB_TOKEN: 'ghp_secret', HTTPS_PROXY: 'http://proxy' };
 
 describe('childEnv', () => {
-  it('passes only the default names, then the target env on top', () => {
+  it('passes only the default names (proxy and CA variables among them, issue: npx behind a proxy), then the target env on top', () => {
     const env = childEnv({ env: { API_KEY: 'k', PATH: '/custom' }, inheritEnv: DEFAULT_INHERITED_ENV }, parent);
-    expect(env).toEqual({ PATH: '/custom', HOME: '/root', API_KEY: 'k' });
+    expect(env).toEqual({ PATH: '/custom', HOME: '/root', HTTPS_PROXY: 'http://proxy', API_KEY: 'k' });
     expect(env.GITHUB_TOKEN).toBeUndefined();
   });
 
