@@ -20,9 +20,13 @@ export interface ForeignTranslation {
 }
 
 const OWN_KEYS = new Set([...Object.keys(stdioServerSchema.shape), ...Object.keys(httpServerSchema.shape)]);
-/** Entry keys only other clients write: evidence that a file is theirs. */
+/**
+ * Entry keys only other clients write: evidence that a file is theirs. Not Cline's `timeout`: in a
+ * Switchboard file it is the likeliest typo of `timeoutMs` and must stay an error there (a Cline
+ * file carries `autoApprove` anyway, and then `timeout` is read, in seconds).
+ */
 const FOREIGN_ENTRY_KEYS = new Set([
-  'autoApprove', 'alwaysAllow', 'timeout', 'serverUrl', 'disabledTools', 'envFile', 'transportType', 'networkTimeout', 'trust',
+  'autoApprove', 'alwaysAllow', 'serverUrl', 'disabledTools', 'envFile', 'transportType', 'networkTimeout', 'trust',
 ]);
 /** Keys other clients write that Switchboard reads with the same meaning. */
 const MAPPED = new Set(['command', 'args', 'env', 'cwd', 'url', 'serverUrl', 'headers', 'disabled', 'type', 'timeout']);
