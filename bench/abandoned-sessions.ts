@@ -98,7 +98,8 @@ async function startGateway(): Promise<{ url: URL; pid: number; stop: () => void
 
 async function oneCommand(url: URL): Promise<void> {
   const client = new Client({ name: 'per-command', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(url));
+  // bench/node_modules may hold a newer SDK (bench/ensure-deps.mjs) whose transport type is stricter.
+  await client.connect(new StreamableHTTPClientTransport(url) as Parameters<Client['connect']>[0]);
   await client.listTools();
   await client.callTool({ name: 'fixture1__echo', arguments: { text: 'hi' } });
   await client.close(); // no DELETE, as the SDK's close() and the Inspector CLI do

@@ -10,7 +10,8 @@ import { isRequest, isResponse, parseJson, toMessage } from '../jsonrpc/envelope
 import { toParseFailure } from './parse-failure.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { SUPPORTED_PROTOCOL_VERSIONS, type Session } from '../session/session.ts';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
+import type { Session } from '../session/session.ts';
 import type { RouteEndpoint } from '../session/endpoint-table.ts';
 import type { SessionStore } from '../session/store.ts';
 import { checkGetHeaders, checkPostHeaders } from './guards.ts';

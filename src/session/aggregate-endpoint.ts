@@ -69,6 +69,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       serverInfo: GATEWAY_SERVER_INFO,
       downstream: seed.downstream,
       reserveChild: seed.reserveChild,
+      open: seed.open,
       onended: (ended: Session) => {
         live.delete(session);
         seed.onended(ended);

@@ -12,7 +12,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { UpstreamConnection } from '../upstream/connection.ts';
-import { openUpstream } from './session.ts';
+import type { UpstreamFactory } from '../upstream/open.ts';
 import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
 import { explainStartupFailure, handshakeTimeouts as startupTimeouts } from '../upstream/startup-deadline.ts';
 
@@ -42,6 +42,8 @@ export interface MemberOptions {
   authorization: string | undefined;
   /** See SessionSeed.reserveChild. */
   reserveChild?: ((target: TargetConfig) => void) | undefined;
+  /** Opens its upstream connection. */
+  open: UpstreamFactory;
 }
 
 export interface Member {
@@ -115,7 +117,7 @@ export function createMember(options: MemberOptions): Member {
 
   const open = async (): Promise<UpstreamConnection> => {
     starts++;
-    const next = openUpstream({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization });
+    const next = options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization });
     const roots = createRootsSettle(options.initParams());
     settle = roots;
     next.correlator.onrequest = (request) => {

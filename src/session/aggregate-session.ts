@@ -19,6 +19,7 @@ import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
 import type { UpstreamConnection } from '../upstream/connection.ts';
+import type { UpstreamFactory } from '../upstream/open.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import { createMember, type Member, type MemberHooks } from './aggregate-member.ts';
 import { createServerMessages } from './aggregate-server-messages.ts';
@@ -26,7 +27,8 @@ import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import type { AggregateView, KnownTargets } from './aggregate-view.ts';
 import { createEventLog } from './event-log.ts';
-import { SUPPORTED_PROTOCOL_VERSIONS, type Session } from './session.ts';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
+import type { Session } from './session.ts';
 import { ownsChild } from './limits.ts';
 import { createStreamSet, type OutStream } from './streams.ts';
 import type { DownstreamInfo } from './store.ts';
@@ -51,6 +53,8 @@ export interface AggregateSessionOptions {
   downstream: DownstreamInfo;
   /** See SessionSeed.reserveChild. */
   reserveChild?: (target: TargetConfig) => void;
+  /** Opens the members' upstream connections. */
+  open: UpstreamFactory;
 }
 
 /** A downstream request being served: by the gateway itself, or forwarded to `member`. */
@@ -151,6 +155,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
       poolLogger: options.logger,
       authorization: options.downstream.authorization,
       reserveChild: options.reserveChild,
+      open: options.open,
     });
     members.set(name, member);
     return member;

@@ -26,8 +26,8 @@ import type {
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
-import { createUpstreamConnection, type UpstreamConnection } from '../upstream/connection.ts';
-import { sharedPoolFor } from '../upstream/shared-pool.ts';
+import type { UpstreamConnection } from '../upstream/connection.ts';
+import { openUpstream, type UpstreamFactory } from '../upstream/open.ts';
 import { createEventLog } from './event-log.ts';
 import { ownsChild, type SessionUsage } from './limits.ts';
 import { explainStartupFailure, handshakeTimeouts as startupTimeouts } from '../upstream/startup-deadline.ts';
@@ -35,8 +35,6 @@ import { createStreamSet, type OutStream, type ResponseSink } from './streams.ts
 
 export type { ResponseSink } from './streams.ts';
 
-/** Protocol revisions of the 2025 era this gateway speaks, oldest first. */
-export const SUPPORTED_PROTOCOL_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'] as const;
 
 export interface Session {
   readonly id: string;
@@ -82,6 +80,8 @@ export interface SessionOptions {
   downstream?: { readonly authorization: string | undefined };
   /** See SessionSeed.reserveChild. */
   reserveChild?: (target: TargetConfig) => void;
+  /** Opens its upstream connection (default: the real transports). */
+  open?: UpstreamFactory;
 }
 
 /** Per request in flight: what the correlator hands back with each outcome. */
@@ -103,27 +103,6 @@ const BROADCAST_METHODS = new Set([
   'notifications/resources/list_changed',
   'notifications/resources/updated',
 ]);
-
-/**
- * A new upstream connection to `target` for one downstream session, whatever the kind of session:
- * its own (a child, a remote upstream session) or, in shared mode (stdio targets), a lease on a
- * pooled child (src/upstream/shared-pool.ts) with the same interface.
- */
-export function openUpstream(options: {
-  target: TargetConfig;
-  /** The session's logger. */
-  logger: Logger;
-  /** The gateway's logger: a shared child outlives the session that started it. */
-  poolLogger: Logger;
-  /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
-  authorization: string | undefined;
-}): UpstreamConnection {
-  const { target, logger, poolLogger, authorization } = options;
-  if (target.type === 'stdio' && target.upstream?.mode === 'shared') {
-    return sharedPoolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS }).lease();
-  }
-  return createUpstreamConnection({ target, logger, authorization });
-}
 
 export function createSession(options: SessionOptions): Session {
   const { id, endpoint, target, limits, onended } = options;
@@ -214,7 +193,7 @@ export function createSession(options: SessionOptions): Session {
 
   const connect = async (): Promise<UpstreamConnection> => {
     options.reserveChild?.(target);
-    const connection = openUpstream({ target, logger, poolLogger: options.logger, authorization: options.downstream?.authorization });
+    const connection = (options.open ?? openUpstream)({ target, logger, poolLogger: options.logger, authorization: options.downstream?.authorization });
     connection.correlator.onrequest = onServerRequest;
     connection.correlator.onnotification = onServerNotification;
     connection.onexit = (reason) => void onUpstreamExit(connection, reason);

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { openUpstream, type UpstreamFactory } from '../upstream/open.ts';
 import type { Session } from './session.ts';
 import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
 
@@ -25,6 +26,8 @@ export interface SessionSeed {
    * makes room under the child caps by ending idle sessions, or throws GW_SESSION_LIMIT.
    */
   readonly reserveChild: (target: TargetConfig) => void;
+  /** Opens the session's upstream connections (the gateway's runtime; a test's in-memory ones). */
+  readonly open: UpstreamFactory;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -61,9 +64,11 @@ export interface SessionStore {
 export interface SessionStoreOptions {
   config: GatewayConfig;
   logger: Logger;
+  /** How sessions open upstream connections; the real transports by default. */
+  upstreams?: UpstreamFactory;
 }
 
-export function createSessionStore({ config, logger }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams = openUpstream }: SessionStoreOptions): SessionStore {
   const sessions = new Map<string, Session>();
   /** Creation time per session id: the start of its initialize deadline. */
   const created = new Map<string, number>();
@@ -128,7 +133,7 @@ export function createSessionStore({ config, logger }: SessionStoreOptions): Ses
       makeRoom();
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
       const id = randomUUID();
-      const session = factory({ id, limits: config.limits, logger, onended, downstream, reserveChild });
+      const session = factory({ id, limits: config.limits, logger, onended, downstream, reserveChild, open: upstreams });
       sessions.set(id, session);
       created.set(id, Date.now());
       return session;

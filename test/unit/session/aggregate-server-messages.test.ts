@@ -11,6 +11,7 @@ import { createMember, type Member } from '../../../src/session/aggregate-member
 import { createServerMessages } from '../../../src/session/aggregate-server-messages.ts';
 import { createEventLog } from '../../../src/session/event-log.ts';
 import { createStreamSet, type ResponseSink } from '../../../src/session/streams.ts';
+import { openUpstream } from '../../../src/upstream/open.ts';
 import { stdioTarget } from '../../support/gateway.ts';
 
 const logger = createLogger({ level: 'silent' });
@@ -27,6 +28,7 @@ function member(name: string): Member {
     logLevel: () => undefined,
     poolLogger: logger,
     authorization: undefined,
+    open: openUpstream,
   });
 }
 

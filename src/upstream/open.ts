@@ -1,0 +1,32 @@
+/**
+ * Opening an upstream connection for one downstream session: its own (a child per session, a
+ * remote upstream session) or, for stdio targets in shared mode, a lease on a pooled child with the
+ * same interface. Sessions receive a factory of this shape rather than importing one, so a test can
+ * hand them upstreams on the in-memory transport.
+ */
+import type { TargetConfig } from '../config/types.ts';
+import type { Logger } from '../log/logger.ts';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
+import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
+import { sharedPoolFor } from './shared-pool.ts';
+
+export interface OpenUpstreamOptions {
+  target: TargetConfig;
+  /** The session's logger. */
+  logger: Logger;
+  /** The gateway's logger: a shared child outlives the session that started it. */
+  poolLogger: Logger;
+  /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
+  authorization: string | undefined;
+}
+
+/** Makes a new (not yet started) upstream connection for one session. */
+export type UpstreamFactory = (options: OpenUpstreamOptions) => UpstreamConnection;
+
+/** The gateway's default factory: real transports, shared pools where the target asks for them. */
+export const openUpstream: UpstreamFactory = ({ target, logger, poolLogger, authorization }) => {
+  if (target.type === 'stdio' && target.upstream?.mode === 'shared') {
+    return sharedPoolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS }).lease();
+  }
+  return createUpstreamConnection({ target, logger, authorization });
+};
