@@ -12,6 +12,9 @@ export interface NameFilter {
 const SPECIAL = /[.+^${}()|[\]\\/]/g;
 
 /** One anchored expression matching any of `patterns`; undefined for an empty list. */
+/** A filter that lets everything through. */
+export const PASS_ALL: NameFilter = () => true;
+
 export function compileGlobs(patterns: readonly string[]): RegExp | undefined {
   if (patterns.length === 0) return undefined;
   const parts = patterns.map((p) => p.replace(SPECIAL, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.'));
@@ -20,10 +23,11 @@ export function compileGlobs(patterns: readonly string[]): RegExp | undefined {
 
 /** A filter from allow and deny lists; deny wins. Empty allow = everything allowed. */
 export function createNameFilter(allow: readonly string[] = [], deny: readonly string[] = []): NameFilter {
+  // No lists: the one PASS_ALL, so a caller can tell "no filter" by identity and skip the work.
+  if (allow.length === 0 && deny.length === 0) return PASS_ALL;
   const allowed = compileGlobs(allow);
   const denied = compileGlobs(deny);
   return (name) => (allowed === undefined || allowed.test(name)) && (denied === undefined || !denied.test(name));
 }
 
-/** A filter that lets everything through. */
-export const PASS_ALL: NameFilter = () => true;
+

@@ -4,14 +4,14 @@
  * that reads the endpoint's current view, so a config reload reaches new sessions at once and live
  * ones through `reconfigure`.
  */
-import { readFileSync } from 'node:fs';
 import { aggregateOf, type GatewayConfig } from '../config/types.ts';
-import type { JsonObject } from '../jsonrpc/types.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import { createAggregateSession, type AggregateSession } from './aggregate-session.ts';
 import { toAggregateView, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import type { Session } from './session.ts';
 import type { SessionFactory } from './store.ts';
+import { GATEWAY_SERVER_INFO } from './gateway-info.ts';
+
 
 /** Endpoint key of `/mcp` over every target. */
 export const ALL_TARGETS_ENDPOINT = 'aggregate:*';
@@ -28,19 +28,6 @@ export interface AggregateEndpoint {
   readonly targets: () => readonly string[];
   /** Applies a reloaded config: new sessions see it, live sessions are reconfigured. */
   update(config: GatewayConfig): void;
-}
-
-/** The gateway's own serverInfo in an aggregate initialize answer. */
-export const GATEWAY_SERVER_INFO: JsonObject = Object.freeze({ name: 'switchboard', title: 'Switchboard MCP gateway', version: readVersion() });
-
-function readVersion(): string {
-  try {
-    const manifest: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-    const version = typeof manifest === 'object' && manifest !== null && 'version' in manifest ? manifest.version : undefined;
-    return typeof version === 'string' ? version : '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
 }
 
 interface EndpointOptions {

@@ -14,7 +14,7 @@ import { fanOut } from '../router/fan-out.ts';
 import { LIST_KINDS, mergePage, type ListKind } from '../router/list-merge.ts';
 import type { NameTable } from '../router/name-table.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
-import type { Member } from './aggregate-member.ts';
+import type { Member } from './member.ts';
 
 export const META_UNAVAILABLE = 'switchboard/unavailable';
 export const META_COLLISIONS = 'switchboard/collisions';

@@ -9,7 +9,7 @@ import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { NameOwner } from '../router/name-table.ts';
 import { decodeResourceUri } from '../router/resource-uri.ts';
 import { refreshNames, type ListContext } from './aggregate-lists.ts';
-import type { Member } from './aggregate-member.ts';
+import type { Member } from './member.ts';
 
 export interface Route {
   readonly member: Member;

@@ -4,7 +4,7 @@
  * target changed.
  */
 import type { JsonObject } from '../jsonrpc/types.ts';
-import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig } from '../config/types.ts';
+import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../config/types.ts';
 import { createNameFilter } from '../router/glob.ts';
 import type { Exposure } from '../router/list-merge.ts';
 
@@ -34,15 +34,24 @@ export function toAggregateView(config: GatewayConfig, names?: readonly string[]
     const settings = aggregate.exposure.get(name) ?? defaultExposure(name);
     targets.set(name, {
       target,
-      exposure: {
-        prefix: settings.prefix,
-        tools: createNameFilter(settings.tools.allow, settings.tools.deny),
-        prompts: createNameFilter(settings.prompts.allow, settings.prompts.deny),
-        resources: createNameFilter(settings.resources.allow, settings.resources.deny),
-      },
+      exposure: compileExposure(settings),
       eager: settings.eager,
       fingerprint: JSON.stringify({ target, settings, separator: aggregate.separator }),
     });
   }
   return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, targets };
+}
+
+function compileExposure(settings: TargetExposureConfig): Exposure {
+  return {
+    prefix: settings.prefix,
+    tools: createNameFilter(settings.tools.allow, settings.tools.deny),
+    prompts: createNameFilter(settings.prompts.allow, settings.prompts.deny),
+    resources: createNameFilter(settings.resources.allow, settings.resources.deny),
+  };
+}
+
+/** A target's filters wherever it is served (its own path too); the prefix matters only in an aggregate. */
+export function exposureOf(config: GatewayConfig, name: string): Exposure {
+  return compileExposure(aggregateOf(config).exposure.get(name) ?? defaultExposure(name));
 }

@@ -10,7 +10,9 @@
 import { aggregateOf, type GatewayConfig, type TargetConfig } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { createAggregateEndpoint, createAggregateShared, type AggregateEndpoint } from './aggregate-endpoint.ts';
-import { createSession, type Session } from './session.ts';
+import type { Session } from './session.ts';
+import { createSingleSession } from './single.ts';
+import { exposureOf } from './aggregate-view.ts';
 import type { SessionFactory } from './store.ts';
 
 /** What a path serves in the current generation. */
@@ -36,10 +38,11 @@ export interface EndpointTable {
   update(config: GatewayConfig): void;
 }
 
-/** One target's pass-through sessions, known by the target's name on every path that serves it. */
-function passThrough(target: TargetConfig): RouteEndpoint {
+/** One target's pass-through sessions, known by the target's name on every path that serves it; its filters apply. */
+function passThrough(target: TargetConfig, config: GatewayConfig): RouteEndpoint {
   const endpoint = `target:${target.name}`;
-  return { endpoint, open: true, factory: (seed) => createSession({ ...seed, endpoint, target }), owns: (s) => s.endpoint === endpoint };
+  const exposure = exposureOf(config, target.name);
+  return { endpoint, open: true, factory: (seed) => createSingleSession({ ...seed, endpoint, target, exposure }), owns: (s) => s.endpoint === endpoint };
 }
 
 function ownedBy(endpoint: string): (session: Session) => boolean {
@@ -70,7 +73,7 @@ export function createEndpointTable(initial: GatewayConfig): EndpointTable {
 
   const build = (config: GatewayConfig) => {
     const nextServers = new Map<string, RouteEndpoint>();
-    for (const target of config.targets.values()) nextServers.set(target.name, passThrough(target));
+    for (const target of config.targets.values()) nextServers.set(target.name, passThrough(target, config));
     for (const [name, entry] of servers) if (!nextServers.has(name)) nextServers.set(name, retired(entry, `server "${name}"`));
 
     const nextGroups = new Map<string, RouteEndpoint>();

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log/logger.ts';
 import { PASS_ALL } from '../../../src/router/glob.ts';
 import { createNameTable } from '../../../src/router/name-table.ts';
-import { createMember, type Member } from '../../../src/session/aggregate-member.ts';
-import { createServerMessages } from '../../../src/session/aggregate-server-messages.ts';
+import { createMember, type Member } from '../../../src/session/member.ts';
+import { createServerMessages } from '../../../src/session/server-messages.ts';
 import { createEventLog } from '../../../src/session/event-log.ts';
 import { createStreamSet, type ResponseSink } from '../../../src/session/streams.ts';
 import { openUpstream } from '../../../src/upstream/open.ts';
@@ -29,6 +29,7 @@ function member(name: string): Member {
     poolLogger: logger,
     authorization: undefined,
     open: openUpstream,
+    restart: 'on-use',
   });
 }
 
@@ -51,7 +52,7 @@ function setup(live: () => boolean = () => true) {
   };
   streams.attachStandalone(sink);
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
-  const messages = createServerMessages({ streams, limits, logger, tables, live });
+  const messages = createServerMessages({ streams, limits, logger, tables, live, namespaced: true });
   const next = () => new Promise<void>((resolve) => (waiter = resolve));
   return { messages, received, tables, next };
 }

@@ -1,8 +1,11 @@
 /**
- * Server-initiated messages of an aggregate session's members, on their way to the one downstream:
- * server->client requests get ids from one session-wide counter (two targets asking at once cannot
- * collide) and their answers go back to the member that asked, under its own id; notifications get
- * their target's context (encoded URIs, logger names); list_changed is coalesced.
+ * Server-initiated messages of a session's upstreams (its members), on their way to the one
+ * downstream: server->client requests get ids from one session-wide counter (two targets asking at
+ * once cannot collide) and their answers go back to the member that asked, under its own id; a
+ * member's cancel of its own request is translated to the id the client saw.
+ *
+ * Behind an aggregate (`namespaced`) notifications get their target's context (encoded URIs,
+ * logger names) and list_changed is coalesced; a single-target session passes them as they are.
  */
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
@@ -11,7 +14,7 @@ import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NameTable } from '../router/name-table.ts';
 import { encodeResourceUri } from '../router/resource-uri.ts';
-import type { Member } from './aggregate-member.ts';
+import type { Member } from './member.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
 /** list_changed from several targets within this window reaches the downstream once. */
@@ -30,6 +33,8 @@ export interface ServerMessagesOptions {
   tables: { readonly tools: NameTable; readonly prompts: NameTable };
   /** False before initialize and after the end: no list_changed then. */
   live: () => boolean;
+  /** Several targets behind one endpoint: names, URIs and logger names carry their target. */
+  namespaced: boolean;
 }
 
 export interface ServerMessages {
@@ -51,7 +56,10 @@ interface Asked {
   readonly stream: OutStream;
 }
 
-export function createServerMessages({ streams, limits, logger, tables, live }: ServerMessagesOptions): ServerMessages {
+/** Pass-through notifications that belong to no request: the standalone stream. */
+const BROADCAST = new Set([...Object.values(LIST_CHANGED), 'notifications/resources/updated']);
+
+export function createServerMessages({ streams, limits, logger, tables, live, namespaced }: ServerMessagesOptions): ServerMessages {
   const asked = new Map<number, Asked>();
   // Per member (not per name: a reload may replace a member under the same name), upstream id -> ours.
   const askedIds = new WeakMap<Member, Map<string, number>>();
@@ -81,6 +89,25 @@ export function createServerMessages({ streams, limits, logger, tables, live }: 
     return ids;
   };
 
+  /** The member withdraws one of its own server->client requests: translate to our id. */
+  const cancelled = (member: Member, notification: JsonRpcNotification) => {
+    const params = notification.params;
+    const upstreamRequestId = cancelledRequestId(params);
+    if (upstreamRequestId === undefined || !isObject(params)) {
+      logger.warn({ target: member.name }, 'notifications/cancelled from the upstream without a usable requestId; dropped');
+      return;
+    }
+    const ids = idsOf(member);
+    const key = idKey(upstreamRequestId);
+    const downstreamId = ids.get(key);
+    const entry = downstreamId === undefined ? undefined : asked.get(downstreamId);
+    if (downstreamId === undefined || entry === undefined) return;
+    ids.delete(key);
+    asked.delete(downstreamId);
+    params.requestId = downstreamId;
+    emit(notification, entry.stream.complete ? streams.pick(false) : entry.stream);
+  };
+
   const messages: ServerMessages = {
     request(member, request) {
       const stream = streams.pick(false);
@@ -98,6 +125,11 @@ export function createServerMessages({ streams, limits, logger, tables, live }: 
 
     notification(member, notification) {
       const params = notification.params;
+      if (notification.method === 'notifications/cancelled') return cancelled(member, notification);
+      if (!namespaced) {
+        emit(notification, streams.pick(BROADCAST.has(notification.method)));
+        return;
+      }
       switch (notification.method) {
         case LIST_CHANGED.tools:
           tables.tools.forget(member.name);
@@ -116,24 +148,6 @@ export function createServerMessages({ streams, limits, logger, tables, live }: 
           if (isObject(params)) params.logger = typeof params.logger === 'string' ? `${member.name}/${params.logger}` : member.name;
           emit(notification, streams.pick(false));
           return;
-        case 'notifications/cancelled': {
-          // The target withdraws one of its own server->client requests: translate to our id.
-          const upstreamRequestId = cancelledRequestId(params);
-          if (upstreamRequestId === undefined || !isObject(params)) {
-            logger.warn({ target: member.name }, 'notifications/cancelled from the upstream without a usable requestId; dropped');
-            return;
-          }
-          const ids = idsOf(member);
-          const key = idKey(upstreamRequestId);
-          const downstreamId = ids.get(key);
-          const entry = downstreamId === undefined ? undefined : asked.get(downstreamId);
-          if (downstreamId === undefined || entry === undefined) return;
-          ids.delete(key);
-          asked.delete(downstreamId);
-          params.requestId = downstreamId;
-          emit(notification, entry.stream.complete ? streams.pick(false) : entry.stream);
-          return;
-        }
         default:
           emit(notification, streams.pick(false));
       }

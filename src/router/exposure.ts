@@ -1,0 +1,70 @@
+/**
+ * Filters on a single-target endpoint, where names are the server's own: a request naming what a
+ * filter hides is refused the way servers answer a name they do not have (-32602 "Unknown tool:
+ * <name>", the spec's own example, with no gateway code in `data` that would tell the two apart),
+ * and list answers leave hidden items out. Pure functions.
+ */
+import { GatewayError } from '../errors/gateway-error.ts';
+import { isObject } from '../jsonrpc/envelope.ts';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest } from '../jsonrpc/types.ts';
+import { PASS_ALL } from './glob.ts';
+import { LIST_KINDS, type Exposure, type ListKind } from './list-merge.ts';
+
+/** False when the exposure lets everything through (the pass-through then does no work for it). */
+export function filters(exposure: Exposure): boolean {
+  return exposure.tools !== PASS_ALL || exposure.prompts !== PASS_ALL || exposure.resources !== PASS_ALL;
+}
+
+const hiddenName = (kind: 'tool' | 'prompt', name: string) =>
+  new GatewayError(kind === 'tool' ? 'GW_UNKNOWN_TOOL' : 'GW_UNKNOWN_PROMPT', `Unknown ${kind}: ${name}`);
+const hiddenUri = (uri: string) => new GatewayError('GW_RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
+
+/**
+ * The error object a request naming something `exposure` hides gets: the catalog's code and message
+ * for an unknown name or URI, without `data`. Undefined when nothing hidden is named.
+ */
+export function hiddenNamed(request: JsonRpcRequest, exposure: Exposure): JsonRpcErrorObject | undefined {
+  try {
+    refuseHidden(request, exposure);
+    return undefined;
+  } catch (err) {
+    const { code, message } = (err as GatewayError).toJsonRpc();
+    return { code, message };
+  }
+}
+
+/** Throws what an unknown name or URI gets when `request` names something `exposure` hides. */
+export function refuseHidden(request: JsonRpcRequest, exposure: Exposure): void {
+  const params = request.params;
+  switch (request.method) {
+    case 'tools/call':
+      if (typeof params?.name === 'string' && !exposure.tools(params.name)) throw hiddenName('tool', params.name);
+      return;
+    case 'prompts/get':
+      if (typeof params?.name === 'string' && !exposure.prompts(params.name)) throw hiddenName('prompt', params.name);
+      return;
+    case 'resources/read':
+    case 'resources/subscribe':
+    case 'resources/unsubscribe':
+      if (typeof params?.uri === 'string' && !exposure.resources(params.uri)) throw hiddenUri(params.uri);
+      return;
+    case 'completion/complete': {
+      const ref = params?.ref;
+      if (!isObject(ref)) return;
+      if (ref.type === 'ref/prompt' && typeof ref.name === 'string' && !exposure.prompts(ref.name)) throw hiddenName('prompt', ref.name);
+      if (ref.type === 'ref/resource' && typeof ref.uri === 'string' && !exposure.resources(ref.uri)) throw hiddenUri(ref.uri);
+      return;
+    }
+  }
+}
+
+/** Leaves hidden items out of a list answer's `result`, in place. False when `method` is no list. */
+export function filterList(method: string, result: JsonObject, exposure: Exposure): boolean {
+  if (!Object.hasOwn(LIST_KINDS, method)) return false;
+  const kind: ListKind = LIST_KINDS[method as ListKind['method']];
+  const items = result[kind.resultKey];
+  if (!Array.isArray(items)) return false;
+  const allowed = exposure[kind.filter];
+  result[kind.resultKey] = items.filter((item) => !isObject(item) || typeof item[kind.field] !== 'string' || allowed(item[kind.field] as string));
+  return true;
+}

@@ -1,0 +1,309 @@
+/**
+ * One target's upstream inside one downstream session, supervised: opened on first need with its
+ * handshake, restarted after an unexpected exit as its target's policy allows, and given up on
+ * (every later use fails with the cause) when it does not.
+ *
+ * Two ways to open it:
+ * - `connect()`: the gateway composes the handshake (`initialize` with the params it knows, then
+ *   `notifications/initialized`) and waits for the roots exchange (roots-settle.ts). Needs no
+ *   client initialize: an aggregate member, and what a stateless client will use.
+ * - `openWith(initialize)`: the client's own initialize goes upstream as it is and the answer comes
+ *   back as it is (a transparent single-target endpoint); the client sends `initialized` itself.
+ *   A restart replays those params through the composed handshake.
+ *
+ * After an exit, `restart: 'backoff'` starts again at once, with exponential backoff, while uses
+ * wait for it; `'on-use'` starts again on the next use. Either way within `maxRestarts`.
+ */
+import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
+import { isObject } from '../jsonrpc/envelope.ts';
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
+import type { TargetConfig } from '../config/types.ts';
+import type { Logger } from '../log/logger.ts';
+import type { UpstreamConnection } from './connection.ts';
+import type { PendingHandler } from './correlator.ts';
+import type { UpstreamFactory } from './open.ts';
+import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
+import { explainStartupFailure, handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
+
+/** What the session hears from one of its upstreams. One object per session, not per message. */
+export interface SupervisorHooks<M> {
+  onrequest(member: M, request: JsonRpcRequest): void;
+  onnotification(member: M, notification: JsonRpcNotification): void;
+  /** The connection went away unexpectedly. `final`: no restart follows (see `failure`). */
+  onexit(member: M, reason: GatewayError, final: boolean): void;
+  /** Called once per successful handshake: capabilities and instructions are known. */
+  onready(member: M): void;
+}
+
+export interface SupervisorOptions<M> {
+  target: TargetConfig;
+  logger: Logger;
+  hooks: SupervisorHooks<M>;
+  open: UpstreamFactory;
+  /** Params of a composed initialize (protocolVersion already the negotiated one). */
+  initParams: () => JsonObject;
+  /** logging/setLevel the downstream asked for, replayed after each handshake. */
+  logLevel?: () => string | undefined;
+  /** The gateway's logger, for a shared child that outlives the session. */
+  poolLogger: Logger;
+  /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
+  authorization: string | undefined;
+  /** Makes room under the child caps before a child starts; throws GW_SESSION_LIMIT. */
+  reserveChild?: ((target: TargetConfig) => void) | undefined;
+  restart: 'backoff' | 'on-use';
+}
+
+export interface SupervisedUpstream {
+  readonly name: string;
+  readonly target: TargetConfig;
+  /** The ready connection, if open. */
+  readonly connection: UpstreamConnection | undefined;
+  /** A connection is open or starting (a child is alive, for stdio targets). */
+  readonly live: boolean;
+  /** From the handshake's answer; undefined until a handshake is done. */
+  readonly capabilities: JsonObject | undefined;
+  readonly instructions: string | undefined;
+  /** Why it is unavailable for good; undefined while it can still be used. */
+  readonly failure: GatewayError | undefined;
+  /** The client's own initialize opened it: the client's `initialized` must reach it too. */
+  readonly transparent: boolean;
+  /** Removed by a reload: finishes what is in flight, takes nothing new. */
+  retired: boolean;
+  /** The ready connection, opening it (composed handshake) first if needed. Rejects naming the target. */
+  connect(): Promise<UpstreamConnection>;
+  /** Opens it with the client's own initialize; resolves with the upstream's answer as it is. */
+  openWith(initialize: JsonRpcRequest): Promise<JsonRpcResponse>;
+  /** Sends an answer to one of its server->client requests, also while it is still starting. */
+  reply(response: JsonRpcResponse): Promise<void>;
+  /** Closes the connection (pending requests fail). Idempotent. */
+  close(reason: string): Promise<void>;
+  /** Closes once nothing is in flight. */
+  drain(reason: string): Promise<void>;
+}
+
+type Asked = { resolve: (r: JsonRpcResponse) => void; clientId: RequestId; explain?: (e: GatewayError) => GatewayError };
+const ownHandler: PendingHandler<Asked> = {
+  onresponse(response, ctx) {
+    ctx.resolve(response);
+  },
+  onerror(error, ctx) {
+    ctx.resolve(toErrorResponse(ctx.clientId, ctx.explain?.(error) ?? error));
+  },
+};
+
+function ignore(): void {}
+
+/** GW_TARGET_UNAVAILABLE naming the target and why. */
+export function unavailable(name: string, reason: string): GatewayError {
+  return new GatewayError('GW_TARGET_UNAVAILABLE', `Target "${name}" is not available: ${reason}`, { target: name, reason });
+}
+
+/** `extra`'s fields (the session's view of this upstream: exposure, ...) are part of the object the hooks get. */
+export function createSupervisedUpstream<X extends object>(options: SupervisorOptions<SupervisedUpstream & X>, extra: X): SupervisedUpstream & X {
+  const { target, hooks } = options;
+  const name = target.name;
+  const logger = options.logger.child({ target: name });
+  const handshakeTimeouts = startupTimeouts(target);
+  let connection: UpstreamConnection | undefined;
+  let opening: Promise<UpstreamConnection> | undefined;
+  let starting: UpstreamConnection | undefined;
+  let failure: GatewayError | undefined;
+  let capabilities: JsonObject | undefined;
+  let instructions: string | undefined;
+  let clientInit: JsonObject | undefined;
+  let closed = false;
+  let starts = 0;
+  /** The roots exchange of the start under way, if any. */
+  let settle: RootsSettle | undefined;
+
+  const policy = 'restart' in target ? target.restart : undefined;
+  /** The target's restart policy (`onExit: restart`, within `maxRestarts`) allows a fresh start. */
+  const mayStartAgain = () => policy !== undefined && policy.onExit === 'restart' && starts <= policy.maxRestarts;
+
+  const ask = (next: UpstreamConnection, request: JsonRpcRequest) =>
+    new Promise<JsonRpcResponse>((resolve) =>
+      next.correlator.request(request, ownHandler, { resolve, clientId: request.id, explain: (e) => explainStartupFailure(e, next, logger) }, handshakeTimeouts),
+    );
+
+  /** A new connection wired to the hooks, started (spawned or dialled), not yet handshaken. */
+  const begin = async (roots: RootsSettle | undefined): Promise<UpstreamConnection> => {
+    starts++;
+    const next = options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization });
+    next.correlator.onrequest = (request) => {
+      if (roots !== undefined && settle === roots) roots.asked(request);
+      hooks.onrequest(member, request);
+    };
+    next.correlator.onnotification = (notification) => hooks.onnotification(member, notification);
+    next.onexit = (reason) => onexit(next, reason);
+    starting = next;
+    try {
+      await next.start();
+    } catch (err) {
+      starting = undefined;
+      await next.close('start failed');
+      throw err;
+    }
+    return next;
+  };
+
+  /** Learns what the handshake said and lets requests through. */
+  const ready = (next: UpstreamConnection, result: JsonObject) => {
+    const caps: JsonObject = isObject(result.capabilities) ? result.capabilities : {};
+    capabilities = caps;
+    instructions = typeof result.instructions === 'string' ? result.instructions : undefined;
+    connection = next;
+    starting = undefined;
+    const level = options.logLevel?.();
+    if (level !== undefined && caps.logging !== undefined) {
+      const setLevel: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method: 'logging/setLevel', params: { level } };
+      next.correlator.request(setLevel, ownHandler, { resolve: ignore, clientId: 0 }, target.timeouts);
+    }
+    hooks.onready(member);
+  };
+
+  /** The composed handshake: a first open, or a restart (replaying the client's params if it had its own). */
+  const open = async (): Promise<UpstreamConnection> => {
+    const params = clientInit ?? options.initParams();
+    const roots = createRootsSettle(params);
+    settle = roots;
+    let next: UpstreamConnection | undefined;
+    try {
+      next = await begin(roots);
+      const answer = await ask(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params: structuredClone(params) });
+      const result: unknown = 'result' in answer ? answer.result : undefined;
+      if (!isObject(result)) throw unavailable(name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
+      await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      await roots.settled();
+      settle = undefined;
+      if (closed) throw unavailable(name, 'the session ended');
+      // Only now may requests reach it: nothing goes to a server before its handshake.
+      ready(next, result);
+      return next;
+    } catch (err) {
+      starting = undefined;
+      await next?.close('start failed');
+      const error = toGatewayError(err);
+      if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
+      throw error.code === 'GW_TARGET_UNAVAILABLE' ? error : unavailable(name, error.message);
+    }
+  };
+
+  /** Restarts with exponential backoff while the policy allows; uses wait on `opening`. */
+  const restartWithBackoff = async (reason: GatewayError): Promise<UpstreamConnection> => {
+    const limit = policy?.maxRestarts ?? 0;
+    for (let restarts = starts - 1; !closed && restarts < limit; restarts = starts - 1) {
+      const delay = Math.min(policy?.maxBackoffMs ?? 0, (policy?.initialBackoffMs ?? 0) * 2 ** restarts);
+      logger.warn({ restarts: restarts + 1, delayMs: delay, reason: reason.message }, 'restarting upstream');
+      await new Promise((r) => setTimeout(r, delay));
+      if (closed) break;
+      try {
+        return await open();
+      } catch (err) {
+        logger.warn({ err }, 'upstream restart failed');
+      }
+    }
+    throw unavailable(name, `it could not be restarted: ${reason.message}`);
+  };
+
+  const onexit = (which: UpstreamConnection, reason: GatewayError) => {
+    if (which !== connection || closed) return;
+    connection = undefined;
+    opening = undefined;
+    if (!mayStartAgain()) {
+      failure = unavailable(name, reason.message);
+      logger.warn({ reason: reason.message }, 'upstream exited; unavailable for the rest of the session');
+      hooks.onexit(member, reason, true);
+      return;
+    }
+    if (options.restart === 'backoff') {
+      opening = restartWithBackoff(reason);
+      opening.catch((err: unknown) => {
+        opening = undefined;
+        failure = toGatewayError(err);
+        hooks.onexit(member, failure, true);
+      });
+    } else {
+      logger.warn({ reason: reason.message }, 'upstream exited; it restarts on next use');
+    }
+    hooks.onexit(member, reason, false);
+  };
+
+  const member: SupervisedUpstream & X = {
+    ...extra,
+    name,
+    target,
+    retired: false,
+    get connection() {
+      return connection;
+    },
+    get live() {
+      return (connection ?? starting) !== undefined;
+    },
+    get capabilities() {
+      return capabilities;
+    },
+    get instructions() {
+      return instructions;
+    },
+    get failure() {
+      return failure;
+    },
+    get transparent() {
+      return clientInit !== undefined;
+    },
+    connect() {
+      if (connection !== undefined) return Promise.resolve(connection);
+      if (closed || member.retired) return Promise.reject(unavailable(name, 'it was removed from the configuration'));
+      if (failure !== undefined) return Promise.reject(failure);
+      if (opening === undefined) {
+        // No room for its child (the store's child caps): this use fails, a later one may start it.
+        try {
+          options.reserveChild?.(target);
+        } catch (err) {
+          return Promise.reject(toGatewayError(err));
+        }
+      }
+      opening ??= open().catch((err: unknown) => {
+        opening = undefined;
+        const error = toGatewayError(err);
+        // A failed start is final unless the restart policy allows another attempt.
+        if (!mayStartAgain()) failure = error;
+        throw error;
+      });
+      return opening;
+    },
+    async openWith(request) {
+      options.reserveChild?.(target);
+      clientInit = isObject(request.params) ? structuredClone(request.params) : {};
+      const next = await begin(undefined);
+      // The client's initialize goes first and nothing else can arrive before its answer (the
+      // session id is not out yet), so the connection is published at once.
+      connection = next;
+      starting = undefined;
+      const answer = await ask(next, request);
+      const result = 'result' in answer ? answer.result : undefined;
+      if (isObject(result) && !closed) ready(next, result);
+      return answer;
+    },
+    reply(response) {
+      const to = connection ?? starting;
+      if (to === undefined) return Promise.resolve();
+      const sent = to.correlator.send(response);
+      settle?.answered();
+      return sent;
+    },
+    close(reason) {
+      closed = true;
+      const which = connection ?? starting;
+      connection = undefined;
+      starting = undefined;
+      return which?.close(reason) ?? Promise.resolve();
+    },
+    async drain(reason) {
+      member.retired = true;
+      await connection?.correlator.idle();
+      await member.close(reason);
+    },
+  };
+  return member;
+}
