@@ -95,4 +95,32 @@ describe(`conformance suite (server scenarios, ${SPEC_VERSION})`, () => {
         `gateway log (last 40 lines):\n${logLines.slice(-40).join('\n')}`,
     ).toEqual([]);
   }, 100_000);
+
+  it('on /servers/<name>/mcp beside another server, every scenario reaches its direct outcome too', async () => {
+    const { scenarios, results } = await directRun();
+    const logLines: string[] = [];
+    const pair = await startTestGateway({
+      targets: {
+        conformance: { command: process.execPath, args: [CONFORMANCE_FIXTURE, 'stdio'] },
+        other: { command: process.execPath, args: [CONFORMANCE_FIXTURE, 'stdio'] },
+      },
+      logLines,
+    });
+    try {
+      const perServer = await runConformanceSuite(pair.mcpUrl('conformance'), scenarios, {
+        scenarioTimeoutMs: SCENARIO_TIMEOUT_MS,
+        concurrency: CONCURRENCY,
+        deadline: Date.now() + 60_000,
+      });
+      const mismatches = compareRuns(results, perServer);
+      expect(
+        mismatches.map((m) => m.scenario),
+        `scenarios that pass directly but not on /servers/conformance/mcp:\n${formatMismatches(mismatches)}\n` +
+          `gateway log (last 40 lines):\n${logLines.slice(-40).join('\n')}`,
+      ).toEqual([]);
+      expect(tally(perServer).pass).toBe(tally(results).pass);
+    } finally {
+      await pair.close();
+    }
+  }, 100_000);
 });
