@@ -12,7 +12,7 @@ import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { isObject, isRequest, isRequestId, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
-import type { ResponseSink, Session } from '../session/session.ts';
+import { CHANNEL_REQUEST, type ResponseSink, type Session } from '../session/session.ts';
 
 /** The wire a channel writes to. */
 export interface ChannelWire {
@@ -120,7 +120,7 @@ export function createChannel(session: Session, wire: ChannelWire, logger: Logge
           if (initializing === undefined) {
             return fail(message.id, new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: send initialize first'));
           }
-          session.handleRequests([message], sinks.requests, false);
+          session.serve([message], sinks.requests, CHANNEL_REQUEST);
         } else if (isResponse(message)) {
           await session.handleResponse(message as JsonRpcResponse);
         } else {

@@ -11,7 +11,7 @@ import { toParseFailure } from './parse-failure.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
-import type { Session } from '../session/session.ts';
+import { BATCH_2025, POST_2025, type Session } from '../session/session.ts';
 import type { RouteEndpoint } from '../session/endpoint-table.ts';
 import type { SessionStore } from '../session/store.ts';
 import { checkGetHeaders, checkPostHeaders } from './guards.ts';
@@ -162,7 +162,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
 
     reply.hijack();
     const sink = createHttpSink(reply.raw, session.id, keepAlive);
-    session.handleRequests(requests, sink, batch);
+    session.serve(requests, sink, batch ? BATCH_2025 : POST_2025);
     return reply;
   });
 

@@ -94,7 +94,9 @@ export function createHttpSink(raw: ServerResponse, sessionId: string, keepAlive
     event(id, data) {
       if (closed) return;
       // A priming event (empty data) also tells the client how soon to reconnect (SEP-1699).
-      write(data === '' ? `id: ${id}\nretry: ${RECONNECT_MS}\ndata: \n\n` : `event: message\nid: ${id}\ndata: ${data}\n\n`);
+      if (data === '') write(`id: ${id}\nretry: ${RECONNECT_MS}\ndata: \n\n`);
+      // A stream without replay (StreamOptions) gives no id: there is nothing to resume from.
+      else write(id === '' ? `event: message\ndata: ${data}\n\n` : `event: message\nid: ${id}\ndata: ${data}\n\n`);
     },
     end() {
       if (closed) return;

@@ -8,7 +8,7 @@ import { aggregateOf, type GatewayConfig } from '../config/types.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import { createAggregateSession, type AggregateSession } from './aggregate-session.ts';
 import { toAggregateView, type AggregateView, type KnownTargets } from './aggregate-view.ts';
-import type { Session } from './session.ts';
+import type { Session, SessionCore } from './session.ts';
 import type { SessionFactory } from './store.ts';
 import { GATEWAY_SERVER_INFO } from './gateway-info.ts';
 
@@ -57,7 +57,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       downstream: seed.downstream,
       reserveChild: seed.reserveChild,
       open: seed.open,
-      onended: (ended: Session) => {
+      onended: (ended: SessionCore) => {
         live.delete(session);
         seed.onended(ended);
       },

@@ -25,9 +25,10 @@ import type { UpstreamFactory } from '../upstream/open.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import type { AggregateView, KnownTargets } from './aggregate-view.ts';
-import { createSessionCore, type CoreParts, type Flavour, type LocalAnswer } from './core.ts';
+import { createSessionCore } from './core.ts';
+import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
-import type { Session } from './session.ts';
+import type { Session, SessionCore } from './session.ts';
 import type { DownstreamInfo } from './store.ts';
 
 export interface AggregateSession extends Session {
@@ -41,7 +42,7 @@ export interface AggregateSessionOptions {
   view: AggregateView;
   limits: GatewayConfig['limits'];
   logger: Logger;
-  onended: (session: Session) => void;
+  onended: (session: SessionCore) => void;
   cursors: CursorCodec;
   /** Capabilities and instructions learnt from earlier handshakes (for lazy initialize answers). */
   known: KnownTargets;

@@ -5,86 +5,32 @@
  * in both directions, server->client requests and their answers (server-messages.ts), and ending
  * (cancel what runs upstream, close the members, end the streams).
  *
- * What differs between endpoints is a `Flavour`: how the 2025 initialize is answered, which member
- * owns a request (or whether the gateway answers it itself), and how a member's answer is written.
+ * What differs between endpoints is a `Flavour` (flavour.ts): how the 2025 initialize is answered,
+ * which member owns a request (or whether the gateway answers it itself), and how a member's answer
+ * is written. The session built here is era-neutral; era-2025.ts puts the 2025 layer on top.
  * A single-target endpoint (single.ts) forwards to its one member, names untouched; an aggregate
  * (aggregate-session.ts) namespaces, merges lists and routes by name.
  */
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
-import type { GatewayConfig } from '../config/types.ts';
-import type { Logger } from '../log/logger.ts';
-import type { NameTable } from '../router/name-table.ts';
+import type { JsonRpcNotification, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
+import { withEra2025 } from './era-2025.ts';
 import { createEventLog } from './event-log.ts';
+import type { CoreOptions, CoreParts, Flavour, LocalAnswer, Pending } from './flavour.ts';
 import { ownsChild } from './limits.ts';
 import type { Member, MemberHooks } from './member.ts';
-import { createServerMessages, type ServerMessages } from './server-messages.ts';
-import type { Session } from './session.ts';
-import { createStreamSet, type OutStream, type StreamSet } from './streams.ts';
+import { createServerMessages } from './server-messages.ts';
+import type { Session, SessionCore } from './session.ts';
+import { createStreamSet, type OutStream } from './streams.ts';
 
-/** A downstream request being served: by the gateway itself, or forwarded to `member`. */
-export interface Pending {
-  readonly key: string;
-  readonly clientId: RequestId;
-  readonly stream: OutStream;
-  readonly method: string;
-  member: Member | undefined;
-  upstreamId: number;
-  cancelled: boolean;
-}
-
-/**
- * The gateway's own answer to a request, no member involved: a result (a merged list, a ping), or
- * an error object sent as it is (a filtered name refused in the words servers use for an unknown one).
- */
-export type LocalAnswer = { readonly local: JsonObject } | { readonly refuse: JsonRpcErrorObject };
-
-/** What makes one kind of session: see the file comment. */
-export interface Flavour {
-  /** Every member, in config order. */
-  members(): Iterable<Member>;
-  /** The 2025 initialize: resolves with the answer to send (and calls `negotiated` on success). */
-  initialize(request: JsonRpcRequest): Promise<JsonRpcResponse>;
-  /** The member that owns `request` (params rewritten for it), or the gateway's own answer. */
-  route(request: JsonRpcRequest): Member | Promise<Member | LocalAnswer>;
-  /** The text to deliver for a member's answer (ids already restored). */
-  answerText(rec: Pending, response: JsonRpcResponse): string;
-  /** A member went away; `final`: it will not come back in this session. */
-  memberExit(member: Member, reason: GatewayError, final: boolean): void;
-  memberReady(member: Member): void;
-}
-
-/** What the core hands the flavour it builds. */
-export interface CoreParts {
-  readonly logger: Logger;
-  readonly streams: StreamSet;
-  readonly messages: ServerMessages;
-  /** Hooks for the members the flavour creates. */
-  readonly hooks: MemberHooks;
-  /** The 2025 handshake settled on this revision. */
-  negotiated(version: string): void;
-  /** Marks the session as opening upstreams (busy, and un-initialized for the limits). */
-  opening(on: boolean): void;
-  /** The session itself (to end it). */
-  readonly session: Session;
-}
-
-export interface CoreOptions {
-  id: string;
-  endpoint: string;
-  limits: GatewayConfig['limits'];
-  /** Already bound to the session (and target or endpoint). */
-  logger: Logger;
-  onended: (session: Session) => void;
-  /** Several targets behind one endpoint (server-messages.ts). */
-  namespaced: boolean;
-  tables: { readonly tools: NameTable; readonly prompts: NameTable };
-}
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
 
+/**
+ * Builds a session: the era-neutral core, the flavour `build` makes from its parts, and the 2025
+ * layer (era-2025.ts) on top.
+ */
 export function createSessionCore(options: CoreOptions, build: (parts: CoreParts) => Flavour): Session {
   const { id, endpoint, limits, logger, onended } = options;
   let protocolVersion: string | undefined;
@@ -93,6 +39,9 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     logger,
     priming: () => protocolVersion !== undefined && protocolVersion >= '2025-11-25',
     keepFinished: 64,
+    onabandon: (stream) => {
+      for (const rec of inflight.values()) if (rec.stream === stream) withdraw(rec, 'The client closed the response stream');
+    },
   });
   const inflight = new Map<string, Pending>();
   let ended = false;
@@ -175,7 +124,16 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     );
   };
 
-  /** The client withdraws one of its requests: cancel it upstream, answer nothing more. */
+  /** A request the client no longer wants: cancel it upstream, answer nothing more. */
+  const withdraw = (rec: Pending, reason: string | undefined) => {
+    inflight.delete(rec.key);
+    rec.cancelled = true;
+    if (rec.member !== undefined) rec.member.connection?.correlator.cancel(rec.upstreamId, reason);
+    const error = new GatewayError('GW_REQUEST_CANCELLED', undefined, rec.member ? { target: rec.member.name } : {});
+    streams.drop(rec.stream, JSON.stringify(toErrorResponse(rec.clientId, error)));
+  };
+
+  /** The client's notifications/cancelled. */
   const cancel = (params: unknown) => {
     const requestId = cancelledRequestId(params);
     if (requestId === undefined || !isObject(params)) {
@@ -184,12 +142,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     }
     const rec = inflight.get(idKey(requestId));
     if (rec === undefined) return; // already answered, or never seen: nothing to cancel
-    inflight.delete(rec.key);
-    rec.cancelled = true;
-    const reason = typeof params.reason === 'string' ? params.reason : undefined;
-    if (rec.member !== undefined) rec.member.connection?.correlator.cancel(rec.upstreamId, reason);
-    const error = new GatewayError('GW_REQUEST_CANCELLED', undefined, rec.member ? { target: rec.member.name } : {});
-    streams.drop(rec.stream, JSON.stringify(toErrorResponse(rec.clientId, error)));
+    withdraw(rec, typeof params.reason === 'string' ? params.reason : undefined);
   };
 
   /** Any other notification concerns every member the session has opened. */
@@ -213,7 +166,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     onready: (member) => flavour.memberReady(member),
   };
 
-  const session: Session = {
+  const session: SessionCore = {
     id,
     endpoint,
     lastActivity: Date.now(),
@@ -233,11 +186,8 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       for (const m of flavour.members()) if (m.live && ownsChild(m.target)) children.push(m.name);
       return { initializing: opening, streamed, children };
     },
-    initialize(request) {
-      return flavour.initialize(request);
-    },
-    handleRequests(requests, sink, batch) {
-      const stream = streams.open(sink, requests.length, batch);
+    serve(requests, sink, streamOptions) {
+      const stream = streams.open(sink, requests.length, streamOptions);
       for (const request of requests) dispatch(request, stream);
     },
     async handleNotification(notification) {
@@ -246,11 +196,6 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     },
     handleResponse(response) {
       return messages.answer(response);
-    },
-    openStream(sink, lastEventId) {
-      streamed = true;
-      if (lastEventId !== undefined && streams.resume(sink, lastEventId)) return true;
-      return streams.attachStandalone(sink);
     },
     async idle() {
       await Promise.all([...flavour.members()].map((m) => m.connection?.correlator.idle()));
@@ -295,5 +240,11 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       opening = on;
     },
   });
-  return session;
+  return withEra2025(session, {
+    streams,
+    initialize: (request) => flavour.initialize(request),
+    streamed: () => {
+      streamed = true;
+    },
+  });
 }

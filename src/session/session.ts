@@ -1,26 +1,32 @@
 /**
- * The Session contract: what every downstream route (Streamable HTTP, WebSocket, legacy SSE) needs
- * of a session, whatever serves it. One implementation, the session core (core.ts), with a flavour
- * per kind of endpoint: one target (single.ts) or several (aggregate-session.ts).
+ * What every downstream route needs of a session, in two layers.
  *
- * Era-neutral at its heart: a session is created empty and `handleRequests` works without an
- * `initialize` (the core opens a member with a handshake it composes); `initialize`, `openStream`
- * and the batch flag are the 2025 layer on top.
+ * `SessionCore` is era-neutral: requests are served onto a per-request sink whose stream semantics
+ * (replay, cancel when the client goes away, batch) are options of that stream; notifications and
+ * answers to server->client requests flow in; the session ends. A core works without any
+ * `initialize`: it opens its members with a handshake it composes (core.ts, single.ts).
+ *
+ * `Session` is the 2025 layer on top (era-2025.ts): the client's initialize, the standalone GET
+ * stream and its resumption. Batches are a stream option the 2025 routes pick.
+ *
+ * One implementation: the session core (core.ts) with a flavour per kind of endpoint, one target
+ * (single.ts) or several (aggregate-session.ts).
  */
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { SessionUsage } from './limits.ts';
-import type { ResponseSink } from './streams.ts';
+import type { ResponseSink, StreamOptions } from './streams.ts';
 
-export type { ResponseSink } from './streams.ts';
+export type { ResponseSink, StreamOptions } from './streams.ts';
+export { BATCH_2025, CHANNEL_REQUEST, POST_2025 } from './streams.ts';
 
-export interface Session {
+export interface SessionCore {
   readonly id: string;
   /**
    * The downstream endpoint that created the session (its path key). A session is unknown on every
    * other endpoint, exactly like one that never existed.
    */
   readonly endpoint: string;
-  /** Negotiated in initialize; undefined before. */
+  /** The revision the downstream speaks; undefined until it is known (2025: initialize). */
   readonly protocolVersion: string | undefined;
   readonly ended: boolean;
   /** True while a request is in flight or a response stream is attached. */
@@ -28,18 +34,22 @@ export interface Session {
   /** What the store's limits read (limits.ts). */
   readonly usage: SessionUsage;
   lastActivity: number;
-  /** Opens the upstream and forwards the client's initialize; resolves with the answer to send. */
-  initialize(request: JsonRpcRequest): Promise<JsonRpcResponse>;
-  /** Forwards requests; their answers (and related messages) go to `sink`. */
-  handleRequests(requests: JsonRpcRequest[], sink: ResponseSink, batch: boolean): void;
+  /** Serves requests; their answers (and related messages) go to `sink`, one stream with `options`. */
+  serve(requests: JsonRpcRequest[], sink: ResponseSink, options: StreamOptions): void;
   /** Forwards a notification (a cancel is translated to the upstream's id). */
   handleNotification(notification: JsonRpcNotification): Promise<void>;
   /** Forwards the client's answer to a server->client request, with the upstream's id restored. */
   handleResponse(response: JsonRpcResponse): Promise<void>;
-  /** GET stream; `lastEventId` resumes a lost stream. False: a standalone stream is already open. */
-  openStream(sink: ResponseSink, lastEventId: string | undefined): boolean;
   /** Resolves once nothing is in flight upstream. */
   idle(): Promise<void>;
   /** Ends the session: closes its upstream, fails what is pending, ends its streams. Idempotent. */
   end(reason: string): Promise<void>;
+}
+
+/** The 2025 session: a core plus the handshake and the standalone stream. */
+export interface Session extends SessionCore {
+  /** Opens the upstream and forwards the client's initialize; resolves with the answer to send. */
+  initialize(request: JsonRpcRequest): Promise<JsonRpcResponse>;
+  /** GET stream; `lastEventId` resumes a lost stream. False: a standalone stream is already open. */
+  openStream(sink: ResponseSink, lastEventId: string | undefined): boolean;
 }

@@ -23,7 +23,7 @@ import { openUpstream, type UpstreamFactory } from '../upstream/open.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import type { DownstreamInfo } from './store.ts';
-import type { Session } from './session.ts';
+import type { Session, SessionCore } from './session.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 
 export interface SingleSessionOptions {
@@ -36,7 +36,7 @@ export interface SingleSessionOptions {
   limits: GatewayConfig['limits'];
   logger: Logger;
   /** Called once when the session has ended, whatever ended it. */
-  onended: (session: Session) => void;
+  onended: (session: SessionCore) => void;
   /** What the downstream said about itself (its Authorization reaches opted-in remote targets). */
   downstream?: DownstreamInfo;
   /** See SessionSeed.reserveChild. */

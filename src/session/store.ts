@@ -9,7 +9,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { openUpstream, type UpstreamFactory } from '../upstream/open.ts';
-import type { Session } from './session.ts';
+import type { Session, SessionCore } from './session.ts';
 import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
 
 /** What the store hands a session factory: the parts every kind of session needs. */
@@ -18,7 +18,7 @@ export interface SessionSeed {
   readonly limits: GatewayConfig['limits'];
   readonly logger: Logger;
   /** The session must call this once when it has ended, whatever ended it. */
-  readonly onended: (session: Session) => void;
+  readonly onended: (session: SessionCore) => void;
   /** What the downstream said about itself when it opened the session. */
   readonly downstream: DownstreamInfo;
   /**
@@ -77,7 +77,7 @@ export function createSessionStore({ config, logger, upstreams = openUpstream }:
   const policy: SessionPolicy = config.session;
   let closing = false;
 
-  const onended = (session: Session) => {
+  const onended = (session: SessionCore) => {
     sessions.delete(session.id);
     created.delete(session.id);
   };

@@ -1,12 +1,16 @@
 /**
- * A session's outbound streams (2025 Streamable HTTP): one per POST that carried requests, plus the
- * standalone stream that a GET opens for server-initiated messages.
+ * A session's outbound streams: one per downstream request (a POST that carried requests, or one
+ * message on a channel), plus the standalone stream that a 2025 GET opens for server-initiated
+ * messages.
  *
- * A POST's stream starts undecided. If the answer comes first and alone, it goes out as one
+ * A request's stream starts undecided. If the answer comes first and alone, it goes out as one
  * `application/json` body (cheapest for the common case); the first message that is not a final
  * answer (progress, a log line, a server->client request) switches it to `text/event-stream`.
- * SSE events are recorded in the session's EventLog so a client that lost a stream can resume it
- * with `Last-Event-ID` (a dropped connection is not a cancel in this era: the request runs on).
+ *
+ * What the era decides is an option of each stream (`StreamOptions`), not of the set: in 2025 a
+ * stream's SSE events are recorded in the session's EventLog so a client that lost it can resume
+ * with `Last-Event-ID`, and a dropped connection is not a cancel (the request runs on); in 2026
+ * nothing is replayed and closing the response cancels what it was waiting for.
  */
 import type { Logger } from '../log/logger.ts';
 import { type EventLog, parseEventId } from './event-log.ts';
@@ -17,7 +21,7 @@ export interface ResponseSink {
   json(body: string): void;
   /** Starts an SSE response (status and headers). */
   sse(): void;
-  /** Writes one SSE event; `data` '' is a priming event (id only). */
+  /** Writes one SSE event; `data` '' is a priming event (id only); `id` '' on a stream without replay. */
   event(id: string, data: string): void;
   /** Ends the response. */
   end(): void;
@@ -31,6 +35,26 @@ export interface ResponseSink {
    */
   readonly channel?: boolean;
 }
+
+/** How one stream behaves; the routes pass shared constants (no allocation per request). */
+export interface StreamOptions {
+  /** Several requests of one JSON-RPC batch (2025-03-26): one JSON array if every answer comes first. */
+  readonly batch: boolean;
+  /** SSE events carry ids and stay in the replay log, so a lost stream can be resumed (2025). */
+  readonly replay: boolean;
+  /** The client going away before the last answer cancels the stream's requests upstream (2026). */
+  readonly cancelOnClose: boolean;
+}
+
+/** A 2025 POST: resumable, and a dropped connection is not a cancel. */
+export const POST_2025: StreamOptions = Object.freeze({ batch: false, replay: true, cancelOnClose: false });
+/** A 2025-03-26 JSON-RPC batch. */
+export const BATCH_2025: StreamOptions = Object.freeze({ batch: true, replay: true, cancelOnClose: false });
+/**
+ * One request on a message channel (WebSocket, legacy SSE): nothing to resume (the channel is the
+ * session), and the channel closing ends the session, which cancels what runs.
+ */
+export const CHANNEL_REQUEST: StreamOptions = Object.freeze({ batch: false, replay: false, cancelOnClose: false });
 
 const PENDING = 0;
 const JSON_MODE = 1;
@@ -78,7 +102,7 @@ export interface OutStream {
   mode: typeof PENDING | typeof JSON_MODE | typeof SSE_MODE;
   /** Final answers still owed on this stream (request streams). */
   remaining: number;
-  readonly batch: boolean;
+  readonly options: StreamOptions;
   readonly openedAt: number;
   /** Batch answers gathered while still hoping to reply with one JSON array. */
   collected: string[] | undefined;
@@ -87,8 +111,8 @@ export interface OutStream {
 
 export interface StreamSet {
   readonly standalone: OutStream;
-  /** A stream for a POST carrying `count` requests. */
-  open(sink: ResponseSink, count: number, batch: boolean): OutStream;
+  /** A stream for `count` requests answered on `sink`. */
+  open(sink: ResponseSink, count: number, options: StreamOptions): OutStream;
   /** A message for `stream`; `final` when it answers one of the stream's requests. */
   deliver(stream: OutStream, data: string, final: boolean): void;
   /** One of the stream's requests ends with no answer to send (cancelled by the client). */
@@ -114,9 +138,11 @@ export interface StreamSetOptions {
   priming: () => boolean;
   /** How many finished streams stay resumable (their events may still be in the log). */
   keepFinished: number;
+  /** A `cancelOnClose` stream lost its client with answers still owed. */
+  onabandon?: (stream: OutStream) => void;
 }
 
-export function createStreamSet({ log, logger, priming, keepFinished }: StreamSetOptions): StreamSet {
+export function createStreamSet({ log, logger, priming, keepFinished, onabandon }: StreamSetOptions): StreamSet {
   const streams = new Map<number, OutStream>();
   const unfinished = new Set<OutStream>();
   const finished: number[] = [];
@@ -130,7 +156,7 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
     sink: undefined,
     mode: SSE_MODE,
     remaining: 0,
-    batch: false,
+    options: POST_2025,
     openedAt: 0,
     collected: undefined,
     complete: false,
@@ -144,13 +170,19 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
     stream.sink = sink;
     sink.onclose = () => {
       if (stream.sink === sink) stream.sink = undefined;
-      logger.debug({ stream: stream.id }, 'client went away from a stream (not a cancel)');
+      if (stream.options.cancelOnClose && !stream.complete) {
+        logger.debug({ stream: stream.id }, 'client went away from a stream; its requests are cancelled');
+        onabandon?.(stream);
+      } else {
+        logger.debug({ stream: stream.id }, 'client went away from a stream (not a cancel)');
+      }
     };
     if (old !== undefined && old !== sink && !old.closed) old.end();
   };
 
   const write = (stream: OutStream, data: string) => {
-    const id = log.append(stream.id, data);
+    // Without replay an event has no id: there is nothing to resume from.
+    const id = stream.options.replay ? log.append(stream.id, data) : '';
     const sink = stream.sink;
     if (sink !== undefined && !sink.closed) {
       sink.event(id, data);
@@ -164,7 +196,7 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
     stream.complete = true;
     slow.delete(stream);
     unfinished.delete(stream);
-    if (stream.mode === SSE_MODE) {
+    if (stream.mode === SSE_MODE && stream.options.replay) {
       finished.push(stream.id);
       while (finished.length > keepFinished) streams.delete(finished.shift() as number);
     } else {
@@ -177,7 +209,7 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
   const startSse = (stream: OutStream) => {
     stream.mode = SSE_MODE;
     stream.sink?.sse();
-    if (priming()) write(stream, '');
+    if (stream.options.replay && priming()) write(stream, '');
     const collected = stream.collected;
     stream.collected = undefined;
     if (collected) for (const data of collected) write(stream, data);
@@ -190,16 +222,16 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
   const set: StreamSet = {
     standalone,
 
-    open(sink, count, batch) {
+    open(sink, count, options) {
       const stream: OutStream = {
         id: nextId++,
         standalone: false,
         sink: undefined,
         mode: PENDING,
         remaining: count,
-        batch,
+        options,
         openedAt: Date.now(),
-        collected: batch ? [] : undefined,
+        collected: options.batch ? [] : undefined,
         complete: false,
       };
       attach(stream, sink);
@@ -215,7 +247,7 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
         return;
       }
       if (stream.mode === PENDING) {
-        if (final && !stream.batch) {
+        if (final && !stream.options.batch) {
           stream.mode = JSON_MODE;
           stream.remaining = 0;
           stream.sink?.json(data);
@@ -279,7 +311,7 @@ export function createStreamSet({ log, logger, priming, keepFinished }: StreamSe
     resume(sink, lastEventId) {
       const cursor = parseEventId(lastEventId);
       const stream = cursor && streams.get(cursor.stream);
-      if (!cursor || !stream) return false;
+      if (!cursor || !stream || !stream.options.replay) return false;
       if (cursor.seq < log.oldestSeq - 1) {
         logger.warn({ stream: stream.id, lastEventId }, 'resume from an event no longer buffered; some events are lost');
       }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log/logger.ts';
 import { createEventLog } from '../../../src/session/event-log.ts';
-import { createStreamSet, type ResponseSink } from '../../../src/session/streams.ts';
+import { BATCH_2025, createStreamSet, POST_2025, type ResponseSink, type StreamOptions } from '../../../src/session/streams.ts';
 
 interface Recorded {
   json?: string;
@@ -41,18 +41,21 @@ function sink(): ResponseSink & { rec: Recorded; drop(): void } {
   return s;
 }
 
-function set(priming = false) {
-  return createStreamSet({ log: createEventLog(100, 1 << 20), logger: createLogger({ level: 'silent' }), priming: () => priming, keepFinished: 8 });
+function set(priming = false, onabandon?: (stream: unknown) => void) {
+  return createStreamSet({ log: createEventLog(100, 1 << 20), logger: createLogger({ level: 'silent' }), priming: () => priming, keepFinished: 8, ...(onabandon ? { onabandon } : {}) });
 }
+
+/** The stateless era's stream: nothing to resume, and a closed response cancels. */
+const STATELESS: StreamOptions = { batch: false, replay: false, cancelOnClose: true };
 
 describe('stream set', () => {
   it('a dropped request on an HTTP response still gets the fallback answer; on a message channel none', () => {
     const streams = set();
     const http = sink();
-    streams.drop(streams.open(http, 1, false), '{"id":1,"error":{}}');
+    streams.drop(streams.open(http, 1, POST_2025), '{"id":1,"error":{}}');
     expect(http.rec.json).toBe('{"id":1,"error":{}}');
     const channel = Object.assign(sink(), { channel: true });
-    streams.drop(streams.open(channel, 1, false), '{"id":1,"error":{}}');
+    streams.drop(streams.open(channel, 1, POST_2025), '{"id":1,"error":{}}');
     expect(channel.rec).toMatchObject({ sse: false, events: [] });
     expect(channel.rec.json).toBeUndefined();
   });
@@ -60,14 +63,14 @@ describe('stream set', () => {
   it('answers a lone request with plain JSON', () => {
     const streams = set();
     const s = sink();
-    streams.deliver(streams.open(s, 1, false), '{"id":1}', true);
+    streams.deliver(streams.open(s, 1, POST_2025), '{"id":1}', true);
     expect(s.rec).toMatchObject({ json: '{"id":1}', sse: false });
   });
 
   it('switches to SSE when something comes before the answer, then ends after it', () => {
     const streams = set(true);
     const s = sink();
-    const stream = streams.open(s, 1, false);
+    const stream = streams.open(s, 1, POST_2025);
     streams.deliver(stream, '{"progress":1}', false);
     streams.deliver(stream, '{"id":1}', true);
     expect(s.rec.sse).toBe(true);
@@ -79,7 +82,7 @@ describe('stream set', () => {
   it('answers a batch with one JSON array when nothing else came', () => {
     const streams = set();
     const s = sink();
-    const stream = streams.open(s, 2, true);
+    const stream = streams.open(s, 2, BATCH_2025);
     streams.deliver(stream, '{"id":1}', true);
     streams.deliver(stream, '{"id":2}', true);
     expect(s.rec.json).toBe('[{"id":1},{"id":2}]');
@@ -88,7 +91,7 @@ describe('stream set', () => {
   it('keeps recording after the client went away, and replays on resume', () => {
     const streams = set(true);
     const first = sink();
-    const stream = streams.open(first, 1, false);
+    const stream = streams.open(first, 1, POST_2025);
     streams.deliver(stream, '{"progress":1}', false);
     const [lastId] = first.rec.events.at(-1)!;
     first.drop();
@@ -114,10 +117,10 @@ describe('stream set', () => {
 
   it('picks the single open request stream, else the GET stream', () => {
     const streams = set();
-    const a = streams.open(sink(), 1, false);
+    const a = streams.open(sink(), 1, POST_2025);
     expect(streams.pick(false)).toBe(a);
     expect(streams.pick(true)).toBe(streams.standalone);
-    streams.open(sink(), 1, false);
+    streams.open(sink(), 1, POST_2025);
     const get = sink();
     streams.attachStandalone(get);
     expect(streams.pick(false)).toBe(streams.standalone);
@@ -126,5 +129,42 @@ describe('stream set', () => {
   it('an unknown Last-Event-ID is not resumable', () => {
     expect(set().resume(sink(), '42-7')).toBe(false);
     expect(set().resume(sink(), 'garbage')).toBe(false);
+  });
+
+  it('a stream without replay writes events without ids, primes nothing, and cannot be resumed', () => {
+    const streams = set(true);
+    const s = sink();
+    const stream = streams.open(s, 1, STATELESS);
+    streams.deliver(stream, '{"progress":1}', false);
+    streams.deliver(stream, '{"id":1}', true);
+    expect(s.rec.events).toEqual([
+      ['', '{"progress":1}'],
+      ['', '{"id":1}'],
+    ]);
+    expect(s.rec.ended).toBe(true);
+    // Even an id the 2025 format would accept names nothing on such a stream.
+    expect(streams.resume(sink(), `${stream.id}-0`)).toBe(false);
+  });
+
+  it('a cancelOnClose stream reports its client going away while answers are owed, and only then', () => {
+    const abandoned: unknown[] = [];
+    const streams = set(false, (stream) => abandoned.push(stream));
+    const early = sink();
+    const owed = streams.open(early, 1, STATELESS);
+    early.drop();
+    expect(abandoned).toEqual([owed]);
+    const late = sink();
+    streams.deliver(streams.open(late, 1, STATELESS), '{"id":2}', true);
+    late.drop();
+    expect(abandoned).toHaveLength(1);
+  });
+
+  it('a 2025 stream losing its client is not a cancel', () => {
+    const abandoned: unknown[] = [];
+    const streams = set(false, (stream) => abandoned.push(stream));
+    const s = sink();
+    streams.open(s, 1, POST_2025);
+    s.drop();
+    expect(abandoned).toEqual([]);
   });
 });

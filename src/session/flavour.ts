@@ -1,0 +1,73 @@
+/**
+ * The contract between the session core (core.ts) and its flavours (single.ts, one target;
+ * aggregate-session.ts, several): what a flavour decides (how the 2025 initialize is answered,
+ * which member owns a request, how a member's answer is written) and what the core lends it.
+ */
+import type { GatewayError } from '../errors/gateway-error.ts';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
+import type { GatewayConfig } from '../config/types.ts';
+import type { Logger } from '../log/logger.ts';
+import type { NameTable } from '../router/name-table.ts';
+import type { Member, MemberHooks } from './member.ts';
+import type { ServerMessages } from './server-messages.ts';
+import type { SessionCore } from './session.ts';
+import type { OutStream, StreamSet } from './streams.ts';
+
+/** A downstream request being served: by the gateway itself, or forwarded to `member`. */
+export interface Pending {
+  readonly key: string;
+  readonly clientId: RequestId;
+  readonly stream: OutStream;
+  readonly method: string;
+  member: Member | undefined;
+  upstreamId: number;
+  cancelled: boolean;
+}
+
+/**
+ * The gateway's own answer to a request, no member involved: a result (a merged list, a ping), or
+ * an error object sent as it is (a filtered name refused in the words servers use for an unknown one).
+ */
+export type LocalAnswer = { readonly local: JsonObject } | { readonly refuse: JsonRpcErrorObject };
+
+/** What makes one kind of session: see the file comment. */
+export interface Flavour {
+  /** Every member, in config order. */
+  members(): Iterable<Member>;
+  /** The 2025 initialize: resolves with the answer to send (and calls `negotiated` on success). */
+  initialize(request: JsonRpcRequest): Promise<JsonRpcResponse>;
+  /** The member that owns `request` (params rewritten for it), or the gateway's own answer. */
+  route(request: JsonRpcRequest): Member | Promise<Member | LocalAnswer>;
+  /** The text to deliver for a member's answer (ids already restored). */
+  answerText(rec: Pending, response: JsonRpcResponse): string;
+  /** A member went away; `final`: it will not come back in this session. */
+  memberExit(member: Member, reason: GatewayError, final: boolean): void;
+  memberReady(member: Member): void;
+}
+
+/** What the core hands the flavour it builds. */
+export interface CoreParts {
+  readonly logger: Logger;
+  readonly streams: StreamSet;
+  readonly messages: ServerMessages;
+  /** Hooks for the members the flavour creates. */
+  readonly hooks: MemberHooks;
+  /** The 2025 handshake settled on this revision. */
+  negotiated(version: string): void;
+  /** Marks the session as opening upstreams (busy, and un-initialized for the limits). */
+  opening(on: boolean): void;
+  /** The session itself (to end it). */
+  readonly session: SessionCore;
+}
+
+export interface CoreOptions {
+  id: string;
+  endpoint: string;
+  limits: GatewayConfig['limits'];
+  /** Already bound to the session (and target or endpoint). */
+  logger: Logger;
+  onended: (session: SessionCore) => void;
+  /** Several targets behind one endpoint (server-messages.ts). */
+  namespaced: boolean;
+  tables: { readonly tools: NameTable; readonly prompts: NameTable };
+}
