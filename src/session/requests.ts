@@ -1,0 +1,125 @@
+/**
+ * The session core's downstream requests: the in-flight map by client id, routing each request to
+ * the member that owns it (or the gateway's own answer), forwarding it to that member's correlator
+ * (which rewrites ids and progress tokens), delivering the answer to the request's stream, and
+ * withdrawing a request the client no longer wants (a cancel, or a cancelOnClose stream that lost
+ * its client).
+ */
+import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
+import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
+import type { JsonRpcRequest } from '../jsonrpc/types.ts';
+import type { Logger } from '../log/logger.ts';
+import type { PendingHandler } from '../upstream/correlator.ts';
+import type { Flavour, LocalAnswer, Pending } from './flavour.ts';
+import type { Member } from './member.ts';
+import type { OutStream, StreamSet } from './streams.ts';
+
+const DUPLICATE = 'A request with this id is already in flight in this session';
+
+export interface Requests {
+  /** Client id key -> the request being served. */
+  readonly inflight: Map<string, Pending>;
+  /** The flavour that routes and answers; set once, right after the core builds it. */
+  flavour: Flavour | undefined;
+  dispatch(request: JsonRpcRequest, stream: OutStream): void;
+  /** Cancels `rec` upstream and answers nothing more (HTTP still gets its fallback answer). */
+  withdraw(rec: Pending, reason: string | undefined): void;
+  /** The client's notifications/cancelled. */
+  cancel(params: unknown): void;
+}
+
+export function createRequests(streams: StreamSet, logger: Logger): Requests {
+  const inflight = new Map<string, Pending>();
+
+  const deliver = (rec: Pending, text: string) => {
+    inflight.delete(rec.key);
+    if (!rec.cancelled) streams.deliver(rec.stream, text, true);
+  };
+  const fail = (rec: Pending, err: unknown) => {
+    const error = toGatewayError(err);
+    if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'request failed');
+    else logger.info({ code: error.code, clientId: rec.clientId }, error.message);
+    deliver(rec, JSON.stringify(toErrorResponse(rec.clientId, error)));
+  };
+
+  const handler: PendingHandler<Pending> = {
+    onresponse(response, rec) {
+      deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
+    },
+    onerror(error, rec) {
+      fail(rec, error);
+    },
+    onprogress(notification, rec) {
+      if (!rec.cancelled) streams.deliver(rec.stream, JSON.stringify(notification), false);
+    },
+  };
+
+  const send = (rec: Pending, member: Member, request: JsonRpcRequest) => {
+    if (rec.cancelled) return;
+    const connection = member.connection;
+    if (connection === undefined) return fail(rec, new GatewayError('GW_UPSTREAM_CLOSED', undefined, { target: member.name }));
+    rec.member = member;
+    rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts);
+  };
+
+  const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {
+    // Hot path: an open member takes the request at once; only a first use (or a restart) waits.
+    if (member.connection !== undefined) return send(rec, member, request);
+    member.connect().then(
+      () => send(rec, member, request),
+      (err: unknown) => fail(rec, err),
+    );
+  };
+
+  const answerLocally = (rec: Pending, to: LocalAnswer) => {
+    if ('local' in to) deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, result: to.local }));
+    else deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, error: to.refuse }));
+  };
+
+  const requests: Requests = {
+    inflight,
+    flavour: undefined,
+
+    dispatch(request, stream) {
+      const key = idKey(request.id);
+      if (inflight.has(key)) {
+        const error = new GatewayError('GW_INVALID_REQUEST', DUPLICATE, { reason: 'duplicate id' });
+        streams.deliver(stream, JSON.stringify(toErrorResponse(request.id, error)), true);
+        return;
+      }
+      const rec: Pending = { key, clientId: request.id, stream, method: request.method, member: undefined, upstreamId: 0, cancelled: false };
+      inflight.set(key, rec);
+      let routed: Member | Promise<Member | LocalAnswer>;
+      try {
+        routed = (requests.flavour as Flavour).route(request);
+      } catch (err) {
+        return fail(rec, err);
+      }
+      if (!(routed instanceof Promise)) return forward(rec, routed, request);
+      routed.then(
+        (to) => ('local' in to || 'refuse' in to ? answerLocally(rec, to) : forward(rec, to, request)),
+        (err: unknown) => fail(rec, err),
+      );
+    },
+
+    withdraw(rec, reason) {
+      inflight.delete(rec.key);
+      rec.cancelled = true;
+      if (rec.member !== undefined) rec.member.connection?.correlator.cancel(rec.upstreamId, reason);
+      const error = new GatewayError('GW_REQUEST_CANCELLED', undefined, rec.member ? { target: rec.member.name } : {});
+      streams.drop(rec.stream, JSON.stringify(toErrorResponse(rec.clientId, error)));
+    },
+
+    cancel(params) {
+      const requestId = cancelledRequestId(params);
+      if (requestId === undefined || !isObject(params)) {
+        logger.warn('notifications/cancelled from the client without a usable requestId; dropped');
+        return;
+      }
+      const rec = inflight.get(idKey(requestId));
+      if (rec === undefined) return; // already answered, or never seen: nothing to cancel
+      requests.withdraw(rec, typeof params.reason === 'string' ? params.reason : undefined);
+    },
+  };
+  return requests;
+}
