@@ -6,7 +6,7 @@
 import type { Exposure } from '../router/list-merge.ts';
 import { createSupervisedUpstream, type SupervisedUpstream, type SupervisorOptions } from '../upstream/supervisor.ts';
 
-export { unavailable } from '../upstream/supervisor.ts';
+export { unavailable } from '../upstream/handshake.ts';
 
 export interface MemberSettings {
   readonly exposure: Exposure;

@@ -14,16 +14,17 @@
  * After an exit, `restart: 'backoff'` starts again at once, with exponential backoff, while uses
  * wait for it; `'on-use'` starts again on the next use. Either way within `maxRestarts`.
  */
-import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
+import { type GatewayError, toGatewayError } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
-import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { UpstreamConnection } from './connection.ts';
-import type { PendingHandler } from './correlator.ts';
+import { askUpstream, composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
 import type { UpstreamFactory } from './open.ts';
 import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
-import { explainStartupFailure, handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
+import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
+
 
 /** What the session hears from one of its upstreams. One object per session, not per message. */
 export interface SupervisorHooks<M> {
@@ -81,23 +82,6 @@ export interface SupervisedUpstream {
   drain(reason: string): Promise<void>;
 }
 
-type Asked = { resolve: (r: JsonRpcResponse) => void; clientId: RequestId; explain?: (e: GatewayError) => GatewayError };
-const ownHandler: PendingHandler<Asked> = {
-  onresponse(response, ctx) {
-    ctx.resolve(response);
-  },
-  onerror(error, ctx) {
-    ctx.resolve(toErrorResponse(ctx.clientId, ctx.explain?.(error) ?? error));
-  },
-};
-
-function ignore(): void {}
-
-/** GW_TARGET_UNAVAILABLE naming the target and why. */
-export function unavailable(name: string, reason: string): GatewayError {
-  return new GatewayError('GW_TARGET_UNAVAILABLE', `Target "${name}" is not available: ${reason}`, { target: name, reason });
-}
-
 /** `extra`'s fields (the session's view of this upstream: exposure, ...) are part of the object the hooks get. */
 export function createSupervisedUpstream<X extends object>(options: SupervisorOptions<SupervisedUpstream & X>, extra: X): SupervisedUpstream & X {
   const { target, hooks } = options;
@@ -119,11 +103,6 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   const policy = 'restart' in target ? target.restart : undefined;
   /** The target's restart policy (`onExit: restart`, within `maxRestarts`) allows a fresh start. */
   const mayStartAgain = () => policy !== undefined && policy.onExit === 'restart' && starts <= policy.maxRestarts;
-
-  const ask = (next: UpstreamConnection, request: JsonRpcRequest) =>
-    new Promise<JsonRpcResponse>((resolve) =>
-      next.correlator.request(request, ownHandler, { resolve, clientId: request.id, explain: (e) => explainStartupFailure(e, next, logger) }, handshakeTimeouts),
-    );
 
   /** A new connection wired to the hooks, started (spawned or dialled), not yet handshaken. */
   const begin = async (roots: RootsSettle | undefined): Promise<UpstreamConnection> => {
@@ -153,11 +132,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     instructions = typeof result.instructions === 'string' ? result.instructions : undefined;
     connection = next;
     starting = undefined;
-    const level = options.logLevel?.();
-    if (level !== undefined && caps.logging !== undefined) {
-      const setLevel: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method: 'logging/setLevel', params: { level } };
-      next.correlator.request(setLevel, ownHandler, { resolve: ignore, clientId: 0 }, target.timeouts);
-    }
+    replayLogLevel(next, options.logLevel?.(), caps, target.timeouts);
     hooks.onready(member);
   };
 
@@ -169,11 +144,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     let next: UpstreamConnection | undefined;
     try {
       next = await begin(roots);
-      const answer = await ask(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params: structuredClone(params) });
-      const result: unknown = 'result' in answer ? answer.result : undefined;
-      if (!isObject(result)) throw unavailable(name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
-      await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-      await roots.settled();
+      const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger);
       settle = undefined;
       if (closed) throw unavailable(name, 'the session ended');
       // Only now may requests reach it: nothing goes to a server before its handshake.
@@ -280,7 +251,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       // session id is not out yet), so the connection is published at once.
       connection = next;
       starting = undefined;
-      const answer = await ask(next, request);
+      const answer = await askUpstream(next, request, handshakeTimeouts, logger);
       const result = 'result' in answer ? answer.result : undefined;
       if (isObject(result) && !closed) ready(next, result);
       return answer;

@@ -1,0 +1,61 @@
+/**
+ * The upstream handshake the gateway composes (no client initialize needed): `initialize` with the
+ * params it knows, then `notifications/initialized`, then the roots exchange (roots-settle.ts).
+ * Also the gateway's own requests during a start, whose answers come back to it, not to a client.
+ */
+import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
+import { isObject } from '../jsonrpc/envelope.ts';
+import type { JsonObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
+import type { TimeoutPolicy } from '../config/types.ts';
+import type { Logger } from '../log/logger.ts';
+import type { UpstreamConnection } from './connection.ts';
+import type { PendingHandler } from './correlator.ts';
+import type { RootsSettle } from './roots-settle.ts';
+import { explainStartupFailure } from './startup-deadline.ts';
+
+type Asked = { resolve: (r: JsonRpcResponse) => void; clientId: RequestId; explain?: (e: GatewayError) => GatewayError };
+const ownHandler: PendingHandler<Asked> = {
+  onresponse(response, ctx) {
+    ctx.resolve(response);
+  },
+  onerror(error, ctx) {
+    ctx.resolve(toErrorResponse(ctx.clientId, ctx.explain?.(error) ?? error));
+  },
+};
+
+function ignore(): void {}
+
+/** GW_TARGET_UNAVAILABLE naming the target and why. */
+export function unavailable(name: string, reason: string): GatewayError {
+  return new GatewayError('GW_TARGET_UNAVAILABLE', `Target "${name}" is not available: ${reason}`, { target: name, reason });
+}
+
+/** Sends `request` on a starting connection; a failure resolves as an error answer that explains the start. */
+export function askUpstream(next: UpstreamConnection, request: JsonRpcRequest, timeouts: TimeoutPolicy, logger: Logger): Promise<JsonRpcResponse> {
+  return new Promise<JsonRpcResponse>((resolve) =>
+    next.correlator.request(request, ownHandler, { resolve, clientId: request.id, explain: (e) => explainStartupFailure(e, next, logger) }, timeouts),
+  );
+}
+
+/** Runs the composed handshake on a started connection; resolves with the initialize result. */
+export async function composedHandshake(
+  next: UpstreamConnection,
+  params: JsonObject,
+  roots: RootsSettle,
+  timeouts: TimeoutPolicy,
+  logger: Logger,
+): Promise<JsonObject> {
+  const answer = await askUpstream(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params: structuredClone(params) }, timeouts, logger);
+  const result: unknown = 'result' in answer ? answer.result : undefined;
+  if (!isObject(result)) throw unavailable(next.target.name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
+  await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  await roots.settled();
+  return result;
+}
+
+/** The downstream's logging level, set again on a fresh connection that offers logging. */
+export function replayLogLevel(next: UpstreamConnection, level: string | undefined, capabilities: JsonObject, timeouts: TimeoutPolicy): void {
+  if (level === undefined || capabilities.logging === undefined) return;
+  const setLevel: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method: 'logging/setLevel', params: { level } };
+  next.correlator.request(setLevel, ownHandler, { resolve: ignore, clientId: 0 }, timeouts);
+}
