@@ -1,15 +1,14 @@
 /**
- * Composition root: config -> logger -> session store -> HTTP server. Nothing imports this file
- * except cli.ts and tests that need a whole gateway.
+ * Composition root: config -> logger -> Runtime (session/runtime.ts: agents, shared pools, the
+ * upstream factory, cursor codec, endpoint table, session store) -> HTTP server. Nothing imports
+ * this file except cli.ts and tests that need a whole gateway.
  */
 import { endpointUrls } from './config/endpoints.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { isLoopbackAddress } from './http/guards.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
-import { createEndpointTable } from './session/endpoint-table.ts';
-import { createSessionStore } from './session/store.ts';
-import { closeUpstreamAgents } from './transport/http-pool.ts';
+import { createRuntime } from './session/runtime.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
 
 export interface RunningGateway {
@@ -63,8 +62,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     exitHookInstalled = true;
   }
   let ready = true;
-  const store = createSessionStore({ config, logger });
-  const endpoints = createEndpointTable(config);
+  const runtime = createRuntime(config, logger);
+  const { store, endpoints } = runtime;
   let current = config;
   const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints });
   await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -81,7 +80,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     port,
     reload(next) {
       const needRestart = restartOnlyChanges(current, next);
-      endpoints.update(next);
+      runtime.reload(next);
       current = next;
       if (needRestart.length > 0) logger.warn({ needRestart }, 'config reloaded; some changes take effect only after a restart');
       // The paths follow the config (new sessions): say where they are now, as at start-up.
@@ -93,14 +92,14 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
         logger.info({ graceMs: config.shutdownGraceMs, sessions: store.size }, 'shutting down');
         // Stop accepting first (new requests on kept-alive sockets get 503), then drain sessions.
         const closed = app.close();
-        await store.close(config.shutdownGraceMs);
+        // Sessions end (their DELETEs go out), then every agent and shared child the gateway ever
+        // made closes, whichever config made it.
+        await runtime.close(config.shutdownGraceMs);
         // Every session has ended and every stream with it: sockets still open are idle keep-alive
         // ones (or hold a response that can no longer make progress); they would hold close() up
         // until their keep-alive timeout.
         app.server.closeAllConnections();
         await closed;
-        // Sessions sent their DELETEs while ending; the remote targets' pooled sockets go last.
-        await closeUpstreamAgents(config.targets.values());
         logger.info('stopped');
       })();
       return closing;

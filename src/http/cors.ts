@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.ts';
-import { replyError } from './mcp-route.ts';
+import { replyError } from './reply-error.ts';
 
 const EXPOSE = 'Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate';
 const ALLOW_HEADERS = 'Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';

@@ -4,6 +4,7 @@
  * ends the session. Which sessions the path serves is looked up per request (config reload).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { replyError } from './reply-error.ts';
 import { randomUUID } from 'node:crypto';
 import { GatewayError, isGatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { isRequest, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
@@ -30,14 +31,6 @@ export interface McpRouteOptions {
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
 const supported = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
-
-/** Replies with an error envelope (id null: the request could not be tied to an id). */
-export function replyError(reply: FastifyReply, error: GatewayError): FastifyReply {
-  return reply
-    .code(error.httpStatus)
-    .header('content-type', 'application/json')
-    .send(JSON.stringify(toErrorResponse(null, error)));
-}
 
 /** Finds the endpoint a request's path serves now (one Map lookup); undefined: none. */
 export type ResolveEndpoint = (request: FastifyRequest) => RouteEndpoint | undefined;

@@ -16,7 +16,8 @@ import { limitConnections } from './connection-limits.ts';
 import { registerCors } from './cors.ts';
 import { createOriginPolicy } from './guards.ts';
 import { registerLegacySseRoute } from './legacy-sse-route.ts';
-import { registerMcpRoute, replyError, type ResolveEndpoint } from './mcp-route.ts';
+import { registerMcpRoute, type ResolveEndpoint } from './mcp-route.ts';
+import { replyError } from './reply-error.ts';
 import { createKeepAlive } from './sink.ts';
 import { createWsHeartbeat, pickSubprotocol, registerWsRoute } from './ws-route.ts';
 

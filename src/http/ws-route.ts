@@ -18,7 +18,8 @@ import type { Logger } from '../log/logger.ts';
 import type { Session } from '../session/session.ts';
 import type { SessionStore } from '../session/store.ts';
 import { createChannel, isRejected, parseOneMessage, type ChannelWire } from './channel.ts';
-import { endpointOf, openEndpointOf, replyError, type ResolveEndpoint } from './mcp-route.ts';
+import { endpointOf, openEndpointOf, type ResolveEndpoint } from './mcp-route.ts';
+import { replyError } from './reply-error.ts';
 
 /** The subprotocol MCP WebSocket clients ask for. */
 export const WS_SUBPROTOCOL = 'mcp';

@@ -84,9 +84,9 @@ export interface AggregateShared {
   readonly known: KnownTargets;
 }
 
-/** A fresh shared part, once per gateway. */
-export function createAggregateShared(): AggregateShared {
-  return { cursors: createCursorCodec(), known: new WeakMap() };
+/** A fresh shared part, once per gateway (its cursor codec is the Runtime's). */
+export function createAggregateShared(cursors: CursorCodec = createCursorCodec()): AggregateShared {
+  return { cursors, known: new WeakMap() };
 }
 
 /**

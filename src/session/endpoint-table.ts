@@ -9,6 +9,7 @@
  */
 import { aggregateOf, type GatewayConfig, type TargetConfig } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
+import type { CursorCodec } from '../router/cursor.ts';
 import { createAggregateEndpoint, createAggregateShared, type AggregateEndpoint } from './aggregate-endpoint.ts';
 import type { Session } from './session.ts';
 import { createSingleSession } from './single.ts';
@@ -58,8 +59,9 @@ function retired(previous: RouteEndpoint, what: string): RouteEndpoint {
   return { endpoint: previous.endpoint, open: false, factory, owns: previous.owns };
 }
 
-export function createEndpointTable(initial: GatewayConfig): EndpointTable {
-  const shared = createAggregateShared();
+/** `cursors`: the gateway's cursor codec (the Runtime's), shared by every aggregate endpoint. */
+export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCodec): EndpointTable {
+  const shared = createAggregateShared(cursors);
   // Aggregate endpoints live as long as the gateway: their sessions outlive the config that made them.
   let all: AggregateEndpoint | undefined;
   const groups = new Map<string, AggregateEndpoint>();

@@ -19,7 +19,7 @@ import { filterList, filters, hiddenNamed } from '../router/exposure.ts';
 import { PASS_ALL } from '../router/glob.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
-import { openUpstream, type UpstreamFactory } from '../upstream/open.ts';
+import type { UpstreamFactory } from '../upstream/open.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import type { DownstreamInfo } from './store.ts';
@@ -42,7 +42,7 @@ export interface SingleSessionOptions {
   /** See SessionSeed.reserveChild. */
   reserveChild?: (target: TargetConfig) => void;
   /** Opens its upstream connection (default: the real transports). */
-  open?: UpstreamFactory;
+  open: UpstreamFactory;
 }
 
 const NO_FILTERS: Exposure = { prefix: '', tools: PASS_ALL, prompts: PASS_ALL, resources: PASS_ALL };
@@ -64,7 +64,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       eager: true,
       logger,
       hooks: parts.hooks,
-      open: options.open ?? openUpstream,
+      open: options.open,
       initParams: composedInit,
       poolLogger: options.logger,
       authorization: options.downstream?.authorization,

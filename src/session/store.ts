@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { openUpstream, type UpstreamFactory } from '../upstream/open.ts';
+import type { UpstreamFactory } from '../upstream/open.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
 
@@ -64,11 +64,11 @@ export interface SessionStore {
 export interface SessionStoreOptions {
   config: GatewayConfig;
   logger: Logger;
-  /** How sessions open upstream connections; the real transports by default. */
-  upstreams?: UpstreamFactory;
+  /** How sessions open upstream connections (the Runtime's factory; tests may hand in another). */
+  upstreams: UpstreamFactory;
 }
 
-export function createSessionStore({ config, logger, upstreams = openUpstream }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams }: SessionStoreOptions): SessionStore {
   const sessions = new Map<string, Session>();
   /** Creation time per session id: the start of its initialize deadline. */
   const created = new Map<string, number>();

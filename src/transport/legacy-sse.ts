@@ -14,7 +14,6 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { discard, mediaType, readHead, upstreamHeaders } from './http-body.ts';
 import { boundPost, postTimeout, toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
-import { agentFor } from './http-pool.ts';
 import { createSseMessageReader } from './sse-messages.ts';
 import type { RemoteTransportOptions } from './streamable-http.ts';
 import type { Transport } from './types.ts';
@@ -27,9 +26,8 @@ export const ENDPOINT_WAIT_MS = 30_000;
 const ERROR_BODY_BYTES = 4_096;
 
 export function createLegacySseTransport(options: RemoteTransportOptions): Transport {
-  const { target, logger } = options;
+  const { target, logger, agent } = options;
   const name = target.name;
-  const agent = agentFor(target);
   const headers = upstreamHeaders(target, options.authorization);
   const stream = new AbortController();
   const posts = new Set<AbortController>();

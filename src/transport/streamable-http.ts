@@ -25,7 +25,7 @@ import type { Logger } from '../log/logger.ts';
 import { discard, mediaType, readHead, upstreamHeaders, type ReadableBody } from './http-body.ts';
 import { createAbortHandle, dispatchExchange, type AbortHandle, type BodyPlan, type DispatchedResponse, type ResponseHead } from './http-dispatch.ts';
 import { boundPost, postTimeout, toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
-import { agentFor, noteNoGetStream, offersGetStream } from './http-pool.ts';
+import type { AgentPool } from './http-pool.ts';
 import { createHttpSessionState, negotiatedVersion } from './http-session-state.ts';
 import { createSseMessageReader, toMessages } from './sse-messages.ts';
 import type { SseParser } from './sse-parser.ts';
@@ -38,6 +38,9 @@ export interface RemoteTransportOptions {
   logger: Logger;
   /** The downstream's own Authorization; sent only when the target sets `forwardAuthorization`. */
   authorization?: string | undefined;
+  /** The target's pooled agent (acquired by the connection) and what the pool knows of its endpoint. */
+  agent: Dispatcher;
+  agents: Pick<AgentPool, 'offersGetStream' | 'noteNoGetStream'>;
 }
 
 const ACCEPT_POST = 'application/json, text/event-stream';
@@ -64,9 +67,8 @@ interface CallOptions {
 }
 
 export function createStreamableHttpTransport(options: RemoteTransportOptions): Transport {
-  const { target, logger } = options;
+  const { target, logger, agent, agents } = options;
   const name = target.name;
-  const agent = agentFor(target);
   const { origin, pathname, search } = new URL(target.url);
   const path = pathname + search;
   const fixedHeaders = upstreamHeaders(target, options.authorization);
@@ -128,7 +130,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     const res = await call({ method: 'GET', headers: headersFor(extra) }, signal);
     if (res.statusCode === 405) {
       await discard(res.body);
-      noteNoGetStream(target);
+      agents.noteNoGetStream(target);
       logger.debug('upstream offers no GET stream (405)');
       return undefined;
     }
@@ -254,7 +256,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
 
   /** The standalone GET stream: reopened while the transport lives, within a bound of failures. */
   const openGetStream = () => {
-    if (closed || !offersGetStream(target)) return;
+    if (closed || !agents.offersGetStream(target)) return;
     const controller = track(new AbortController());
     getStream = controller;
     const options = { parser: readerFor(upstreamExchange()), signal: controller.signal, open: openStream, target: name, logger };

@@ -6,6 +6,7 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import type { AgentPool } from '../transport/http-pool.ts';
 import { createLegacySseTransport } from '../transport/legacy-sse.ts';
 import { createStdioTransport } from '../transport/stdio.ts';
 import { createStreamableHttpTransport } from '../transport/streamable-http.ts';
@@ -33,22 +34,29 @@ export interface UpstreamOptions {
   logger: Logger;
   /** The downstream's own Authorization; remote transports send it only where the target opts in. */
   authorization?: string | undefined;
+  /** The gateway's agents (remote targets only). */
+  agents?: AgentPool | undefined;
 }
 
-function createTransport({ target, logger, authorization }: UpstreamOptions): Transport & { readonly pid?: number | undefined; garbage?(): StdoutGarbage } {
-  switch (target.type) {
-    case 'stdio':
-      return createStdioTransport({ target, logger });
-    case 'http':
-      return createStreamableHttpTransport({ target, logger, authorization });
-    case 'sse':
-      return createLegacySseTransport({ target, logger, authorization });
-  }
+type UpstreamTransport = Transport & { readonly pid?: number | undefined; garbage?(): StdoutGarbage };
+
+/** The target's transport, and what to do once it is closed for good (give its agent back). */
+function createTransport({ target, logger, authorization, agents }: UpstreamOptions): { transport: UpstreamTransport; done(): void } {
+  if (target.type === 'stdio') return { transport: createStdioTransport({ target, logger }), done: () => undefined };
+  if (agents === undefined) throw new GatewayError('GW_INTERNAL', `No agent pool for remote target "${target.name}"`);
+  const agent = agents.acquire(target);
+  let released = false;
+  const done = () => {
+    if (!released) agents.release(target);
+    released = true;
+  };
+  const remote = { target, logger, authorization, agent, agents };
+  return { transport: target.type === 'http' ? createStreamableHttpTransport(remote) : createLegacySseTransport(remote), done };
 }
 
 export function createUpstreamConnection(options: UpstreamOptions): UpstreamConnection {
   const { target, logger } = options;
-  const transport = createTransport(options);
+  const { transport, done } = createTransport(options);
   const correlator = createCorrelator({ transport, target: target.name, logger });
   let closing = false;
   let closed: Promise<void> | undefined;
@@ -65,7 +73,7 @@ export function createUpstreamConnection(options: UpstreamOptions): UpstreamConn
       if (closed) return closed;
       closing = true;
       correlator.destroy(new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${target.name}" was closed: ${reason}`, { target: target.name, reason }));
-      closed = transport.close();
+      closed = transport.close().finally(done);
       return closed;
     },
   };
@@ -73,6 +81,7 @@ export function createUpstreamConnection(options: UpstreamOptions): UpstreamConn
   transport.onclose = (reason) => {
     if (closing) return;
     closing = true;
+    done();
     const error =
       reason ?? new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${target.name}" closed the connection`, { target: target.name });
     logger.warn({ err: { code: error.code, message: error.message, ...error.details } }, 'upstream ended unexpectedly');

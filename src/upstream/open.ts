@@ -7,8 +7,9 @@
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
+import type { AgentPool } from '../transport/http-pool.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
-import { sharedPoolFor } from './shared-pool.ts';
+import type { SharedPools } from './shared-pool.ts';
 
 export interface OpenUpstreamOptions {
   target: TargetConfig;
@@ -23,10 +24,12 @@ export interface OpenUpstreamOptions {
 /** Makes a new (not yet started) upstream connection for one session. */
 export type UpstreamFactory = (options: OpenUpstreamOptions) => UpstreamConnection;
 
-/** The gateway's default factory: real transports, shared pools where the target asks for them. */
-export const openUpstream: UpstreamFactory = ({ target, logger, poolLogger, authorization }) => {
-  if (target.type === 'stdio' && target.upstream?.mode === 'shared') {
-    return sharedPoolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS }).lease();
-  }
-  return createUpstreamConnection({ target, logger, authorization });
-};
+/** The gateway's factory: real transports over its agents, its shared pools where a target asks. */
+export function createUpstreamFactory(agents: AgentPool, pools: SharedPools): UpstreamFactory {
+  return ({ target, logger, poolLogger, authorization }) => {
+    if (target.type === 'stdio' && target.upstream?.mode === 'shared') {
+      return pools.poolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS }).lease();
+    }
+    return createUpstreamConnection({ target, logger, authorization, agents });
+  };
+}

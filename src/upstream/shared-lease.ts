@@ -12,11 +12,33 @@
  */
 import { GatewayError, toGatewayError } from '../errors/gateway-error.ts';
 import { idKey } from '../jsonrpc/envelope.ts';
-import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { UpstreamConnection } from './connection.ts';
 import type { Correlator, PendingHandler } from './correlator.ts';
-import type { SharedPool, SharedSlot } from './shared-pool.ts';
+
+/** The child's initialize answer: its result, or the error it refused with. */
+export type SharedHandshake = { readonly result: JsonObject; readonly version: string } | { readonly error: JsonRpcErrorObject };
+
+/** One child of the pool. */
+export interface SharedSlot {
+  readonly index: number;
+  connection: UpstreamConnection | undefined;
+  handshake: Promise<SharedHandshake> | undefined;
+  readonly leases: Set<SharedLease>;
+}
+
+/** What a lease needs of its pool (shared-pool.ts implements it; the import goes one way). */
+export interface LeasePool {
+  readonly target: TargetConfig;
+  /** Binds a lease to the least-used child. */
+  attach(lease: SharedLease): SharedSlot;
+  /** The child's handshake, started with these initialize params if it is not yet. */
+  ready(slot: SharedSlot, params: JsonObject | undefined): Promise<SharedHandshake>;
+  /** The lease is done with its child; the child closes when no lease is left. */
+  release(lease: SharedLease, slot: SharedSlot): Promise<void>;
+}
 
 /** What the pool needs of a lease besides the UpstreamConnection. */
 export interface SharedLease extends UpstreamConnection {
@@ -48,7 +70,7 @@ export function negotiate(requested: unknown, child: string, known: ReadonlySet<
 }
 
 /** `known`: the protocol versions the gateway speaks. */
-export function createSharedLease(pool: SharedPool, logger: Logger, known: ReadonlySet<string>): SharedLease {
+export function createSharedLease(pool: LeasePool, logger: Logger, known: ReadonlySet<string>): SharedLease {
   const target = pool.target;
   const own = new Map<number, Own>();
   const serverRequests = new Set<string>();

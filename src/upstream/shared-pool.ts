@@ -20,37 +20,30 @@
  */
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { idKey, isObject } from '../jsonrpc/envelope.ts';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { StdioTargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
 import type { PendingHandler } from './correlator.ts';
-import { createSharedLease, type SharedLease } from './shared-lease.ts';
+import { createSharedLease, type LeasePool, type SharedHandshake, type SharedLease, type SharedSlot } from './shared-lease.ts';
 import { handshakeTimeouts } from './startup-deadline.ts';
 
-/** The child's initialize answer: its result, or the error it refused with. */
-export type SharedHandshake = { readonly result: JsonObject; readonly version: string } | { readonly error: JsonRpcErrorObject };
-
-/** One child of the pool. */
-export interface SharedSlot {
-  readonly index: number;
-  connection: UpstreamConnection | undefined;
-  handshake: Promise<SharedHandshake> | undefined;
-  readonly leases: Set<SharedLease>;
-}
-
-export interface SharedPool {
+export interface SharedPool extends LeasePool {
   readonly target: StdioTargetConfig;
   /** A connection for one session; its `start()` picks a child, its initialize starts the child if needed. */
   lease(): UpstreamConnection;
   /** Pids of the children alive now (tests, logs). */
   pids(): number[];
-  /** Internal to shared-lease.ts: bind a lease to the least-used child. */
-  attach(lease: SharedLease): SharedSlot;
-  /** Internal: the child's handshake, started with these initialize params if it is not yet. */
-  ready(slot: SharedSlot, params: JsonObject | undefined): Promise<SharedHandshake>;
-  /** Internal: the lease is done with its child; the child closes when no lease is left. */
-  release(lease: SharedLease, slot: SharedSlot): Promise<void>;
+  /** Closes every child (the gateway is stopping); its leases see the exit. */
+  close(): Promise<void>;
+}
+
+/** The shared pools of one gateway (the Runtime makes it), one per target object. */
+export interface SharedPools {
+  /** The pool of a target: one per target object, shared by every endpoint that serves it. */
+  poolFor(options: SharedPoolOptions): SharedPool;
+  /** Closes every pool ever made. */
+  close(): Promise<void>;
 }
 
 export interface SharedPoolOptions {
@@ -61,16 +54,22 @@ export interface SharedPoolOptions {
   versions: readonly string[];
 }
 
-const pools = new WeakMap<StdioTargetConfig, SharedPool>();
-
-/** The pool of a target: one per target object, shared by every endpoint that serves it. */
-export function sharedPoolFor(options: SharedPoolOptions): SharedPool {
-  let pool = pools.get(options.target);
-  if (pool === undefined) {
-    pool = createSharedPool(options);
-    pools.set(options.target, pool);
-  }
-  return pool;
+export function createSharedPools(): SharedPools {
+  const pools = new Map<StdioTargetConfig, SharedPool>();
+  return {
+    poolFor(options) {
+      let pool = pools.get(options.target);
+      if (pool === undefined) {
+        pool = createSharedPool(options);
+        pools.set(options.target, pool);
+      }
+      return pool;
+    },
+    async close() {
+      await Promise.all([...pools.values()].map((pool) => pool.close()));
+      pools.clear();
+    },
+  };
 }
 
 const handshakeHandler: PendingHandler<(answer: JsonRpcResponse | GatewayError) => void> = {
@@ -177,6 +176,7 @@ function createSharedPool({ target, logger, versions }: SharedPoolOptions): Shar
     target,
     lease: () => createSharedLease(pool, log, known),
     pids: () => slots.flatMap((s) => (s.connection?.pid === undefined ? [] : [s.connection.pid])),
+    close: async () => void (await Promise.all(slots.map((slot) => closeSlot(slot, 'the gateway is stopping')))),
 
     attach(lease) {
       let best = slots[0] as SharedSlot;

@@ -63,4 +63,42 @@ describe('layers', () => {
     }
     expect(violations).toEqual([]);
   });
+
+  it('no two source files import each other, directly or around a loop (type-only imports count)', () => {
+    const graph = new Map<string, string[]>();
+    for (const { path, text } of sources) {
+      const deps = importsOf(text).filter((spec) => spec.startsWith('.')).map((spec) => relative(SRC, join(path, '..', spec)));
+      graph.set(relative(SRC, path), deps);
+    }
+    expect(findCycles(graph)).toEqual([]);
+  });
+
+  it('finds a loop when there is one (the check itself can fail)', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ]);
+    expect(findCycles(graph)).toEqual(['a.ts -> b.ts -> c.ts -> a.ts']);
+  });
 });
+
+/** Every import loop, once each, as `a -> b -> a` (depth-first search with a path stack). */
+function findCycles(graph: Map<string, string[]>): string[] {
+  const done = new Set<string>();
+  const onPath: string[] = [];
+  const found: string[] = [];
+  const visit = (node: string) => {
+    const at = onPath.indexOf(node);
+    if (at >= 0) return void found.push([...onPath.slice(at), node].join(' -> '));
+    if (done.has(node)) return;
+    onPath.push(node);
+    for (const next of graph.get(node) ?? []) visit(next);
+    onPath.pop();
+    done.add(node);
+  };
+  for (const node of [...graph.keys()].sort()) visit(node);
+  return found;
+}
+

@@ -11,7 +11,9 @@ import { createMember, type Member } from '../../../src/session/member.ts';
 import { createServerMessages } from '../../../src/session/server-messages.ts';
 import { createEventLog } from '../../../src/session/event-log.ts';
 import { createStreamSet, type ResponseSink } from '../../../src/session/streams.ts';
-import { openUpstream } from '../../../src/upstream/open.ts';
+import { createAgentPool } from '../../../src/transport/http-pool.ts';
+import { createUpstreamFactory } from '../../../src/upstream/open.ts';
+import { createSharedPools } from '../../../src/upstream/shared-pool.ts';
 import { stdioTarget } from '../../support/gateway.ts';
 
 const logger = createLogger({ level: 'silent' });
@@ -28,7 +30,7 @@ function member(name: string): Member {
     logLevel: () => undefined,
     poolLogger: logger,
     authorization: undefined,
-    open: openUpstream,
+    open: createUpstreamFactory(createAgentPool(), createSharedPools()),
     restart: 'on-use',
   });
 }
