@@ -38,7 +38,7 @@ export interface UpstreamOptions {
   agents?: AgentPool | undefined;
 }
 
-type UpstreamTransport = Transport & { readonly pid?: number | undefined; garbage?(): StdoutGarbage };
+export type UpstreamTransport = Transport & { readonly pid?: number | undefined; garbage?(): StdoutGarbage };
 
 /** The target's transport, and what to do once it is closed for good (give its agent back). */
 function createTransport({ target, logger, authorization, agents }: UpstreamOptions): { transport: UpstreamTransport; done(): void } {
@@ -55,8 +55,19 @@ function createTransport({ target, logger, authorization, agents }: UpstreamOpti
 }
 
 export function createUpstreamConnection(options: UpstreamOptions): UpstreamConnection {
-  const { target, logger } = options;
   const { transport, done } = createTransport(options);
+  return connectionOver(transport, options, done);
+}
+
+/**
+ * An upstream connection over a transport someone else made (the in-memory pair in unit tests of
+ * the sessions). `done` runs once when the transport is closed for good.
+ */
+export function connectionOver(
+  transport: UpstreamTransport,
+  { target, logger }: Pick<UpstreamOptions, 'target' | 'logger'>,
+  done: () => void = () => undefined,
+): UpstreamConnection {
   const correlator = createCorrelator({ transport, target: target.name, logger });
   let closing = false;
   let closed: Promise<void> | undefined;
