@@ -15,7 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../src/main.ts';
-import { colliderServer, connectClient, startAggregateGateway, textOf, type AggregateTarget } from '../support/aggregate.ts';
+import { colliderServer, connectClient, errorOf, startAggregateGateway, textOf, type AggregateTarget } from '../support/aggregate.ts';
 import { everythingServer, remoteTarget } from '../support/gateway.ts';
 import { startEverythingHttp, type RemoteUpstream } from '../support/remote-upstreams.ts';
 import { recorderServer } from '../support/recorder.ts';
@@ -57,16 +57,6 @@ async function allTools(client: Client): Promise<{ tools: Tool[]; pages: number 
     cursor = page.nextCursor;
   } while (cursor !== undefined && pages < 50);
   return { tools, pages };
-}
-
-async function errorOf(promise: Promise<unknown>): Promise<McpError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof McpError) return err;
-    throw err;
-  }
-  throw new Error('expected an error');
 }
 
 describe('three targets behind /mcp', () => {

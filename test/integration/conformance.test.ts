@@ -50,6 +50,18 @@ function directRun(): Promise<{ scenarios: string[]; results: Run }> {
   return direct;
 }
 
+/** Runs the suite at `url` and returns the scenarios whose outcome differs from the direct run. */
+async function mismatchesAt(url: URL, scenarios: string[], results: Run, where: string, logLines: string[]) {
+  const run = await runConformanceSuite(url, scenarios, {
+    scenarioTimeoutMs: SCENARIO_TIMEOUT_MS,
+    concurrency: CONCURRENCY,
+    deadline: Date.now() + 60_000,
+  });
+  const mismatches = compareRuns(results, run);
+  const explained = `scenarios that pass directly but not ${where}:\n${formatMismatches(mismatches)}\ngateway log (last 40 lines):\n${logLines.slice(-40).join('\n')}`;
+  return { run, scenarios: mismatches.map((m) => m.scenario), explained };
+}
+
 afterAll(async () => {
   await Promise.allSettled([fixture?.close(), gateway?.close()]);
   const report = process.env['CONFORMANCE_REPORT'];
@@ -82,18 +94,9 @@ describe(`conformance suite (server scenarios, ${SPEC_VERSION})`, () => {
       targets: { conformance: { command: process.execPath, args: [CONFORMANCE_FIXTURE, 'stdio'] } },
       logLines,
     });
-    gatewayResults = await runConformanceSuite(gateway.mcpUrl(), scenarios, {
-      scenarioTimeoutMs: SCENARIO_TIMEOUT_MS,
-      concurrency: CONCURRENCY,
-      deadline: Date.now() + 60_000,
-    });
-
-    const mismatches = compareRuns(results, gatewayResults);
-    expect(
-      mismatches.map((m) => m.scenario),
-      `scenarios that pass directly but not through the gateway:\n${formatMismatches(mismatches)}\n` +
-        `gateway log (last 40 lines):\n${logLines.slice(-40).join('\n')}`,
-    ).toEqual([]);
+    const through = await mismatchesAt(gateway.mcpUrl(), scenarios, results, 'through the gateway', logLines);
+    gatewayResults = through.run;
+    expect(through.scenarios, through.explained).toEqual([]);
   }, 100_000);
 
   it('on /servers/<name>/mcp beside another server, every scenario reaches its direct outcome too', async () => {
@@ -107,18 +110,9 @@ describe(`conformance suite (server scenarios, ${SPEC_VERSION})`, () => {
       logLines,
     });
     try {
-      const perServer = await runConformanceSuite(pair.mcpUrl('conformance'), scenarios, {
-        scenarioTimeoutMs: SCENARIO_TIMEOUT_MS,
-        concurrency: CONCURRENCY,
-        deadline: Date.now() + 60_000,
-      });
-      const mismatches = compareRuns(results, perServer);
-      expect(
-        mismatches.map((m) => m.scenario),
-        `scenarios that pass directly but not on /servers/conformance/mcp:\n${formatMismatches(mismatches)}\n` +
-          `gateway log (last 40 lines):\n${logLines.slice(-40).join('\n')}`,
-      ).toEqual([]);
-      expect(tally(perServer).pass).toBe(tally(results).pass);
+      const perServer = await mismatchesAt(pair.mcpUrl('conformance'), scenarios, results, 'on /servers/conformance/mcp', logLines);
+      expect(perServer.scenarios, perServer.explained).toEqual([]);
+      expect(tally(perServer.run).pass).toBe(tally(results).pass);
     } finally {
       await pair.close();
     }

@@ -4,21 +4,10 @@
  * and refused like one the server does not have. Real SDK client, the collider fixture as upstream.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../src/main.ts';
-import { colliderServer, connectClient, startAggregateGateway, textOf } from '../support/aggregate.ts';
+import { colliderServer, connectClient, errorOf, startAggregateGateway, textOf } from '../support/aggregate.ts';
 import { everythingServer } from '../support/gateway.ts';
-
-async function errorOf(promise: Promise<unknown>): Promise<McpError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof McpError) return err;
-    throw err;
-  }
-  throw new Error('expected an error');
-}
 
 async function allNames(list: (cursor?: string) => Promise<{ items: string[]; nextCursor?: string | undefined }>): Promise<string[]> {
   const names: string[] = [];

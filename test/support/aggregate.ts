@@ -4,6 +4,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { defaultExposure, type AggregateConfig, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildConfig, createTestLogger, type TestTarget } from './gateway.ts';
@@ -66,4 +67,15 @@ export function colliderServer(...args: string[]): TestTarget {
 export function textOf(result: unknown): string {
   const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
   return content.map((c) => c.text ?? '').join('\n');
+}
+
+/** The McpError a client call rejects with (anything else is rethrown; no rejection fails). */
+export async function errorOf(promise: Promise<unknown>): Promise<McpError> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof McpError) return err;
+    throw err;
+  }
+  throw new Error('expected an error');
 }
