@@ -2,10 +2,12 @@
  * From the validated file shape (Claude Desktop names, flat per-server keys) to the frozen
  * GatewayConfig the rest of the gateway reads (grouped policies, targets as an ordered Map).
  */
+import { createHash } from 'node:crypto';
+import type { AuthSection } from './auth-schema.ts';
 import { DEFAULT_INHERITED_ENV } from './default-env.ts';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigFile, ServerEntry } from './schema.ts';
-import type { AggregateConfig, GatewayConfig, LogLevel, TargetConfig, TargetExposureConfig } from './types.ts';
+import type { AggregateConfig, AuthConfig, GatewayConfig, LogLevel, TargetConfig, TargetExposureConfig } from './types.ts';
 
 /**
  * Restart backoff is not exposed in the file yet: 250 ms first (a child that died at once usually
@@ -40,6 +42,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     allowedOrigins: gateway.allowedOrigins,
     corsOrigins: gateway.corsOrigins,
     allowedHosts: gateway.allowedHosts,
+    auth: gateway.auth === undefined ? undefined : toAuthConfig(gateway.auth),
     limits: { ...gateway.limits },
     session: { ...gateway.session },
     websocket: { ...gateway.websocket },
@@ -48,6 +51,27 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     targets,
     aggregate: toAggregateConfig(file, targets),
   });
+}
+
+/** Keys given as themselves are hashed here: the running config holds no key. */
+function toAuthConfig(auth: AuthSection): AuthConfig {
+  const jwt = auth.jwt;
+  return {
+    anonymous: auth.anonymous,
+    publicUrl: auth.publicUrl,
+    apiKeys: auth.apiKeys.map((k) => ({
+      name: k.name,
+      sha256: k.sha256 !== undefined ? k.sha256.toLowerCase() : createHash('sha256').update(k.key ?? '').digest('hex'),
+      scopes: k.scopes,
+    })),
+    apiKeyHeader: auth.apiKeyHeader.toLowerCase(),
+    jwt:
+      jwt === undefined
+        ? undefined
+        : { issuers: jwt.issuers, jwksUrl: jwt.jwksUrl, jwksRefetchSec: jwt.jwksRefetchSec, keys: jwt.keys, algorithms: jwt.algorithms, clockSkewSec: jwt.clockSkewSec, audiences: jwt.audiences },
+    scopes: auth.scopes,
+    authorizationServers: auth.authorizationServers ?? jwt?.issuers ?? [],
+  };
 }
 
 function toAggregateConfig(file: ConfigFile, targets: ReadonlyMap<string, TargetConfig>): AggregateConfig {

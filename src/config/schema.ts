@@ -7,6 +7,7 @@
  * reach us from `${VAR}`.
  */
 import { z } from 'zod';
+import { authSchema } from './auth-schema.ts';
 import type { LogLevel } from './types.ts';
 
 /** setTimeout fires at once (with a warning) above 2^31-1 ms, so no duration may exceed it (~24.8 days). */
@@ -385,6 +386,8 @@ export const gatewaySchema = z.strictObject({
   corsOrigins: z.array(origin, { error: 'expected a list of origins' }).default([]),
   /** Unset: loopback names only when bound to loopback, any Host otherwise. */
   allowedHosts: z.array(hostHeader, { error: 'expected a list of host names' }).optional(),
+  /** Unset: no client authentication. See docs/security.md. */
+  auth: authSchema.optional(),
   limits: limitsSchema.prefault({}),
   session: sessionSchema.prefault({}),
   websocket: websocketSchema.prefault({}),

@@ -86,8 +86,45 @@ export interface RemoteTargetConfig {
 
 export type TargetConfig = StdioTargetConfig | RemoteTargetConfig;
 
+/** One API key: its principal name, the SHA-256 of the key (lowercase hex) and the scopes it grants. */
+export interface ApiKeyConfig {
+  readonly name: string;
+  readonly sha256: string;
+  readonly scopes: readonly string[];
+}
+
+export interface JwtConfig {
+  readonly issuers: readonly string[];
+  readonly jwksUrl: string | undefined;
+  /** Least time between two JWKS fetches (s). */
+  readonly jwksRefetchSec: number;
+  /** Static public keys (JWK objects), when no jwksUrl. */
+  readonly keys: readonly Readonly<Record<string, unknown>>[] | undefined;
+  readonly algorithms: readonly string[];
+  readonly clockSkewSec: number;
+  /** Accepted besides the resource URL the client called. */
+  readonly audiences: readonly string[];
+}
+
+/** Client authentication (docs/security.md). */
+export interface AuthConfig {
+  readonly anonymous: boolean;
+  /** The gateway's public origin; undefined: `http://<Host>` as called. */
+  readonly publicUrl: string | undefined;
+  readonly apiKeys: readonly ApiKeyConfig[];
+  /** Lowercase header name; "authorization" means `Bearer <key>`. */
+  readonly apiKeyHeader: string;
+  readonly jwt: JwtConfig | undefined;
+  /** Scopes every request needs. */
+  readonly scopes: readonly string[];
+  /** Named in the protected-resource metadata. */
+  readonly authorizationServers: readonly string[];
+}
+
 export interface GatewayConfig {
   readonly listen: { readonly host: string; readonly port: number };
+  /** undefined: no client authentication. */
+  readonly auth?: AuthConfig | undefined;
   /**
    * Origins allowed to call (Origin header). `undefined`: only loopback origins
    * (http(s)://localhost|127.0.0.1|[::1] on any port). A request without Origin is allowed.

@@ -32,6 +32,8 @@ export const catalog = Object.freeze({
   GW_UNSUPPORTED_PROTOCOL_VERSION: entry(JsonRpcCode.InvalidRequest, 400, 'Unsupported protocol version'),
   GW_FORBIDDEN_ORIGIN: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: Origin not allowed'),
   GW_FORBIDDEN_HOST: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: Host not allowed'),
+  GW_UNAUTHORIZED: entry(JsonRpcCode.InvalidRequest, 401, 'Unauthorized: a valid bearer token or API key is required'),
+  GW_INSUFFICIENT_SCOPE: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: the token lacks a required scope'),
   GW_ROUTE_NOT_FOUND: entry(JsonRpcCode.InvalidRequest, 404, 'Not Found'),
   GW_REQUEST_REFUSED: entry(JsonRpcCode.InvalidRequest, 400, 'Request refused by the HTTP parser'),
   GW_UPGRADE_REQUIRED: entry(JsonRpcCode.InvalidRequest, 426, 'Upgrade Required: this endpoint speaks WebSocket'),

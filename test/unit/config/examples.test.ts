@@ -2,6 +2,7 @@
  * Every file in config/ is an example someone will copy: each must load. The folder is listed,
  * so a new example is covered without touching this test.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,7 @@ const env = {
   SWITCHBOARD_PUBLIC_ORIGIN: 'https://agents.example.com',
   SWITCHBOARD_PUBLIC_HOST: 'mcp.example.com',
   GITHUB_TOKEN: 'ghp_example',
+  SWITCHBOARD_CI_KEY: 'ci-key-0123456789abcdef',
 };
 
 describe('config/ examples', () => {
@@ -74,4 +76,19 @@ describe('config/ examples', () => {
     const config = await loadConfigFile(join(folder, 'claude-desktop.json'), { env: {} });
     expect([...config.targets.keys()]).toEqual(['everything', 'filesystem']);
   });
+
+  it('auth.yaml turns authentication on and holds only the hash of the key it was given', async () => {
+    const config = await loadConfigFile(join(folder, 'auth.yaml'), { env });
+    expect(config.auth).toMatchObject({
+      anonymous: false,
+      publicUrl: 'https://agents.example.com',
+      apiKeyHeader: 'authorization',
+      scopes: ['mcp'],
+      authorizationServers: ['https://auth.example.com/'],
+      jwt: { issuers: ['https://auth.example.com/'], algorithms: ['RS256', 'ES256'], clockSkewSec: 60, jwksRefetchSec: 30 },
+    });
+    expect(config.auth?.apiKeys).toEqual([{ name: 'ci', sha256: createHash('sha256').update(env.SWITCHBOARD_CI_KEY).digest('hex'), scopes: ['mcp'] }]);
+    expect(JSON.stringify(config)).not.toContain(env.SWITCHBOARD_CI_KEY);
+  });
+
 });

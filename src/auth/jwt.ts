@@ -1,0 +1,56 @@
+/**
+ * Bearer JWTs, verified with `jose`: signature against the issuers' keys (a JWKS URL, cached and
+ * refetched for an unknown `kid` at most every `jwksRefetchSec`, or static keys), issuer on the allow-list,
+ * audience equal to the resource URL the client called (RFC 8707) or a configured extra, `exp`
+ * and `nbf` with bounded skew, asymmetric algorithms only (`none` and HMAC never), and no ID
+ * tokens (OpenID Connect's `nonce`, `at_hash`, `c_hash` mark one).
+ */
+import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import type { JwtConfig } from '../config/types.ts';
+import { AuthFailure, type Principal } from './principal.ts';
+
+export type JwtCheck = (token: string, resource: string) => Promise<Principal>;
+
+const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'c_hash'];
+
+function keySet(config: JwtConfig): JWTVerifyGetKey {
+  if (config.jwksUrl !== undefined) {
+    return createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: config.jwksRefetchSec * 1_000, cacheMaxAge: 10 * 60_000, timeoutDuration: 5_000 });
+  }
+  return createLocalJWKSet({ keys: (config.keys ?? []) as never });
+}
+
+/** The token's scopes: `scope` (space-separated, RFC 9068) or `scp` (a list, common elsewhere). */
+function scopesOf(payload: Record<string, unknown>): Set<string> {
+  if (typeof payload.scope === 'string') return new Set(payload.scope.split(' ').filter(Boolean));
+  if (Array.isArray(payload.scp)) return new Set(payload.scp.filter((s): s is string => typeof s === 'string'));
+  return new Set();
+}
+
+function reasonOf(err: unknown): string {
+  if (err instanceof errors.JOSEError) return `${err.code}: ${err.message}`;
+  return 'token could not be verified';
+}
+
+export function createJwtCheck(config: JwtConfig): JwtCheck {
+  const keys = keySet(config);
+  const options = {
+    issuer: [...config.issuers],
+    algorithms: [...config.algorithms],
+    clockTolerance: config.clockSkewSec,
+    requiredClaims: ['exp', 'sub'],
+  };
+  return async (token, resource) => {
+    let verified;
+    try {
+      verified = await jwtVerify(token, keys, { ...options, audience: [resource, ...config.audiences] });
+    } catch (err) {
+      throw new AuthFailure(401, reasonOf(err));
+    }
+    const { payload, protectedHeader } = verified;
+    if (protectedHeader.typ?.toLowerCase() === 'id_token' || ID_TOKEN_CLAIMS.some((c) => c in payload)) {
+      throw new AuthFailure(401, 'an ID token is not an access token');
+    }
+    return Object.freeze({ id: `${String(payload.iss)}#${String(payload.sub)}`, kind: 'jwt', scopes: scopesOf(payload) });
+  };
+}

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/load.ts';
+
+const withAuth = (auth: unknown) => () => parseConfig({ mcpServers: { a: { command: 'x' } }, gateway: { auth } });
+
+describe('gateway.auth', () => {
+  it.each([
+    ['no method at all', {}, 'auth needs a method: "apiKeys", "jwt", or "anonymous: true" said explicitly'],
+    ['alg none', { jwt: { issuers: ['https://as.example'], jwksUrl: 'https://as.example/jwks', algorithms: ['none'] } }, 'expected some of RS256'],
+    ['an HMAC algorithm', { jwt: { issuers: ['https://as.example'], jwksUrl: 'https://as.example/jwks', algorithms: ['HS256'] } }, 'expected some of RS256'],
+    ['both a JWKS URL and keys', { jwt: { issuers: ['https://as.example'], jwksUrl: 'https://as.example/jwks', keys: [{ kty: 'EC' }] } }, 'give exactly one of "jwksUrl" or "keys"'],
+    ['no issuer', { jwt: { issuers: [], jwksUrl: 'https://as.example/jwks' } }, 'name at least one issuer'],
+    ['a short key', { apiKeys: [{ name: 'ci', key: 'short' }] }, 'an API key needs at least 16 characters'],
+    ['a key and its hash', { apiKeys: [{ name: 'ci', key: '0123456789abcdef', sha256: 'a'.repeat(64) }] }, 'give exactly one of "sha256" or "key"'],
+    ['a public URL with a path', { anonymous: true, publicUrl: 'https://mcp.example.com/base' }, 'expected an origin'],
+  ])('refuses %s, saying how to fix it', (_label, auth, message) => {
+    expect(withAuth(auth)).toThrow(message);
+  });
+
+  it('explicit anonymous access is a method of its own', () => {
+    expect(withAuth({ anonymous: true })().auth).toMatchObject({ anonymous: true, apiKeys: [], jwt: undefined, authorizationServers: [] });
+  });
+
+  it('no auth section: no client authentication', () => {
+    expect(parseConfig({ mcpServers: { a: { command: 'x' } } }).auth).toBeUndefined();
+  });
+});
