@@ -39,6 +39,15 @@ let exitHookInstalled = false;
  * who can reach the port runs every tool of every server: say so loudly, every start.
  */
 function warnIfExposed(config: GatewayConfig, logger: Logger): void {
+  const auth = config.auth;
+  if (auth !== undefined && !auth.anonymous) {
+    // Tokens are checked against the URL the client called; without publicUrl that is built from
+    // the Host header, which only allowedHosts (or a loopback listener) vouches for.
+    if (auth.jwt !== undefined && auth.publicUrl === undefined && !isLoopbackAddress(config.listen.host) && config.allowedHosts === undefined) {
+      logger.warn({ fix: 'set gateway.auth.publicUrl (or gateway.allowedHosts)' }, 'token audiences are checked against the Host header, which nothing restricts');
+    }
+    return;
+  }
   if (config.corsOrigins?.includes('*') === true) {
     logger.warn({ corsOrigins: config.corsOrigins }, 'EXPOSED: CORS allows any origin and there is no client authentication; any web page the user opens can call every tool');
   }
@@ -114,5 +123,6 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   if (!same(before.listen, after.listen)) out.push('listen address');
   if (!same(before.limits, after.limits) || !same(before.session, after.session)) out.push('limits and session settings');
   if (!same(before.allowedOrigins, after.allowedOrigins) || !same(before.allowedHosts, after.allowedHosts)) out.push('allowed origins and hosts');
+  if (!same(before.auth, after.auth)) out.push('client authentication');
   return out;
 }

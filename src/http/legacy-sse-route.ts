@@ -68,7 +68,7 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
   app.get(ssePath, async (request, reply) => {
     const entry = endpointOf(request, resolve);
     checkGetHeaders(request.headers);
-    const session = store.create(entry.factory, { authorization: request.headers.authorization });
+    const session = store.create(entry.factory, { authorization: request.headers.authorization, principal: request.principal });
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
@@ -106,7 +106,7 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
       throw new GatewayError('GW_SESSION_REQUIRED', 'Bad Request: the sessionId query parameter is required');
     }
     const channel = channels.get(sessionId);
-    const session = store.get(sessionId);
+    const session = store.get(sessionId, request.principal);
     if (channel === undefined || session === undefined || session.ended || !entry.owns(session)) {
       throw new GatewayError('GW_SESSION_NOT_FOUND', 'Session not found: it ended or never existed; open a new SSE stream');
     }

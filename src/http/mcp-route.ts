@@ -52,7 +52,7 @@ export function openEndpointOf(request: FastifyRequest, resolve: ResolveEndpoint
 function sessionOf(request: FastifyRequest, store: SessionStore, entry: RouteEndpoint): Session {
   const id = request.headers[SESSION_HEADER];
   if (typeof id !== 'string' || id === '') throw new GatewayError('GW_SESSION_REQUIRED');
-  const session = store.get(id);
+  const session = store.get(id, request.principal);
   // A session of another endpoint is as unknown here as one that never existed.
   if (session === undefined || session.ended || !entry.owns(session)) {
     throw new GatewayError('GW_SESSION_NOT_FOUND', 'Session not found: it ended or never existed; initialize a new one');
@@ -116,12 +116,12 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     reply: FastifyReply,
     request: JsonRpcRequest,
     staleId: string | undefined,
-    headers: FastifyRequest['headers'],
+    from: FastifyRequest,
   ) => {
-    if (staleId !== undefined && store.get(staleId) !== undefined) {
+    if (staleId !== undefined && store.get(staleId, from.principal) !== undefined) {
       throw new GatewayError('GW_ALREADY_INITIALIZED', 'Session is already initialized; send initialize without Mcp-Session-Id');
     }
-    const session = store.create(entry.factory, { authorization: headers.authorization });
+    const session = store.create(entry.factory, { authorization: from.headers.authorization, principal: from.principal });
     const answer = await session.initialize(request);
     reply.code(200).header('content-type', 'application/json');
     if (!session.ended) reply.header('mcp-session-id', session.id);
@@ -136,7 +136,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     const first = messages[0] as JsonRpcMessage;
     if (isRequest(first) && first.method === 'initialize') {
       if (batch) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: initialize must not be part of a batch');
-      return initialize(entry, reply, first, typeof sessionId === 'string' ? sessionId : undefined, request.headers);
+      return initialize(entry, reply, first, typeof sessionId === 'string' ? sessionId : undefined, request);
     }
     const session = sessionOf(request, store, entry);
     // Batches exist only in 2025-03-26 (removed in 2025-06-18).

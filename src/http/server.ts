@@ -18,6 +18,7 @@ import { createOriginPolicy } from './guards.ts';
 import { registerLegacySseRoute } from './legacy-sse-route.ts';
 import { registerMcpRoute, type ResolveEndpoint } from './mcp-route.ts';
 import { replyError } from './reply-error.ts';
+import { registerAuthHook, registerResourceMetadata } from './auth-hook.ts';
 import { createKeepAlive } from './sink.ts';
 import { createWsHeartbeat, pickSubprotocol, registerWsRoute } from './ws-route.ts';
 
@@ -128,6 +129,7 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
   );
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+  registerResourceMetadata(app, config.auth);
   app.get('/readyz', async (_request, reply) => {
     if (!isReady()) return reply.code(503).send({ status: 'draining' });
     return { status: 'ready', sessions: store.size };
@@ -136,6 +138,8 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
   void app.register(async (mcp) => {
     // Before the body is read: refuse foreign Origins and Hosts (DNS rebinding) cheaply.
     mcp.addHook('onRequest', async (request) => origins.check(request.headers));
+    // Then who is calling, still before any body is read (no-op without gateway.auth).
+    registerAuthHook(mcp, config.auth, log);
     const bases = ['/servers/:name', '/groups/:name', ''];
     registerCors(mcp, config.corsOrigins ?? [], bases.flatMap((base) => [`${base}/sse`, `${base}/messages`]));
     // One route per path shape, not per target: the table says per request what a name serves

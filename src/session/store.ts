@@ -37,6 +37,8 @@ export interface DownstreamInfo {
    * (the gateway is the downstream's audience, not the upstream's).
    */
   readonly authorization: string | undefined;
+  /** The authenticated principal's id (gateway.auth); the session is unknown to anyone else. */
+  readonly principal?: string | undefined;
 }
 
 const NO_DOWNSTREAM_INFO: DownstreamInfo = { authorization: undefined };
@@ -50,7 +52,8 @@ export type SessionFactory = (seed: SessionSeed) => Session;
 export interface SessionStore {
   /** A new, empty session built by `factory`. Throws GW_SESSION_LIMIT or GW_SHUTTING_DOWN. */
   create(factory: SessionFactory, downstream?: DownstreamInfo): Session;
-  get(id: string): Session | undefined;
+  /** The session `id` if it exists and belongs to `principal` (undefined when auth is off). */
+  get(id: string, principal: string | undefined): Session | undefined;
   readonly size: number;
   /** Ends sessions idle past their TTL or not initialized in time; returns how many. Runs on a timer too. */
   sweep(now?: number): number;
@@ -70,6 +73,8 @@ export interface SessionStoreOptions {
 
 export function createSessionStore({ config, logger, upstreams }: SessionStoreOptions): SessionStore {
   const sessions = new Map<string, Session>();
+  /** The principal each session is bound to (only when auth is on). */
+  const owners = new Map<string, string>();
   /** Creation time per session id: the start of its initialize deadline. */
   const created = new Map<string, number>();
   const { maxSessions } = config.limits;
@@ -80,6 +85,7 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
   const onended = (session: SessionCore) => {
     sessions.delete(session.id);
     created.delete(session.id);
+    owners.delete(session.id);
   };
 
   /** Ends `session` now for room: it leaves the map at once, its children stop in the background. */
@@ -136,11 +142,14 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
       const session = factory({ id, limits: config.limits, logger, onended, downstream, reserveChild, open: upstreams });
       sessions.set(id, session);
       created.set(id, Date.now());
+      if (downstream.principal !== undefined) owners.set(id, downstream.principal);
       return session;
     },
 
-    get(id) {
-      return sessions.get(id);
+    get(id, principal) {
+      const session = sessions.get(id);
+      // Another principal's session is as unknown as one that never existed.
+      return session !== undefined && owners.get(id) === principal ? session : undefined;
     },
 
     get size() {

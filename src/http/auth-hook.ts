@@ -1,0 +1,106 @@
+/**
+ * Client authentication at the HTTP edge (docs/security.md): an `onRequest` hook on every MCP route
+ * (Streamable HTTP, WebSocket upgrade, legacy SSE and its POSTs), so nothing is read of a body
+ * before the credential is checked; and the RFC 9728 protected-resource metadata, one document per
+ * MCP path, whose `resource` is the URL the client calls there.
+ *
+ * The principal's id is set on the request for the routes (sessions are bound to it). A refused
+ * request gets 401 (or 403 insufficient_scope) with `WWW-Authenticate` pointing at the metadata;
+ * the reason is logged, never the credential, and never told to the client.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createAuthenticator, type Credentials } from '../auth/authenticator.ts';
+import { AuthFailure } from '../auth/principal.ts';
+import type { AuthConfig } from '../config/types.ts';
+import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
+import type { Logger } from '../log/logger.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated principal's id; undefined when the gateway has no client authentication. */
+    principal: string | undefined;
+  }
+}
+
+const METADATA_PREFIX = '/.well-known/oauth-protected-resource';
+/** A WebSocket client that cannot set headers offers its token as a subprotocol `bearer.<token>`. */
+const WS_TOKEN_PREFIX = 'bearer.';
+const RESOURCE_PATH = /^(?:\/(?:servers|groups)\/[^/]+)?\/(?:mcp|ws|sse)$/;
+
+/** The resource a request path belongs to: `/messages` is the POST half of its `/sse`. */
+export function resourcePathOf(url: string): string {
+  const path = url.split('?', 1)[0] as string;
+  return path.endsWith('/messages') ? `${path.slice(0, -'/messages'.length)}/sse` : path;
+}
+
+function originOf(request: FastifyRequest, auth: AuthConfig): string {
+  return auth.publicUrl ?? `http://${request.headers.host ?? 'localhost'}`;
+}
+
+function credentialsOf(request: FastifyRequest, auth: AuthConfig): Credentials {
+  const header = request.headers.authorization;
+  let bearer = header !== undefined && /^bearer /i.test(header) ? header.slice(7).trim() : undefined;
+  if (bearer === undefined && request.headers.upgrade?.toLowerCase() === 'websocket') {
+    const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+    bearer = offered.find((p) => p.startsWith(WS_TOKEN_PREFIX))?.slice(WS_TOKEN_PREFIX.length);
+  }
+  const keyHeader = auth.apiKeyHeader === 'authorization' ? undefined : request.headers[auth.apiKeyHeader];
+  return { bearer: bearer || undefined, apiKey: typeof keyHeader === 'string' && keyHeader !== '' ? keyHeader : undefined };
+}
+
+function challenge(auth: AuthConfig, origin: string, resourcePath: string, failure: AuthFailure, presented: boolean): string {
+  const parts = [`resource_metadata="${origin}${METADATA_PREFIX}${resourcePath}"`];
+  if (failure.status === 403) parts.unshift('error="insufficient_scope"');
+  else if (presented) parts.unshift('error="invalid_token"');
+  const scopes = failure.status === 403 ? failure.missing : auth.scopes;
+  if (scopes.length > 0) parts.push(`scope="${scopes.join(' ')}"`);
+  return `Bearer ${parts.join(', ')}`;
+}
+
+function refuse(reply: FastifyReply, failure: AuthFailure, wwwAuthenticate: string): FastifyReply {
+  const error = new GatewayError(failure.status === 403 ? 'GW_INSUFFICIENT_SCOPE' : 'GW_UNAUTHORIZED');
+  return reply
+    .code(error.httpStatus)
+    .header('www-authenticate', wwwAuthenticate)
+    .header('content-type', 'application/json')
+    .send(JSON.stringify(toErrorResponse(null, error)));
+}
+
+/** Adds the hook to `mcp` (the plugin that holds every MCP route); no-op without `auth`. */
+export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefined, logger: Logger): void {
+  mcp.decorateRequest('principal', undefined);
+  if (auth === undefined) return;
+  const authenticate = createAuthenticator(auth);
+  const log = logger.child({ component: 'auth' });
+  mcp.addHook('onRequest', async (request, reply) => {
+    if (request.method === 'OPTIONS') return; // CORS preflight: it carries no credential by design
+    const resourcePath = resourcePathOf(request.url);
+    const origin = originOf(request, auth);
+    const credentials = credentialsOf(request, auth);
+    try {
+      request.principal = (await authenticate(credentials, origin + resourcePath)).id;
+    } catch (err) {
+      const failure = err instanceof AuthFailure ? err : new AuthFailure(401, 'verification failed');
+      if (!(err instanceof AuthFailure)) log.error({ err }, 'credential check failed unexpectedly');
+      log.info({ path: resourcePath, status: failure.status, reason: failure.reason }, 'request refused by authentication');
+      const presented = credentials.bearer !== undefined || credentials.apiKey !== undefined;
+      return refuse(reply, failure, challenge(auth, origin, resourcePath, failure, presented));
+    }
+  });
+}
+
+/** GET /.well-known/oauth-protected-resource/<MCP path>: open, cacheable, one per resource. */
+export function registerResourceMetadata(app: FastifyInstance, auth: AuthConfig | undefined): void {
+  if (auth === undefined) return;
+  app.get(`${METADATA_PREFIX}/*`, async (request, reply) => {
+    const resourcePath = (request.url.split('?', 1)[0] as string).slice(METADATA_PREFIX.length);
+    if (!RESOURCE_PATH.test(resourcePath)) throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: no protected resource at ${resourcePath}`);
+    const body = {
+      resource: originOf(request, auth) + resourcePath,
+      authorization_servers: auth.authorizationServers,
+      scopes_supported: auth.scopes,
+      bearer_methods_supported: ['header'],
+    };
+    return reply.header('cache-control', 'public, max-age=3600').header('access-control-allow-origin', '*').send(body);
+  });
+}
