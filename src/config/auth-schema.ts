@@ -93,3 +93,34 @@ export const authSchema = z
   });
 
 export type AuthSection = z.output<typeof authSchema>;
+
+const globs = (what: string) => z.array(text(), { error: `expected a list of ${what} (globs: * and ?)` });
+
+export const ruleSchema = z.strictObject(
+  {
+    /** allow grants, deny takes away; deny wins. */
+    effect: z.enum(['allow', 'deny'], { error: 'expected "allow" or "deny"' }).default('allow'),
+    /** Principal ids (`key:<name>`, `<issuer>#<subject>`, `anonymous`) the rule is for. */
+    principals: globs('principal ids').default(['*']),
+    /** Scopes the principal must all hold for the rule to apply ([]: none needed). */
+    scopes: z.array(scope, { error: 'expected a list of scopes' }).default([]),
+    servers: globs('server names').default(['*']),
+    /**
+     * Names as the server gives them (no aggregate prefix). Unset in an allow rule: every name. In a
+     * deny rule: none, unless the rule lists no kind at all, which denies the whole server.
+     */
+    tools: globs('tool names').optional(),
+    prompts: globs('prompt names').optional(),
+    /** Resource and template URIs. */
+    resources: globs('resource URIs').optional(),
+  },
+  anObject,
+);
+
+/** Present: what no allow rule grants is denied, and a deny rule wins over every allow. */
+export const policySchema = z.strictObject(
+  { rules: z.array(ruleSchema, { error: 'expected a list of rules' }).default([]) },
+  anObject,
+);
+
+export type PolicySection = z.output<typeof policySchema>;

@@ -3,11 +3,11 @@
  * GatewayConfig the rest of the gateway reads (grouped policies, targets as an ordered Map).
  */
 import { createHash } from 'node:crypto';
-import type { AuthSection } from './auth-schema.ts';
+import type { AuthSection, PolicySection } from './auth-schema.ts';
 import { DEFAULT_INHERITED_ENV } from './default-env.ts';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigFile, ServerEntry } from './schema.ts';
-import type { AggregateConfig, AuthConfig, GatewayConfig, LogLevel, TargetConfig, TargetExposureConfig } from './types.ts';
+import type { AggregateConfig, AuthConfig, GatewayConfig, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig } from './types.ts';
 
 /**
  * Restart backoff is not exposed in the file yet: 250 ms first (a child that died at once usually
@@ -43,6 +43,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     corsOrigins: gateway.corsOrigins,
     allowedHosts: gateway.allowedHosts,
     auth: gateway.auth === undefined ? undefined : toAuthConfig(gateway.auth),
+    policy: gateway.policy === undefined ? undefined : { rules: gateway.policy.rules.map(toPolicyRule) },
     limits: { ...gateway.limits },
     session: { ...gateway.session },
     websocket: { ...gateway.websocket },
@@ -51,6 +52,13 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     targets,
     aggregate: toAggregateConfig(file, targets),
   });
+}
+
+/** Kind lists left out: every name in an allow rule; none in a deny rule, unless it names no kind at all (the whole server). */
+function toPolicyRule(rule: PolicySection['rules'][number]): PolicyRule {
+  const whole = rule.tools === undefined && rule.prompts === undefined && rule.resources === undefined;
+  const fill = (list: string[] | undefined) => list ?? (rule.effect === 'allow' || whole ? ['*'] : []);
+  return { ...rule, tools: fill(rule.tools), prompts: fill(rule.prompts), resources: fill(rule.resources) };
 }
 
 /** Keys given as themselves are hashed here: the running config holds no key. */

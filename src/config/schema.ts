@@ -7,7 +7,7 @@
  * reach us from `${VAR}`.
  */
 import { z } from 'zod';
-import { authSchema } from './auth-schema.ts';
+import { authSchema, policySchema } from './auth-schema.ts';
 import type { LogLevel } from './types.ts';
 
 /** setTimeout fires at once (with a warning) above 2^31-1 ms, so no duration may exceed it (~24.8 days). */
@@ -388,6 +388,8 @@ export const gatewaySchema = z.strictObject({
   allowedHosts: z.array(hostHeader, { error: 'expected a list of host names' }).optional(),
   /** Unset: no client authentication. See docs/security.md. */
   auth: authSchema.optional(),
+  /** Unset: every caller reaches every server and name its filters show. See docs/security.md. */
+  policy: policySchema.optional(),
   limits: limitsSchema.prefault({}),
   session: sessionSchema.prefault({}),
   websocket: websocketSchema.prefault({}),

@@ -121,10 +121,23 @@ export interface AuthConfig {
   readonly authorizationServers: readonly string[];
 }
 
+/** One rule of `gateway.policy`; every list holds globs. */
+export interface PolicyRule {
+  readonly effect: 'allow' | 'deny';
+  readonly principals: readonly string[];
+  readonly scopes: readonly string[];
+  readonly servers: readonly string[];
+  readonly tools: readonly string[];
+  readonly prompts: readonly string[];
+  readonly resources: readonly string[];
+}
+
 export interface GatewayConfig {
   readonly listen: { readonly host: string; readonly port: number };
   /** undefined: no client authentication. */
   readonly auth?: AuthConfig | undefined;
+  /** undefined: no policy (everyone reaches everything the filters show); else default deny. */
+  readonly policy?: { readonly rules: readonly PolicyRule[] } | undefined;
   /**
    * Origins allowed to call (Origin header). `undefined`: only loopback origins
    * (http(s)://localhost|127.0.0.1|[::1] on any port). A request without Origin is allowed.

@@ -10,15 +10,15 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createAuthenticator, type Credentials } from '../auth/authenticator.ts';
-import { AuthFailure } from '../auth/principal.ts';
+import { AuthFailure, type Principal } from '../auth/principal.ts';
 import type { AuthConfig } from '../config/types.ts';
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The authenticated principal's id; undefined when the gateway has no client authentication. */
-    principal: string | undefined;
+    /** The authenticated principal; undefined when the gateway has no client authentication. */
+    principal: Principal | undefined;
   }
 }
 
@@ -78,7 +78,7 @@ export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefi
     const origin = originOf(request, auth);
     const credentials = credentialsOf(request, auth);
     try {
-      request.principal = (await authenticate(credentials, origin + resourcePath)).id;
+      request.principal = await authenticate(credentials, origin + resourcePath);
     } catch (err) {
       const failure = err instanceof AuthFailure ? err : new AuthFailure(401, 'verification failed');
       if (!(err instanceof AuthFailure)) log.error({ err }, 'credential check failed unexpectedly');

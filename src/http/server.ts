@@ -146,11 +146,11 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
     // now, so a reload adds and removes servers and groups without touching the routes.
     const table = endpoints ?? createEndpointTable(config);
     const families: Array<[string, ResolveEndpoint]> = [
-      ['/servers/:name', (request) => table.server((request.params as { name: string }).name)],
+      ['/servers/:name', (request) => table.server((request.params as { name: string }).name, request.principal)],
       ['/groups/:name', (request) => table.group((request.params as { name: string }).name)],
       // `/mcp`: the lone target's pass-through, or the aggregate over several (its sessions stay
       // reachable there when a reload switches it).
-      ['', () => table.root()],
+      ['', (request) => table.root(request.principal)],
     ];
     // Each gets the same three downstream transports: .../mcp, .../ws, .../sse with .../messages.
     for (const [base, resolve] of families) {

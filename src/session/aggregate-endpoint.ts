@@ -6,8 +6,9 @@
  */
 import { aggregateOf, type GatewayConfig } from '../config/types.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
+import type { Caller, Policy } from '../router/policy.ts';
 import { createAggregateSession, type AggregateSession } from './aggregate-session.ts';
-import { toAggregateView, type AggregateView, type KnownTargets } from './aggregate-view.ts';
+import { restrictView, toAggregateView, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import type { Session, SessionCore } from './session.ts';
 import type { SessionFactory } from './store.ts';
 import { GATEWAY_SERVER_INFO } from './gateway-info.ts';
@@ -38,17 +39,25 @@ interface EndpointOptions {
   config: GatewayConfig;
   cursors: CursorCodec;
   known: KnownTargets;
+  /** The policy in force (it follows reloads). */
+  policy: () => Policy | undefined;
 }
 
 function createEndpoint(options: EndpointOptions): AggregateEndpoint {
   const { path, endpoint, group, cursors, known } = options;
   let view = options.view(options.config);
-  const live = new Set<AggregateSession>();
+  /** Each live session with the caller it serves: its view is what the policy grants that caller. */
+  const live = new Map<AggregateSession, Caller | undefined>();
+  const viewFor = (caller: Caller | undefined) => {
+    const policy = options.policy();
+    return policy === undefined ? view : restrictView(view, policy, caller);
+  };
   const factory: SessionFactory = (seed) => {
+    const caller = seed.downstream.principal;
     const session = createAggregateSession({
       id: seed.id,
       endpoint,
-      view,
+      view: viewFor(caller),
       limits: seed.limits,
       logger: seed.logger,
       cursors,
@@ -62,7 +71,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
         seed.onended(ended);
       },
     });
-    live.add(session);
+    live.set(session, caller);
     return session;
   };
   return {
@@ -73,7 +82,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
     targets: () => [...view.targets.keys()],
     update(config) {
       view = options.view(config);
-      for (const session of live) session.reconfigure(view);
+      for (const [session, caller] of live) session.reconfigure(viewFor(caller));
     },
   };
 }
@@ -94,10 +103,15 @@ export function createAggregateShared(cursors: CursorCodec = createCursorCodec()
  * Built when a config first asks for it and kept for the life of the gateway, so its live sessions
  * follow every later reload (`update`) even after the config stopped asking for it.
  */
-export function createAggregateEndpoint(group: string | undefined, config: GatewayConfig, shared: AggregateShared): AggregateEndpoint {
+export function createAggregateEndpoint(
+  group: string | undefined,
+  config: GatewayConfig,
+  shared: AggregateShared,
+  policy: () => Policy | undefined = () => undefined,
+): AggregateEndpoint {
   const { cursors, known } = shared;
   if (group === undefined) {
-    return createEndpoint({ path: '/mcp', endpoint: ALL_TARGETS_ENDPOINT, group, view: (c) => toAggregateView(c), config, cursors, known });
+    return createEndpoint({ path: '/mcp', endpoint: ALL_TARGETS_ENDPOINT, group, view: (c) => toAggregateView(c), config, cursors, known, policy });
   }
   let members: readonly string[] = aggregateOf(config).groups.get(group) ?? [];
   return createEndpoint({
@@ -110,5 +124,6 @@ export function createAggregateEndpoint(group: string | undefined, config: Gatew
     config,
     cursors,
     known,
+    policy,
   });
 }

@@ -6,6 +6,7 @@
 import type { JsonObject } from '../jsonrpc/types.ts';
 import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../config/types.ts';
 import { createNameFilter } from '../router/glob.ts';
+import { restrict, type Caller, type Policy } from '../router/policy.ts';
 import type { Exposure } from '../router/list-merge.ts';
 
 export interface ViewTarget {
@@ -54,4 +55,15 @@ function compileExposure(settings: TargetExposureConfig): Exposure {
 /** A target's filters wherever it is served (its own path too); the prefix matters only in an aggregate. */
 export function exposureOf(config: GatewayConfig, name: string): Exposure {
   return compileExposure(aggregateOf(config).exposure.get(name) ?? defaultExposure(name));
+}
+
+/** `view` as `policy` lets `caller` see it: denied targets left out, the others' filters narrowed. */
+export function restrictView(view: AggregateView, policy: Policy, caller: Caller | undefined): AggregateView {
+  const targets = new Map<string, ViewTarget>();
+  for (const [name, target] of view.targets) {
+    const grant = policy.grant(caller, name);
+    if (grant === undefined) continue;
+    targets.set(name, { ...target, exposure: restrict(target.exposure, grant), fingerprint: `${target.fingerprint}|${policy.fingerprint}` });
+  }
+  return { ...view, targets };
 }

@@ -10,6 +10,7 @@
 import { aggregateOf, type GatewayConfig, type TargetConfig } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { CursorCodec } from '../router/cursor.ts';
+import { compilePolicy, restrict, type Caller, type Policy } from '../router/policy.ts';
 import { createAggregateEndpoint, createAggregateShared, type AggregateEndpoint } from './aggregate-endpoint.ts';
 import type { Session } from './session.ts';
 import { createSingleSession } from './single.ts';
@@ -29,21 +30,28 @@ export interface RouteEndpoint {
 }
 
 export interface EndpointTable {
-  /** `/servers/<name>/...`: undefined for a name never configured. */
-  server(name: string): RouteEndpoint | undefined;
+  /** `/servers/<name>/...`: undefined for a name never configured, or one the policy denies `caller`. */
+  server(name: string, caller?: Caller): RouteEndpoint | undefined;
   /** `/groups/<name>/...`: undefined for a name never configured. */
   group(name: string): RouteEndpoint | undefined;
-  /** `/mcp`, `/ws`, `/sse`, `/messages`. */
-  root(): RouteEndpoint;
+  /** `/mcp`, `/ws`, `/sse`, `/messages`; undefined when it is one target the policy denies `caller`. */
+  root(caller?: Caller): RouteEndpoint | undefined;
   /** Applies a reloaded config: new sessions get the new table, live aggregate sessions are reconfigured. */
   update(config: GatewayConfig): void;
 }
 
 /** One target's pass-through sessions, known by the target's name on every path that serves it; its filters apply. */
-function passThrough(target: TargetConfig, config: GatewayConfig): RouteEndpoint {
+function passThrough(target: TargetConfig, config: GatewayConfig, policy: Policy | undefined): RouteEndpoint {
   const endpoint = `target:${target.name}`;
   const exposure = exposureOf(config, target.name);
-  return { endpoint, open: true, factory: (seed) => createSingleSession({ ...seed, endpoint, target, exposure }), owns: (s) => s.endpoint === endpoint };
+  const factory: SessionFactory = (seed) => {
+    if (policy === undefined) return createSingleSession({ ...seed, endpoint, target, exposure });
+    // The route already answered 404 for a denied target; this holds even if a caller skips it.
+    const grant = policy.grant(seed.downstream.principal, target.name);
+    if (grant === undefined) throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: server "${target.name}"`);
+    return createSingleSession({ ...seed, endpoint, target, exposure: restrict(exposure, grant) });
+  };
+  return { endpoint, open: true, factory, owns: (s) => s.endpoint === endpoint };
 }
 
 function ownedBy(endpoint: string): (session: Session) => boolean {
@@ -69,30 +77,33 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
   // reload switches `/mcp` between a pass-through and the aggregate. Weak: ended sessions go.
   const rootSessions = new WeakSet<Session>();
 
+  let policy = compilePolicy(initial.policy?.rules);
+  let only: string | undefined;
   let servers = new Map<string, RouteEndpoint>();
   let groupEntries = new Map<string, RouteEndpoint>();
   let root: RouteEndpoint;
 
   const build = (config: GatewayConfig) => {
+    policy = compilePolicy(config.policy?.rules);
     const nextServers = new Map<string, RouteEndpoint>();
-    for (const target of config.targets.values()) nextServers.set(target.name, passThrough(target, config));
+    for (const target of config.targets.values()) nextServers.set(target.name, passThrough(target, config, policy));
     for (const [name, entry] of servers) if (!nextServers.has(name)) nextServers.set(name, retired(entry, `server "${name}"`));
 
     const nextGroups = new Map<string, RouteEndpoint>();
     for (const name of aggregateOf(config).groups.keys()) {
       let aggregate = groups.get(name);
-      if (aggregate === undefined) groups.set(name, (aggregate = createAggregateEndpoint(name, config, shared)));
+      if (aggregate === undefined) groups.set(name, (aggregate = createAggregateEndpoint(name, config, shared, () => policy)));
       nextGroups.set(name, { endpoint: aggregate.endpoint, open: true, factory: aggregate.factory, owns: ownedBy(aggregate.endpoint) });
     }
     for (const [name, entry] of groupEntries) if (!nextGroups.has(name)) nextGroups.set(name, retired(entry, `group "${name}"`));
 
     let inner: RouteEndpoint;
-    const only = config.targets.size === 1 ? [...config.targets.values()][0] : undefined;
+    only = config.targets.size === 1 ? [...config.targets.keys()][0] : undefined;
     if (only !== undefined) {
       // The same sessions as /servers/<name>/mcp: one target's pass-through under the short path.
-      inner = nextServers.get(only.name) as RouteEndpoint;
+      inner = nextServers.get(only) as RouteEndpoint;
     } else {
-      all ??= createAggregateEndpoint(undefined, config, shared);
+      all ??= createAggregateEndpoint(undefined, config, shared, () => policy);
       inner = { endpoint: all.endpoint, open: true, factory: all.factory, owns: ownedBy(all.endpoint) };
     }
     const create = inner.factory;
@@ -109,9 +120,9 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
 
   build(initial);
   return {
-    server: (name) => servers.get(name),
+    server: (name, caller) => (policy === undefined || policy.grant(caller, name) !== undefined ? servers.get(name) : undefined),
     group: (name) => groupEntries.get(name),
-    root: () => root,
+    root: (caller) => (policy === undefined || only === undefined || policy.grant(caller, only) !== undefined ? root : undefined),
     update(config) {
       // Live sessions first see the new targets (list_changed, removed ones drained), then new
       // sessions get the new table.

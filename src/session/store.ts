@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import type { Caller } from '../router/policy.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
@@ -37,8 +38,8 @@ export interface DownstreamInfo {
    * (the gateway is the downstream's audience, not the upstream's).
    */
   readonly authorization: string | undefined;
-  /** The authenticated principal's id (gateway.auth); the session is unknown to anyone else. */
-  readonly principal?: string | undefined;
+  /** The authenticated principal (gateway.auth): the session is unknown to anyone else; policy reads it. */
+  readonly principal?: Caller | undefined;
 }
 
 const NO_DOWNSTREAM_INFO: DownstreamInfo = { authorization: undefined };
@@ -53,7 +54,7 @@ export interface SessionStore {
   /** A new, empty session built by `factory`. Throws GW_SESSION_LIMIT or GW_SHUTTING_DOWN. */
   create(factory: SessionFactory, downstream?: DownstreamInfo): Session;
   /** The session `id` if it exists and belongs to `principal` (undefined when auth is off). */
-  get(id: string, principal: string | undefined): Session | undefined;
+  get(id: string, principal: Caller | undefined): Session | undefined;
   readonly size: number;
   /** Ends sessions idle past their TTL or not initialized in time; returns how many. Runs on a timer too. */
   sweep(now?: number): number;
@@ -142,14 +143,14 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
       const session = factory({ id, limits: config.limits, logger, onended, downstream, reserveChild, open: upstreams });
       sessions.set(id, session);
       created.set(id, Date.now());
-      if (downstream.principal !== undefined) owners.set(id, downstream.principal);
+      if (downstream.principal !== undefined) owners.set(id, downstream.principal.id);
       return session;
     },
 
     get(id, principal) {
       const session = sessions.get(id);
       // Another principal's session is as unknown as one that never existed.
-      return session !== undefined && owners.get(id) === principal ? session : undefined;
+      return session !== undefined && owners.get(id) === principal?.id ? session : undefined;
     },
 
     get size() {

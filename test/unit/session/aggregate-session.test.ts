@@ -21,7 +21,7 @@ afterEach(async () => {
 async function aggregate() {
   const h = harness({ alpha: memoryTarget(), beta: memoryTarget() });
   stores.push(h.store);
-  const session: Session = h.store.create(h.table.root().factory);
+  const session: Session = h.store.create(h.table.root()!.factory);
   const init = { protocolVersion: '2025-11-25', capabilities: { roots: {} }, clientInfo: { name: 'unit-client', version: '1' } };
   const answer = await session.initialize(request(0, 'initialize', init));
   await session.handleNotification({ jsonrpc: '2.0', method: 'notifications/initialized' });

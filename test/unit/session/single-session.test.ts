@@ -25,7 +25,7 @@ afterEach(async () => {
 function single(exposure?: Parameters<typeof memoryTarget>[0]) {
   const h = harness({ alpha: memoryTarget(exposure), other: memoryTarget() });
   stores.push(h.store);
-  const session: Session = h.store.create((h.table.server('alpha') ?? h.table.root()).factory);
+  const session: Session = h.store.create(h.table.server('alpha')!.factory);
   const server = () => h.upstreams.servers('alpha')[0]!;
   return { ...h, session, server };
 }

@@ -1,0 +1,88 @@
+/**
+ * `gateway.policy` as pure functions: which targets, tools, prompts and resources a caller may
+ * reach. With a policy, what no allow rule grants is denied and a deny rule wins over every allow.
+ * A rule applies to a caller whose id matches one of its `principals` globs and who holds all its
+ * `scopes`. A target is reachable when an allow rule names it and no deny rule takes all of it
+ * away; then each name passes when an allow rule's globs match it and no deny rule's do.
+ *
+ * The result is a `Grant` of name filters, combined with the target's own filters (`restrict`),
+ * so lists and calls go through the same check on every path and a denied name looks exactly like
+ * an unknown one.
+ */
+import type { PolicyRule } from '../config/types.ts';
+import { compileGlobs, PASS_ALL, type NameFilter } from './glob.ts';
+import type { Exposure } from './list-merge.ts';
+
+/** Who is asking (auth/'s Principal has this shape). */
+export interface Caller {
+  readonly id: string;
+  readonly scopes: ReadonlySet<string>;
+}
+
+export const ANONYMOUS_CALLER: Caller = Object.freeze({ id: 'anonymous', scopes: new Set<string>() });
+
+export interface Grant {
+  readonly tools: NameFilter;
+  readonly prompts: NameFilter;
+  readonly resources: NameFilter;
+}
+
+export interface Policy {
+  /** Equal for equal rules: a reload that changes them changes what live sessions see. */
+  readonly fingerprint: string;
+  /** What `caller` may use of `target`; undefined: nothing (the target is as unknown). */
+  grant(caller: Caller | undefined, target: string): Grant | undefined;
+}
+
+type Kind = 'tools' | 'prompts' | 'resources';
+const KINDS: readonly Kind[] = ['tools', 'prompts', 'resources'];
+const matchAll = (globs: readonly string[]) => globs.includes('*');
+
+interface CompiledRule {
+  readonly rule: PolicyRule;
+  readonly principals: RegExp;
+  readonly servers: RegExp;
+  readonly names: Record<Kind, RegExp>;
+}
+
+function compileRule(rule: PolicyRule): CompiledRule {
+  const re = (globs: readonly string[]) => compileGlobs(globs) ?? /(?!)/;
+  return {
+    rule,
+    principals: re(rule.principals),
+    servers: re(rule.servers),
+    names: { tools: re(rule.tools), prompts: re(rule.prompts), resources: re(rule.resources) },
+  };
+}
+
+function filterOf(kind: Kind, allows: CompiledRule[], denies: CompiledRule[]): NameFilter {
+  const denied = denies.filter((r) => r.rule[kind].length > 0);
+  if (denied.length === 0 && allows.some((r) => matchAll(r.rule[kind]))) return PASS_ALL;
+  return (name) => allows.some((r) => r.names[kind].test(name)) && !denied.some((r) => r.names[kind].test(name));
+}
+
+export function compilePolicy(rules: readonly PolicyRule[] | undefined): Policy | undefined {
+  if (rules === undefined) return undefined;
+  const compiled = rules.map(compileRule);
+  return {
+    fingerprint: JSON.stringify(rules),
+    grant(caller = ANONYMOUS_CALLER, target) {
+      const applies = (r: CompiledRule) =>
+        r.principals.test(caller.id) && r.servers.test(target) && r.rule.scopes.every((s) => caller.scopes.has(s));
+      const allows = compiled.filter((r) => r.rule.effect === 'allow' && applies(r));
+      const denies = compiled.filter((r) => r.rule.effect === 'deny' && applies(r));
+      if (allows.length === 0) return undefined;
+      // A deny rule over every name of every kind takes the whole target away.
+      if (denies.some((r) => KINDS.every((k) => matchAll(r.rule[k])))) return undefined;
+      return { tools: filterOf('tools', allows, denies), prompts: filterOf('prompts', allows, denies), resources: filterOf('resources', allows, denies) };
+    },
+  };
+}
+
+const both = (a: NameFilter, b: NameFilter): NameFilter => (a === PASS_ALL ? b : b === PASS_ALL ? a : (name) => a(name) && b(name));
+
+/** The target's own filters narrowed by `grant` (unchanged, same object, when the grant is all-pass). */
+export function restrict(exposure: Exposure, grant: Grant): Exposure {
+  if (grant.tools === PASS_ALL && grant.prompts === PASS_ALL && grant.resources === PASS_ALL) return exposure;
+  return { prefix: exposure.prefix, tools: both(exposure.tools, grant.tools), prompts: both(exposure.prompts, grant.prompts), resources: both(exposure.resources, grant.resources) };
+}
