@@ -48,7 +48,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     session: { ...gateway.session },
     websocket: { ...gateway.websocket },
     shutdownGraceMs: gateway.shutdownGraceMs,
-    logging: { level: gateway.logging.level },
+    logging: { level: gateway.logging.level, audit: gateway.logging.audit === 'on' || (gateway.logging.audit === 'auto' && gateway.auth !== undefined) },
     targets,
     aggregate: toAggregateConfig(file, targets),
   });
@@ -153,7 +153,7 @@ export function withOverrides(config: GatewayConfig, overrides: ConfigOverrides)
   return deepFreeze({
     ...config,
     listen: { host: overrides.host ?? config.listen.host, port: overrides.port ?? config.listen.port },
-    logging: { level: overrides.logLevel ?? config.logging.level },
+    logging: { ...config.logging, level: overrides.logLevel ?? config.logging.level },
     ...(overrides.cors === undefined ? {} : { corsOrigins: [...(config.corsOrigins ?? []), ...overrides.cors] }),
   });
 }

@@ -366,6 +366,11 @@ const groupSchema = z.strictObject({
 
 const loggingSchema = z.strictObject({
   level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  /**
+   * "auto": an audit line per tool call, prompt get and resource read when gateway.auth is on (there
+   * is then someone to hold to account), none otherwise (a line per call costs on the hot path).
+   */
+  audit: z.enum(['auto', 'on', 'off'], { error: 'expected "auto", "on" or "off"' }).default('auto'),
 }, anObject);
 
 export const gatewaySchema = z.strictObject({

@@ -190,7 +190,8 @@ export interface GatewayConfig {
   };
   /** On SIGTERM/SIGINT: how long in-flight requests may run before children are killed (ms). */
   readonly shutdownGraceMs: number;
-  readonly logging: { readonly level: LogLevel };
+  /** `audit`: one line per tools/call, prompts/get and resources/read (resolved from "auto"). */
+  readonly logging: { readonly level: LogLevel; readonly audit?: boolean };
   /** Targets by name, in config order. */
   readonly targets: ReadonlyMap<string, TargetConfig>;
   /** Aggregate endpoints (`/mcp` over several targets, groups). Absent: the defaults (see aggregateOf). */

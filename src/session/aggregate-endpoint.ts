@@ -56,6 +56,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
     const caller = seed.downstream.principal;
     const session = createAggregateSession({
       id: seed.id,
+      audit: seed.audit,
       endpoint,
       view: viewFor(caller),
       limits: seed.limits,

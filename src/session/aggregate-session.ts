@@ -38,6 +38,8 @@ export interface AggregateSession extends Session {
 
 export interface AggregateSessionOptions {
   id: string;
+  /** Where audit lines go (logging.audit); undefined: none. */
+  audit?: Logger | undefined;
   endpoint: string;
   view: AggregateView;
   limits: GatewayConfig['limits'];
@@ -61,7 +63,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
   const logger = options.logger.child({ session: options.id, endpoint: options.endpoint });
   const tables = { tools: createNameTable(options.view.separator), prompts: createNameTable(options.view.separator) };
   let reconfigure: (view: AggregateView) => void = () => undefined;
-  const core = { id: options.id, endpoint: options.endpoint, limits: options.limits, logger, onended: options.onended };
+  const core = { id: options.id, endpoint: options.endpoint, limits: options.limits, logger, onended: options.onended, audit: options.audit };
   const session = createSessionCore({ ...core, namespaced: true, tables }, (parts) => {
     const built = aggregateFlavour(options, parts, tables);
     reconfigure = built.reconfigure;

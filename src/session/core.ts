@@ -38,7 +38,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       for (const rec of inflight.values()) if (rec.stream === stream) requests.withdraw(rec, 'The client closed the response stream');
     },
   });
-  const requests = createRequests(streams, logger);
+  const requests = createRequests(streams, logger, options.audit);
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;

@@ -22,6 +22,8 @@ export interface Pending {
   member: Member | undefined;
   upstreamId: number;
   cancelled: boolean;
+  /** Audited requests only (tools/call, prompts/get, resources/read): what was named, and when. */
+  audited: { readonly name: string; readonly started: number } | undefined;
 }
 
 /**
@@ -70,4 +72,6 @@ export interface CoreOptions {
   /** Several targets behind one endpoint (server-messages.ts). */
   namespaced: boolean;
   tables: { readonly tools: NameTable; readonly prompts: NameTable };
+  /** Where audit lines go; undefined: none. */
+  audit?: Logger | undefined;
 }

@@ -16,6 +16,16 @@ import type { OutStream, StreamSet } from './streams.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
 
+/** The requests that get an audit line (logging.audit), and what names their subject. */
+const AUDITED: Readonly<Record<string, 'name' | 'uri'>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+
+function auditedOf(request: JsonRpcRequest): Pending['audited'] {
+  const field = AUDITED[request.method];
+  if (field === undefined) return undefined;
+  const name = request.params?.[field];
+  return { name: typeof name === 'string' ? name : '', started: performance.now() };
+}
+
 export interface Requests {
   /** Client id key -> the request being served. */
   readonly inflight: Map<string, Pending>;
@@ -28,8 +38,17 @@ export interface Requests {
   cancel(params: unknown): void;
 }
 
-export function createRequests(streams: StreamSet, logger: Logger): Requests {
+/** `audit`: where audit lines go (one per audited request as it ends); undefined: none. */
+export function createRequests(streams: StreamSet, logger: Logger, audit?: Logger): Requests {
   const inflight = new Map<string, Pending>();
+
+  /** The audit line of a request that ends: who (the logger's bindings), what, how, how long. */
+  const record = (rec: Pending, outcome: string, code?: string) => {
+    const a = rec.audited;
+    if (a === undefined || audit === undefined) return;
+    const ms = Math.round((performance.now() - a.started) * 10) / 10;
+    audit.info({ method: rec.method, name: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
+  };
 
   const deliver = (rec: Pending, text: string) => {
     inflight.delete(rec.key);
@@ -39,11 +58,13 @@ export function createRequests(streams: StreamSet, logger: Logger): Requests {
     const error = toGatewayError(err);
     if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'request failed');
     else logger.info({ code: error.code, clientId: rec.clientId }, error.message);
+    record(rec, 'error', error.code);
     deliver(rec, JSON.stringify(toErrorResponse(rec.clientId, error)));
   };
 
   const handler: PendingHandler<Pending> = {
     onresponse(response, rec) {
+      if (rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
       deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
     },
     onerror(error, rec) {
@@ -73,7 +94,11 @@ export function createRequests(streams: StreamSet, logger: Logger): Requests {
 
   const answerLocally = (rec: Pending, to: LocalAnswer) => {
     if ('local' in to) deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, result: to.local }));
-    else deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, error: to.refuse }));
+    else {
+      // Filtered or denied by policy: the client sees "unknown", the audit line says what it was.
+      record(rec, 'denied');
+      deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, error: to.refuse }));
+    }
   };
 
   const requests: Requests = {
@@ -87,7 +112,8 @@ export function createRequests(streams: StreamSet, logger: Logger): Requests {
         streams.deliver(stream, JSON.stringify(toErrorResponse(request.id, error)), true);
         return;
       }
-      const rec: Pending = { key, clientId: request.id, stream, method: request.method, member: undefined, upstreamId: 0, cancelled: false };
+      const audited = audit === undefined ? undefined : auditedOf(request);
+      const rec: Pending = { key, clientId: request.id, stream, method: request.method, member: undefined, upstreamId: 0, cancelled: false, audited };
       inflight.set(key, rec);
       let routed: Member | Promise<Member | LocalAnswer>;
       try {
@@ -103,6 +129,7 @@ export function createRequests(streams: StreamSet, logger: Logger): Requests {
     },
 
     withdraw(rec, reason) {
+      record(rec, 'cancelled');
       inflight.delete(rec.key);
       rec.cancelled = true;
       if (rec.member !== undefined) rec.member.connection?.correlator.cancel(rec.upstreamId, reason);

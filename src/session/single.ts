@@ -28,6 +28,8 @@ import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 
 export interface SingleSessionOptions {
   id: string;
+  /** Where audit lines go (logging.audit); undefined: none. */
+  audit?: Logger | undefined;
   /** See Session.endpoint. */
   endpoint: string;
   target: TargetConfig;
@@ -55,7 +57,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
   const exposure = options.exposure ?? NO_FILTERS;
   const filtered = filters(exposure);
   const logger = options.logger.child({ session: options.id, target: target.name });
-  const core = { id: options.id, endpoint: options.endpoint, limits: options.limits, logger, onended: options.onended };
+  const core = { id: options.id, endpoint: options.endpoint, limits: options.limits, logger, onended: options.onended, audit: options.audit };
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
   return createSessionCore({ ...core, namespaced: false, tables }, (parts) => {
     const member = createMember({

@@ -29,6 +29,8 @@ export interface SessionSeed {
   readonly reserveChild: (target: TargetConfig) => void;
   /** Opens the session's upstream connections (the gateway's runtime; a test's in-memory ones). */
   readonly open: UpstreamFactory;
+  /** Where the session's audit lines go (logging.audit); undefined: none. */
+  readonly audit?: Logger | undefined;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -79,6 +81,7 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
   /** Creation time per session id: the start of its initialize deadline. */
   const created = new Map<string, number>();
   const { maxSessions } = config.limits;
+  const audit = config.logging.audit === true;
   const { maxUninitialized, maxChildren, maxChildrenPerTarget } = config.session;
   const policy: SessionPolicy = config.session;
   let closing = false;
@@ -140,7 +143,9 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
       makeRoom();
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
       const id = randomUUID();
-      const session = factory({ id, limits: config.limits, logger, onended, downstream, reserveChild, open: upstreams });
+      // One child logger per session, and only when there is a principal to name in every line.
+      const bound = downstream.principal === undefined ? logger : logger.child({ principal: downstream.principal.id });
+      const session = factory({ id, limits: config.limits, logger: bound, onended, downstream, reserveChild, open: upstreams, audit: audit ? bound.child({ audit: true, session: id }) : undefined });
       sessions.set(id, session);
       created.set(id, Date.now());
       if (downstream.principal !== undefined) owners.set(id, downstream.principal.id);

@@ -28,6 +28,7 @@ const RULES: PolicyRule[] = [
 ];
 
 let gw: RunningGateway;
+const logLines: string[] = [];
 
 /** One MCP exchange on `path` as `key`: initialize, then `messages`; returns the JSON answers (raw text too). */
 async function exchange(path: string, key: string, ...messages: Array<{ id: number; method: string; params?: unknown }>) {
@@ -62,7 +63,7 @@ beforeAll(async () => {
     scopes: [],
     authorizationServers: [],
   };
-  gw = await startGateway({ ...base, auth, policy: { rules: RULES } }, { logger: createTestLogger('silent', undefined) });
+  gw = await startGateway({ ...base, auth, policy: { rules: RULES }, logging: { level: 'info', audit: true } }, { logger: createTestLogger('info', logLines) });
 });
 
 afterAll(async () => {
@@ -122,5 +123,17 @@ describe('policy', () => {
     const [list] = (await peer.until(1)).slice(-1);
     expect(((list as { result: { tools: Array<{ name: string }> } }).result.tools).map((t) => t.name)).toEqual(['other__echo']);
     peer.socket.close();
+  });
+
+  it('writes one audit line per tool call, prompt get and resource read: who, what, where, how, how long; never the key', () => {
+    const audit = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.audit === true);
+    const line = (name: string, principal: string) => audit.find((l) => l.name === name && l.principal === principal);
+    expect(line('secret_admin', 'key:alice')).toMatchObject({ method: 'tools/call', outcome: 'denied', msg: 'audit' });
+    expect(line('echo', 'key:alice')).toMatchObject({ method: 'tools/call', target: 'col', outcome: 'ok', ms: expect.any(Number) });
+    expect(line('summarise', 'key:alice')).toMatchObject({ method: 'prompts/get', outcome: 'denied' });
+    expect(line('col__echo', 'key:bob')).toMatchObject({ method: 'tools/call', outcome: 'error', code: 'GW_UNKNOWN_TOOL' });
+    expect(audit.filter((l) => l.method === 'tools/list')).toEqual([]);
+    const all = logLines.join('\n');
+    expect(all.includes(ALICE) || all.includes(BOB)).toBe(false);
   });
 });
