@@ -47,7 +47,7 @@ describe('parseConfig: defaults', () => {
     });
     expect(config.session).toEqual({ idleTtlMs: 1_800_000, keepAliveMs: 15_000, shortIdleTtlMs: 300_000, initDeadlineMs: 10_000, maxUninitialized: 64, maxChildren: 32, maxChildrenPerTarget: 16 });
     expect(config.shutdownGraceMs).toBe(10_000);
-    expect(config.logging).toEqual({ level: 'info' });
+    expect(config.logging).toEqual({ level: 'info', audit: false });
   });
 
   it('fills every target default', () => {
