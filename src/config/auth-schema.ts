@@ -124,3 +124,26 @@ export const policySchema = z.strictObject(
 );
 
 export type PolicySection = z.output<typeof policySchema>;
+
+const bucketSchema = z.strictObject(
+  {
+    /** Sustained rate. */
+    perSecond: z.number({ error: 'expected a number' }).positive({ error: 'must be above 0' }),
+    /** Requests allowed at once after a quiet spell. Default: one second's worth (at least 1). */
+    burst: z.int({ error: 'expected an integer' }).min(1).optional(),
+  },
+  anObject,
+);
+
+/** Token buckets keyed on the principal (not the session: re-initializing does not reset them). */
+export const rateLimitsSchema = z.strictObject(
+  {
+    /** Every JSON-RPC request of a principal. */
+    perPrincipal: bucketSchema.optional(),
+    /** tools/call per principal and tool name. */
+    perTool: bucketSchema.optional(),
+    /** 10000 buckets at most per kind; the least recently used goes first. */
+    maxKeys: z.int({ error: 'expected an integer' }).min(1).default(10_000),
+  },
+  anObject,
+);

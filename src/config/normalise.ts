@@ -7,7 +7,7 @@ import type { AuthSection, PolicySection } from './auth-schema.ts';
 import { DEFAULT_INHERITED_ENV } from './default-env.ts';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigFile, ServerEntry } from './schema.ts';
-import type { AggregateConfig, AuthConfig, GatewayConfig, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig } from './types.ts';
+import type { AggregateConfig, AuthConfig, BucketConfig, GatewayConfig, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig } from './types.ts';
 
 /**
  * Restart backoff is not exposed in the file yet: 250 ms first (a child that died at once usually
@@ -44,6 +44,10 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     allowedHosts: gateway.allowedHosts,
     auth: gateway.auth === undefined ? undefined : toAuthConfig(gateway.auth),
     policy: gateway.policy === undefined ? undefined : { rules: gateway.policy.rules.map(toPolicyRule) },
+    rateLimits:
+      gateway.rateLimits === undefined
+        ? undefined
+        : { perPrincipal: toBucket(gateway.rateLimits.perPrincipal), perTool: toBucket(gateway.rateLimits.perTool), maxKeys: gateway.rateLimits.maxKeys },
     limits: { ...gateway.limits },
     session: { ...gateway.session },
     websocket: { ...gateway.websocket },
@@ -52,6 +56,10 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     targets,
     aggregate: toAggregateConfig(file, targets),
   });
+}
+
+function toBucket(bucket: { perSecond: number; burst?: number | undefined } | undefined): BucketConfig | undefined {
+  return bucket === undefined ? undefined : { perSecond: bucket.perSecond, burst: bucket.burst ?? Math.max(1, Math.ceil(bucket.perSecond)) };
 }
 
 /** Kind lists left out: every name in an allow rule; none in a deny rule, unless it names no kind at all (the whole server). */

@@ -7,7 +7,7 @@
  * reach us from `${VAR}`.
  */
 import { z } from 'zod';
-import { authSchema, policySchema } from './auth-schema.ts';
+import { authSchema, policySchema, rateLimitsSchema } from './auth-schema.ts';
 import type { LogLevel } from './types.ts';
 
 /** setTimeout fires at once (with a warning) above 2^31-1 ms, so no duration may exceed it (~24.8 days). */
@@ -395,6 +395,8 @@ export const gatewaySchema = z.strictObject({
   auth: authSchema.optional(),
   /** Unset: every caller reaches every server and name its filters show. See docs/security.md. */
   policy: policySchema.optional(),
+  /** Unset: no rate limits. */
+  rateLimits: rateLimitsSchema.optional(),
   limits: limitsSchema.prefault({}),
   session: sessionSchema.prefault({}),
   websocket: websocketSchema.prefault({}),

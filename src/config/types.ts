@@ -121,6 +121,17 @@ export interface AuthConfig {
   readonly authorizationServers: readonly string[];
 }
 
+export interface BucketConfig {
+  readonly perSecond: number;
+  readonly burst: number;
+}
+
+export interface RateLimitsConfig {
+  readonly perPrincipal: BucketConfig | undefined;
+  readonly perTool: BucketConfig | undefined;
+  readonly maxKeys: number;
+}
+
 /** One rule of `gateway.policy`; every list holds globs. */
 export interface PolicyRule {
   readonly effect: 'allow' | 'deny';
@@ -136,6 +147,8 @@ export interface GatewayConfig {
   readonly listen: { readonly host: string; readonly port: number };
   /** undefined: no client authentication. */
   readonly auth?: AuthConfig | undefined;
+  /** Token buckets per principal and per principal x tool; undefined: none. */
+  readonly rateLimits?: RateLimitsConfig | undefined;
   /** undefined: no policy (everyone reaches everything the filters show); else default deny. */
   readonly policy?: { readonly rules: readonly PolicyRule[] } | undefined;
   /**

@@ -91,7 +91,11 @@ function createSinks(wire: ChannelWire): { requests: ResponseSink; standalone: R
 }
 
 /** Opens the session's standalone stream on the wire and returns the receiving side. */
-export function createChannel(session: Session, wire: ChannelWire, logger: Logger): Channel {
+/**
+ * `limit`: the rate limits of the principal behind the channel; throws GW_RATE_LIMITED for a
+ * request over them, which then gets that error as its answer.
+ */
+export function createChannel(session: Session, wire: ChannelWire, logger: Logger, limit?: (message: JsonRpcMessage) => void): Channel {
   const sinks = createSinks(wire);
   session.openStream(sinks.standalone, undefined);
   let initializing: Promise<void> | undefined;
@@ -108,6 +112,13 @@ export function createChannel(session: Session, wire: ChannelWire, logger: Logge
   return {
     async receive(message) {
       try {
+        if (limit !== undefined && isRequest(message)) {
+          try {
+            limit(message);
+          } catch (err) {
+            return fail(message.id, err as GatewayError);
+          }
+        }
         if (isRequest(message) && message.method === 'initialize') {
           if (initializing !== undefined) return fail(message.id, new GatewayError('GW_ALREADY_INITIALIZED'));
           initializing = initialize(message);

@@ -10,6 +10,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import type { RequestLimits } from '../auth/rate-limit.ts';
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { isRequest } from '../jsonrpc/envelope.ts';
 import type { Logger } from '../log/logger.ts';
@@ -29,6 +30,8 @@ export interface LegacySseRouteOptions {
   store: SessionStore;
   keepAlive: KeepAlive;
   logger: Logger;
+  /** Rate limits per principal (gateway.rateLimits); undefined: none. */
+  limits?: RequestLimits | undefined;
 }
 
 /** The GET stream as the channel's wire: one `message` event per JSON-RPC message. */
@@ -115,6 +118,7 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
       const error = message.rejected;
       return reply.code(error.httpStatus).header('content-type', 'application/json').send(JSON.stringify(toErrorResponse(message.id, error)));
     }
+    options.limits?.check(request.principal?.id ?? 'anonymous', [message]);
     // The answer to initialize comes when the upstream is up; the POST need not wait for it. Any
     // other message is handed on before the 202, so the client's order is the upstream's order.
     if (isRequest(message) && message.method === 'initialize') void channel.receive(message);

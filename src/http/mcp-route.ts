@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { replyError } from './reply-error.ts';
+import type { RequestLimits } from '../auth/rate-limit.ts';
 import { randomUUID } from 'node:crypto';
 import { GatewayError, isGatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { isRequest, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
@@ -26,6 +27,8 @@ export interface McpRouteOptions {
   store: SessionStore;
   keepAlive: KeepAlive;
   logger: Logger;
+  /** Rate limits per principal (gateway.rateLimits); undefined: none. */
+  limits?: RequestLimits | undefined;
 }
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -109,7 +112,7 @@ async function forward(session: Session, msg: JsonRpcMessage, logger: Logger): P
 }
 
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
-  const { path, resolve, store, keepAlive, logger } = options;
+  const { path, resolve, store, keepAlive, logger, limits } = options;
 
   const initialize = async (
     entry: RouteEndpoint,
@@ -132,6 +135,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     const entry = endpointOf(request, resolve);
     checkPostHeaders(request.headers);
     const { messages, batch } = parseMessages(request.body);
+    limits?.check(request.principal?.id ?? 'anonymous', messages);
     const sessionId = request.headers[SESSION_HEADER];
     const first = messages[0] as JsonRpcMessage;
     if (isRequest(first) && first.method === 'initialize') {

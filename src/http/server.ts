@@ -19,6 +19,7 @@ import { registerLegacySseRoute } from './legacy-sse-route.ts';
 import { registerMcpRoute, type ResolveEndpoint } from './mcp-route.ts';
 import { replyError } from './reply-error.ts';
 import { registerAuthHook, registerResourceMetadata } from './auth-hook.ts';
+import { createRequestLimits } from '../auth/rate-limit.ts';
 import { createKeepAlive } from './sink.ts';
 import { createWsHeartbeat, pickSubprotocol, registerWsRoute } from './ws-route.ts';
 
@@ -153,10 +154,11 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
       ['', (request) => table.root(request.principal)],
     ];
     // Each gets the same three downstream transports: .../mcp, .../ws, .../sse with .../messages.
+    const limits = createRequestLimits(config.rateLimits);
     for (const [base, resolve] of families) {
-      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger });
-      registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws });
-      registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, resolve, store, keepAlive, logger });
+      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits });
+      registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws, limits });
+      registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, resolve, store, keepAlive, logger, limits });
     }
   });
 

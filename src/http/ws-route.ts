@@ -13,6 +13,7 @@
  */
 import type { WebSocket } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RequestLimits } from '../auth/rate-limit.ts';
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Session } from '../session/session.ts';
@@ -41,6 +42,8 @@ export interface WsRouteOptions {
   /** False while the gateway drains: sessions ended then close with 1001 rather than 1011. */
   isReady: () => boolean;
   logger: Logger;
+  /** Rate limits per principal (gateway.rateLimits); undefined: none. */
+  limits?: RequestLimits | undefined;
 }
 
 /** Pings every socket on one timer; a socket that has not answered the previous ping is dropped. */
@@ -140,7 +143,9 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
         else socket.close(1001, 'gateway shutting down');
       },
     };
-    const channel = createChannel(session, wire, log);
+    const principal = request.principal?.id ?? 'anonymous';
+    const limits = options.limits;
+    const channel = createChannel(session, wire, log, limits && ((message) => limits.check(principal, [message])));
     heartbeat.add(socket);
     log.debug({ session: session.id, endpoint, protocol: socket.protocol }, 'WebSocket session opened');
 

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { authSchema, ruleSchema } from '../../../src/config/auth-schema.ts';
+import { authSchema, rateLimitsSchema, ruleSchema } from '../../../src/config/auth-schema.ts';
 import { gatewaySchema, httpServerSchema, sseServerSchema, stdioServerSchema } from '../../../src/config/schema.ts';
 
 const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
@@ -52,11 +52,13 @@ for (const key of aggregateDefaults.keys()) {
   remoteDefaults.delete(key);
 }
 const gatewayDefaults = flatten(gatewaySchema.parse({}));
-for (const key of ['allowedOrigins', 'allowedHosts', 'auth', 'policy']) gatewayDefaults.set(key, undefined);
+for (const key of ['allowedOrigins', 'allowedHosts', 'auth', 'policy', 'rateLimits']) gatewayDefaults.set(key, undefined);
 const authDefaults = flatten(authSchema.parse({ anonymous: false, jwt: { issuers: ['https://as.example'], jwksUrl: 'https://as.example/jwks' } }));
 for (const key of ['anonymous', 'publicUrl', 'authorizationServers', 'jwt.jwksUrl', 'jwt.keys', 'jwt.issuers']) authDefaults.set(key, undefined);
 const ruleDefaults = flatten(ruleSchema.parse({}));
 for (const key of ['tools', 'prompts', 'resources']) ruleDefaults.set(key, undefined);
+const rateDefaults = flatten(rateLimitsSchema.parse({}));
+for (const key of ['perPrincipal.perSecond', 'perPrincipal.burst', 'perTool.perSecond', 'perTool.burst']) rateDefaults.set(key, undefined);
 
 const sections = [
   { name: 'servers', defaults: serverDefaults, rows: () => documentedRows('## `mcpServers.<name>`', '### Remote servers') },
@@ -64,7 +66,8 @@ const sections = [
   { name: 'aggregate', defaults: aggregateDefaults, rows: () => documentedRows('### Keys for aggregate endpoints', '## `gateway`') },
   { name: 'gateway', defaults: gatewayDefaults, rows: () => documentedRows('## `gateway`:', '## `gateway.auth`') },
   { name: 'gateway.auth', defaults: authDefaults, rows: () => documentedRows('## `gateway.auth`', '## `gateway.policy`') },
-  { name: 'gateway.policy rules', defaults: ruleDefaults, rows: () => documentedRows('## `gateway.policy`', '## Environment variables') },
+  { name: 'gateway.policy rules', defaults: ruleDefaults, rows: () => documentedRows('## `gateway.policy`', '## `gateway.rateLimits`') },
+  { name: 'gateway.rateLimits', defaults: rateDefaults, rows: () => documentedRows('## `gateway.rateLimits`', '## Environment variables') },
 ];
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { createRequestLimits } from '../../../src/auth/rate-limit.ts';
+import { isGatewayError } from '../../../src/errors/gateway-error.ts';
+import type { JsonObject, JsonRpcRequest } from '../../../src/jsonrpc/types.ts';
+
+const request = (id: number, method = 'tools/list', params?: JsonObject): JsonRpcRequest => ({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
+const call = (id: number, name: string) => request(id, 'tools/call', { name });
+
+function refused(check: () => void): number | undefined {
+  try {
+    check();
+    return undefined;
+  } catch (err) {
+    if (!isGatewayError(err) || err.code !== 'GW_RATE_LIMITED') throw err;
+    return err.details.retryAfterSec as number;
+  }
+}
+
+describe('rate limits', () => {
+  it('none configured: no limiter at all', () => {
+    expect(createRequestLimits(undefined)).toBeUndefined();
+    expect(createRequestLimits({ perPrincipal: undefined, perTool: undefined, maxKeys: 10 })).toBeUndefined();
+  });
+
+  it('a burst, then one request per refill, per principal; notifications are free', () => {
+    const limits = createRequestLimits({ perPrincipal: { perSecond: 2, burst: 3 }, perTool: undefined, maxKeys: 10 })!;
+    const t = 1_000_000;
+    for (let i = 0; i < 3; i++) expect(refused(() => limits.check('a', [request(i)], t))).toBeUndefined();
+    expect(refused(() => limits.check('a', [request(4)], t))).toBe(1);
+    expect(refused(() => limits.check('a', [{ jsonrpc: '2.0', method: 'notifications/initialized' }], t))).toBeUndefined();
+    expect(refused(() => limits.check('b', [request(5)], t))).toBeUndefined();
+    expect(refused(() => limits.check('a', [request(6)], t + 500))).toBeUndefined();
+    expect(refused(() => limits.check('a', [request(7)], t + 500))).toBe(1);
+  });
+
+  it('per tool: one tool running out leaves the others alone; a batch counts every request', () => {
+    const limits = createRequestLimits({ perPrincipal: undefined, perTool: { perSecond: 0.1, burst: 2 }, maxKeys: 10 })!;
+    expect(refused(() => limits.check('a', [call(1, 'echo'), call(2, 'echo')], 0))).toBeUndefined();
+    expect(refused(() => limits.check('a', [call(3, 'echo')], 0))).toBe(10);
+    expect(refused(() => limits.check('a', [call(4, 'other')], 0))).toBeUndefined();
+    expect(refused(() => limits.check('b', [call(5, 'echo')], 0))).toBeUndefined();
+  });
+
+  it('keeps at most maxKeys buckets, forgetting the least recently used', () => {
+    const limits = createRequestLimits({ perPrincipal: { perSecond: 0.001, burst: 1 }, perTool: undefined, maxKeys: 2 })!;
+    limits.check('a', [request(1)], 0);
+    limits.check('b', [request(2)], 0);
+    expect(refused(() => limits.check('a', [request(3)], 0))).toBeGreaterThan(0);
+    limits.check('c', [request(4)], 0); // evicts b, the least recently used
+    expect(refused(() => limits.check('b', [request(5)], 0))).toBeUndefined();
+  });
+});
