@@ -84,7 +84,7 @@ function connectorFor(system: RunningSystem, sc: Scenario): Connector {
     if (system.wsUrl === undefined) throw new Unavailable('no WebSocket endpoint');
     return wsConnector(system.wsUrl);
   }
-  return httpConnector(system.url as string, Math.min(512, sc.sessions * sc.inFlight + 16));
+  return httpConnector(system.url as string, Math.min(512, sc.sessions * sc.inFlight + 16), system.headers);
 }
 
 const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');

@@ -80,12 +80,12 @@ export function answerFromBody(contentType: string, text: string, id: number): A
 let initIds = 1_000_000_000;
 
 /** Streamable HTTP (2025 era) on an undici Pool with `connections` keep-alive connections. */
-export function httpConnector(url: string, connections: number): Connector {
+export function httpConnector(url: string, connections: number, headers: Record<string, string> = {}): Connector {
   const target = new URL(url);
   // 30 s: a call that takes longer is a hung system, reported as a failure instead of waiting 5 min.
   const pool = new Pool(target.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
   const path = target.pathname + target.search;
-  const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers };
 
   const post = async (body: string, headers: Record<string, string>) => {
     const res = await pool.request({ path, method: 'POST', headers: { ...base, ...headers }, body });

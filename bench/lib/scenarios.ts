@@ -15,6 +15,8 @@ export interface Scenario {
 
 const MiB = 1024 * 1024;
 const EVERY: readonly SystemName[] = ['direct', 'direct-http', 'switchboard', 'switchboard-shared', 'switchboard-http', 'supergateway', 'mcp-proxy'];
+/** What authentication costs per call (gateway.auth): the small-message scenarios only. */
+const WITH_AUTH: readonly SystemName[] = [...EVERY, 'switchboard-apikey', 'switchboard-jwt'];
 /**
  * The ramp leaves out what needs a child per session (direct, the per-session gateway over stdio
  * and both peers): 1,000 Node children are a test of the machine, not of the gateway.
@@ -25,9 +27,9 @@ const WS: readonly SystemName[] = ['direct-http', 'switchboard', 'switchboard-sh
 
 export function scenarios(rampSessions: number): Scenario[] {
   return [
-    { name: '1x1', kind: 'load', wire: 'http', sessions: 1, inFlight: 1, bytes: 0, systems: EVERY, about: 'latency: 1 session, 1 call in flight' },
-    { name: '1x32', kind: 'load', wire: 'http', sessions: 1, inFlight: 32, bytes: 0, systems: EVERY, about: '1 session, 32 calls in flight' },
-    { name: '64x4', kind: 'load', wire: 'http', sessions: 64, inFlight: 4, bytes: 0, systems: EVERY, about: '64 sessions, 4 calls in flight each' },
+    { name: '1x1', kind: 'load', wire: 'http', sessions: 1, inFlight: 1, bytes: 0, systems: WITH_AUTH, about: 'latency: 1 session, 1 call in flight' },
+    { name: '1x32', kind: 'load', wire: 'http', sessions: 1, inFlight: 32, bytes: 0, systems: WITH_AUTH, about: '1 session, 32 calls in flight' },
+    { name: '64x4', kind: 'load', wire: 'http', sessions: 64, inFlight: 4, bytes: 0, systems: WITH_AUTH, about: '64 sessions, 4 calls in flight each' },
     { name: '1MiB', kind: 'load', wire: 'http', sessions: 1, inFlight: 4, bytes: MiB, systems: EVERY, about: '1 session, 4 in flight, 1 MiB results' },
     { name: 'ramp', kind: 'ramp', wire: 'http', sessions: rampSessions, inFlight: 1, bytes: 0, systems: RAMP, about: `open ${rampSessions} sessions, 16 at a time; keep them open` },
     { name: 'ws-1x1', kind: 'load', wire: 'ws', sessions: 1, inFlight: 1, bytes: 0, systems: WS, about: 'WebSocket: 1 session, 1 in flight' },

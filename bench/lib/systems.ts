@@ -5,6 +5,8 @@
  *   direct-http         the echo server on plain node:http (echo-http.mjs; WebSocket at /ws)
  *   switchboard         src/cli.ts with the stdio echo server, a child per session (the default)
  *   switchboard-shared  the same with `upstream: { mode: shared }`: sessions share a pool of children
+ *   switchboard-apikey  switchboard with `gateway.auth` and an API key on every request
+ *   switchboard-jwt     switchboard with `gateway.auth` and an ES256 JWT (static key) on every request
  *   switchboard-http    src/cli.ts in front of echo-http.mjs (`type: http`); unavailable on a
  *                       gateway without remote upstreams (the config is refused at start)
  *   supergateway        supergateway --stateful, stdio -> Streamable HTTP (npm, bench/package.json)
@@ -30,7 +32,7 @@ const SUPERGATEWAY = here('../node_modules/supergateway/dist/index.js');
 const MCP_PROXY = here('../node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs');
 const NODE = process.execPath;
 
-export const SYSTEM_NAMES = ['direct', 'direct-http', 'switchboard', 'switchboard-shared', 'switchboard-http', 'supergateway', 'mcp-proxy'] as const;
+export const SYSTEM_NAMES = ['direct', 'direct-http', 'switchboard', 'switchboard-shared', 'switchboard-http', 'switchboard-apikey', 'switchboard-jwt', 'supergateway', 'mcp-proxy'] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
 export interface RunningSystem {
@@ -43,6 +45,8 @@ export interface RunningSystem {
   readonly roots: number[];
   /** The gateway process alone; for direct-http the HTTP server. */
   readonly gatewayPid: number | undefined;
+  /** Headers every HTTP request carries (a credential). */
+  readonly headers?: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -178,7 +182,7 @@ export interface GatewayOptions {
 }
 
 /** src/cli.ts with one target `echo`; the URL comes from its start-up log line. */
-async function startSwitchboard(server: Record<string, unknown>, options: GatewayOptions): Promise<{ child: ChildProcess; base: string }> {
+async function startSwitchboard(server: Record<string, unknown>, options: GatewayOptions, gatewayExtra: Record<string, unknown> = {}): Promise<{ child: ChildProcess; base: string }> {
   const dir = mkdtempSync(join(os.tmpdir(), 'switchboard-bench-'));
   const file = join(dir, 'config.json');
   const config = {
@@ -191,6 +195,7 @@ async function startSwitchboard(server: Record<string, unknown>, options: Gatewa
       limits: { maxSessions: 2_000 },
       session: { maxChildren: 2_000, maxChildrenPerTarget: 2_000 },
       logging: { level: 'info' },
+      ...gatewayExtra,
     },
   };
   writeFileSync(file, JSON.stringify(config, null, 2));
@@ -231,6 +236,15 @@ export async function startSystem(name: SystemName, options: GatewayOptions): Pr
         stop: () => stopTree(child),
       };
     }
+    case 'switchboard-apikey':
+    case 'switchboard-jwt': {
+      const { auth, headers } = await benchAuth(name);
+      // The audit line per call (on by default with auth) is measured apart: BENCH_AUDIT=on.
+      const logging = { level: 'info', audit: process.env.BENCH_AUDIT === 'on' ? 'on' : 'off' };
+      const { child, base } = await startSwitchboard({ command: NODE, args: echoArgs }, options, { auth, logging });
+      const pid = child.pid as number;
+      return { name, url: `${base}/servers/echo/mcp`, wsUrl: undefined, roots: [pid], gatewayPid: pid, headers, stop: () => stopTree(child) };
+    }
     case 'switchboard-http': {
       const upstream = await startEchoHttp();
       try {
@@ -266,4 +280,28 @@ export async function startSystem(name: SystemName, options: GatewayOptions): Pr
       return { name, url: `http://127.0.0.1:${port}/mcp`, wsUrl: undefined, roots: [child.pid as number], gatewayPid: child.pid, stop: () => stopTree(child) };
     }
   }
+}
+
+/**
+ * The auth config and request headers of the two authenticated systems. The JWT's key is static
+ * (no JWKS fetch: the steady state of a cached key) and its audience the public URL set here, so
+ * the token does not depend on the port picked at start.
+ */
+async function benchAuth(name: 'switchboard-apikey' | 'switchboard-jwt'): Promise<{ auth: Record<string, unknown>; headers: Record<string, string> }> {
+  if (name === 'switchboard-apikey') {
+    const key = 'bench-key-0123456789abcdef';
+    return { auth: { apiKeys: [{ name: 'bench', key }] }, headers: { authorization: `Bearer ${key}` } };
+  }
+  const { SignJWT, exportJWK, generateKeyPair } = await import('jose');
+  const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const issuer = 'https://issuer.bench.invalid';
+  const publicUrl = 'http://gateway.bench.invalid';
+  const token = await new SignJWT({ sub: 'bench', scope: 'mcp' })
+    .setProtectedHeader({ alg: 'ES256', kid: 'bench', typ: 'at+jwt' })
+    .setIssuer(issuer)
+    .setAudience(`${publicUrl}/servers/echo/mcp`)
+    .setExpirationTime('2h')
+    .sign(privateKey);
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'bench', alg: 'ES256' };
+  return { auth: { publicUrl, jwt: { issuers: [issuer], keys: [jwk], algorithms: ['ES256'] } }, headers: { authorization: `Bearer ${token}` } };
 }
