@@ -6,7 +6,7 @@
  */
 import type { AuthConfig } from '../config/types.ts';
 import { createApiKeyCheck } from './api-keys.ts';
-import { createJwtCheck } from './jwt.ts';
+import { createJwtCheck, type Verified } from './jwt.ts';
 import { ANONYMOUS, AuthFailure, type Principal } from './principal.ts';
 
 export interface Credentials {
@@ -16,7 +16,8 @@ export interface Credentials {
   readonly apiKey: string | undefined;
 }
 
-export type Authenticate = (credentials: Credentials, resource: string) => Promise<Principal>;
+/** The principal, and until when (ms) the credential stays valid (Infinity for a key). */
+export type Authenticate = (credentials: Credentials, resource: string) => Promise<Verified>;
 
 /** A compact JWS: three base64url parts. */
 const looksLikeJwt = (value: string) => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(value);
@@ -26,23 +27,24 @@ export function createAuthenticator(config: AuthConfig): Authenticate {
   const jwt = config.jwt !== undefined ? createJwtCheck(config.jwt) : undefined;
   const bearerIsKey = config.apiKeyHeader === 'authorization';
 
-  const identify = async ({ bearer, apiKey: headerKey }: Credentials, resource: string): Promise<Principal> => {
+  const identify = async ({ bearer, apiKey: headerKey }: Credentials, resource: string): Promise<Verified> => {
     const presentedKey = bearerIsKey ? bearer : headerKey;
     if (presentedKey !== undefined && apiKey !== undefined) {
       const principal = apiKey(presentedKey);
-      if (principal !== undefined) return principal;
+      if (principal !== undefined) return { principal, until: Infinity };
       if (!bearerIsKey || jwt === undefined || !looksLikeJwt(presentedKey)) throw new AuthFailure(401, 'unknown API key');
     }
     if (bearer !== undefined && jwt !== undefined) return jwt(bearer, resource);
     if (bearer !== undefined || headerKey !== undefined) throw new AuthFailure(401, 'credential of a method not configured');
-    if (config.anonymous) return ANONYMOUS;
+    if (config.anonymous) return { principal: ANONYMOUS, until: Infinity };
     throw new AuthFailure(401, 'no credential');
   };
 
   return async (credentials, resource) => {
-    const principal = await identify(credentials, resource);
+    const verified = await identify(credentials, resource);
+    const { principal } = verified;
     const missing = config.scopes.filter((s) => !principal.scopes.has(s));
     if (missing.length > 0 && principal.kind !== 'anonymous') throw new AuthFailure(403, `missing scopes: ${missing.join(' ')}`, missing);
-    return principal;
+    return verified;
   };
 }

@@ -14,16 +14,17 @@ import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTVerif
 import type { JwtConfig } from '../config/types.ts';
 import { AuthFailure, type Principal } from './principal.ts';
 
-export type JwtCheck = (token: string, resource: string) => Promise<Principal>;
-
-const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'c_hash'];
-const CACHE_ENTRIES = 10_000;
-
-interface Verified {
+/** The principal, and until when (ms) the token stays valid. */
+export interface Verified {
   readonly principal: Principal;
   /** When the token stops being valid (ms): its `exp` plus the allowed skew, as jose judges it. */
   readonly until: number;
 }
+
+export type JwtCheck = (token: string, resource: string) => Promise<Verified>;
+
+const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'c_hash'];
+const CACHE_ENTRIES = 10_000;
 
 function keySet(config: JwtConfig): JWTVerifyGetKey {
   if (config.jwksUrl !== undefined) {
@@ -71,12 +72,12 @@ export function createJwtCheck(config: JwtConfig): JwtCheck {
     const key = `${resource}\n${token}`;
     const known = cache.get(key);
     if (known !== undefined) {
-      if (Date.now() < known.until) return known.principal;
+      if (Date.now() < known.until) return known;
       cache.delete(key);
     }
     const verified = await verify(token, resource);
     if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
     cache.set(key, verified);
-    return verified.principal;
+    return verified;
   };
 }

@@ -66,26 +66,56 @@ function refuse(reply: FastifyReply, failure: AuthFailure, wwwAuthenticate: stri
     .send(JSON.stringify(toErrorResponse(null, error)));
 }
 
+/**
+ * What a keep-alive connection last proved: the same credential header for the same resource gets
+ * the same principal without checking again, until the credential expires. Clients send one
+ * token per connection until they refresh it; this keeps authentication off the per-call path.
+ */
+interface Proven {
+  readonly header: string;
+  readonly resource: string;
+  readonly principal: Principal;
+  readonly until: number;
+}
+
 /** Adds the hook to `mcp` (the plugin that holds every MCP route); no-op without `auth`. */
 export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefined, logger: Logger): void {
   mcp.decorateRequest('principal', undefined);
   if (auth === undefined) return;
   const authenticate = createAuthenticator(auth);
   const log = logger.child({ component: 'auth' });
-  mcp.addHook('onRequest', async (request, reply) => {
-    if (request.method === 'OPTIONS') return; // CORS preflight: it carries no credential by design
+  const proven = new WeakMap<object, Proven>();
+  const headerOf = (request: FastifyRequest) => {
+    const value = auth.apiKeyHeader === 'authorization' ? request.headers.authorization : request.headers[auth.apiKeyHeader];
+    return typeof value === 'string' ? value : undefined;
+  };
+
+  // A callback hook: a connection's repeat requests are let through without a promise.
+  mcp.addHook('onRequest', (request, reply, done) => {
+    if (request.method === 'OPTIONS') return done(); // CORS preflight: it carries no credential by design
     const resourcePath = resourcePathOf(request.url);
+    const header = headerOf(request);
+    const memo = proven.get(request.raw.socket);
+    if (memo !== undefined && header !== undefined && memo.header === header && memo.resource === resourcePath && Date.now() < memo.until) {
+      request.principal = memo.principal;
+      return done();
+    }
     const origin = originOf(request, auth);
     const credentials = credentialsOf(request, auth);
-    try {
-      request.principal = await authenticate(credentials, origin + resourcePath);
-    } catch (err) {
-      const failure = err instanceof AuthFailure ? err : new AuthFailure(401, 'verification failed');
-      if (!(err instanceof AuthFailure)) log.error({ err }, 'credential check failed unexpectedly');
-      log.info({ path: resourcePath, status: failure.status, reason: failure.reason }, 'request refused by authentication');
-      const presented = credentials.bearer !== undefined || credentials.apiKey !== undefined;
-      return refuse(reply, failure, challenge(auth, origin, resourcePath, failure, presented));
-    }
+    authenticate(credentials, origin + resourcePath).then(
+      ({ principal, until }) => {
+        request.principal = principal;
+        if (header !== undefined) proven.set(request.raw.socket, { header, resource: resourcePath, principal, until });
+        done();
+      },
+      (err: unknown) => {
+        const failure = err instanceof AuthFailure ? err : new AuthFailure(401, 'verification failed');
+        if (!(err instanceof AuthFailure)) log.error({ err }, 'credential check failed unexpectedly');
+        log.info({ path: resourcePath, status: failure.status, reason: failure.reason }, 'request refused by authentication');
+        const presented = credentials.bearer !== undefined || credentials.apiKey !== undefined;
+        refuse(reply, failure, challenge(auth, origin, resourcePath, failure, presented));
+      },
+    );
   });
 }
 

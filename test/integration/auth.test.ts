@@ -263,3 +263,38 @@ describe('secrets', () => {
     expect(log).toContain('request refused by authentication');
   });
 });
+
+describe('a token that expires on an open connection', () => {
+  it('is refused on that same keep-alive connection once expired, though it was accepted there before', async () => {
+    const { Pool } = await import('undici');
+    const short = await startIssuer();
+    const base = buildAggregateConfig({ targets: { col: colliderServer() } });
+    const auth: AuthConfig = {
+      anonymous: false,
+      publicUrl: 'http://gw.test',
+      apiKeys: [],
+      apiKeyHeader: 'authorization',
+      jwt: { issuers: [short.issuer], jwksUrl: short.jwksUrl, jwksRefetchSec: 30, keys: undefined, algorithms: ['ES256'], clockSkewSec: 0, audiences: [] },
+      scopes: [],
+      authorizationServers: [short.issuer],
+    };
+    const gateway = await startGateway({ ...base, auth }, { logger: createTestLogger('silent', undefined) });
+    const pool = new Pool(gateway.url, { connections: 1 });
+    try {
+      const token = await short.mint({ aud: 'http://gw.test/mcp', exp: Math.floor(Date.now() / 1000) + 1 });
+      const post = async () => {
+        const res = await pool.request({ path: '/mcp', method: 'POST', headers: { ...JSON_HEADERS, ...bearer(token) }, body: INIT });
+        await res.body.text();
+        return res.statusCode;
+      };
+      expect(await post()).toBe(200);
+      expect(await post()).toBe(200);
+      await new Promise((r) => setTimeout(r, 1_100 + (1000 - (Date.now() % 1000))));
+      expect(await post()).toBe(401);
+    } finally {
+      await pool.close();
+      await gateway.close();
+      await short.close();
+    }
+  });
+});

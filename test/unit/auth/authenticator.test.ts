@@ -28,10 +28,10 @@ async function failure(promise: Promise<unknown>): Promise<AuthFailure> {
 
 describe('authenticator', () => {
   it('an API key names its principal and grants its scopes', async () => {
-    const principal = await createAuthenticator(base)({ bearer: KEY, apiKey: undefined }, RESOURCE);
+    const { principal } = await createAuthenticator(base)({ bearer: KEY, apiKey: undefined }, RESOURCE);
     expect(principal).toMatchObject({ id: 'key:ci', kind: 'api-key' });
     expect([...principal.scopes]).toEqual(['mcp', 'admin']);
-    expect((await createAuthenticator(base)({ bearer: `${KEY}-r`, apiKey: undefined }, RESOURCE)).id).toBe('key:reader');
+    expect((await createAuthenticator(base)({ bearer: `${KEY}-r`, apiKey: undefined }, RESOURCE)).principal.id).toBe('key:reader');
   });
 
   it('refuses no credential and a wrong one with 401, whatever anonymous says about the wrong one', async () => {
@@ -40,12 +40,12 @@ describe('authenticator', () => {
       const check = createAuthenticator({ ...base, anonymous });
       expect(await failure(check({ bearer: `${KEY}x`, apiKey: undefined }, RESOURCE))).toMatchObject({ status: 401, reason: 'unknown API key' });
     }
-    expect((await createAuthenticator({ ...base, anonymous: true })(none, RESOURCE)).id).toBe('anonymous');
+    expect((await createAuthenticator({ ...base, anonymous: true })(none, RESOURCE)).principal.id).toBe('anonymous');
   });
 
   it('reads keys from their own header when configured, and then a bearer value is no key', async () => {
     const check = createAuthenticator({ ...base, apiKeyHeader: 'x-api-key' });
-    expect((await check({ bearer: undefined, apiKey: KEY }, RESOURCE)).id).toBe('key:ci');
+    expect((await check({ bearer: undefined, apiKey: KEY }, RESOURCE)).principal.id).toBe('key:ci');
     expect(await failure(check({ bearer: KEY, apiKey: undefined }, RESOURCE))).toMatchObject({ status: 401 });
   });
 

@@ -24,7 +24,7 @@ async function refusal(promise: Promise<unknown>): Promise<string> {
 
 describe('JWT check', () => {
   it('names the principal by issuer and subject, with the token scopes', async () => {
-    const principal = await check(await sign({ scope: 'a b' }), RESOURCE);
+    const { principal } = await check(await sign({ scope: 'a b' }), RESOURCE);
     expect(principal).toMatchObject({ id: `${ISSUER}#alice`, kind: 'jwt' });
     expect([...principal.scopes]).toEqual(['a', 'b']);
   });
@@ -37,7 +37,7 @@ describe('JWT check', () => {
 
   it('a remembered token stops working when it expires', async () => {
     const token = await sign({ exp: Math.floor(Date.now() / 1000) + 1 });
-    expect((await check(token, RESOURCE)).id).toBe(`${ISSUER}#alice`);
+    expect((await check(token, RESOURCE)).principal.id).toBe(`${ISSUER}#alice`);
     await new Promise((r) => setTimeout(r, 1_100 + (1000 - (Date.now() % 1000))));
     expect(await refusal(check(token, RESOURCE))).toContain('exp');
   });
