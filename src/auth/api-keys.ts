@@ -12,7 +12,7 @@ export type ApiKeyCheck = (presented: string) => Principal | undefined;
 export function createApiKeyCheck(keys: readonly ApiKeyConfig[]): ApiKeyCheck {
   const known = keys.map((k) => ({
     digest: Buffer.from(k.sha256, 'hex'),
-    principal: Object.freeze({ id: `key:${k.name}`, kind: 'api-key', scopes: new Set(k.scopes) }) as Principal,
+    principal: Object.freeze({ id: `key:${k.name}`, kind: 'api-key', subject: k.name, scopes: new Set(k.scopes) }) as Principal,
   }));
   return (presented) => {
     const digest = createHash('sha256').update(presented).digest();

@@ -7,10 +7,12 @@ export interface Principal {
   /** `<issuer>#<subject>` for a token, `key:<name>` for an API key, `anonymous` otherwise. */
   readonly id: string;
   readonly kind: 'jwt' | 'api-key' | 'anonymous';
+  /** The token's `sub`, the key's name, or `anonymous`: what `{sub}` becomes in upstream templates. */
+  readonly subject: string;
   readonly scopes: ReadonlySet<string>;
 }
 
-export const ANONYMOUS: Principal = Object.freeze({ id: 'anonymous', kind: 'anonymous', scopes: new Set<string>() });
+export const ANONYMOUS: Principal = Object.freeze({ id: 'anonymous', kind: 'anonymous', subject: 'anonymous', scopes: new Set<string>() });
 
 /**
  * Why a credential was refused, for the log only: clients get the same 401 whatever the reason

@@ -130,6 +130,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
       // HTTP header names are case-insensitive; one spelling lets the transport merge without duplicates.
       headers: Object.fromEntries(Object.entries(server.headers).map(([key, value]) => [key.toLowerCase(), value])),
       forwardAuthorization: server.forwardAuthorization,
+      principalHeaders: Object.fromEntries(Object.entries(server.principalHeaders).map(([key, value]) => [key.toLowerCase(), value])),
       maxConnections: server.maxConnections,
       timeouts,
       restart,
@@ -142,6 +143,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
     command: server.command,
     args: server.args,
     env: server.env,
+    principalEnv: server.principalEnv,
     inheritEnv: server.inheritEnv === true ? 'all' : [...DEFAULT_INHERITED_ENV, ...(server.inheritEnv === false ? [] : server.inheritEnv)],
     cwd: server.cwd === undefined || isAbsolute(server.cwd) ? server.cwd : resolve(baseDir, server.cwd),
     timeouts,

@@ -139,6 +139,11 @@ export const stdioServerSchema = z.strictObject({
   /** Set for the child on top of what it inherits (see inheritEnv). */
   env: z.record(envName, scalarString(), { error: 'expected an object of strings' }).default({}),
   /**
+   * {}: none. Per-principal variables for the child: `{sub}` and `{principal}` in a value become
+   * the caller's subject and id (gateway.auth), so each principal gets a child of its own.
+   */
+  principalEnv: z.record(envName, scalarString(), { error: 'expected an object of strings' }).default({}),
+  /**
    * What the child inherits of the gateway's environment. Default: only DEFAULT_INHERITED_ENV (as
    * the MCP SDK does), so a secret interpolated for one server reaches no other; `true`: all of it;
    * a list: those names on top of the default ones.
@@ -234,6 +239,8 @@ const remoteCommon = {
    * be token passthrough, which the MCP authorization spec forbids (Security Best Practices).
    */
   forwardAuthorization: boolean().default(false),
+  /** {}: none. Per-principal headers: `{sub}` and `{principal}` in a value become the caller's subject and id. */
+  principalHeaders: z.record(headerName, headerValue, { error: 'expected an object of strings' }).default({}),
   /**
    * 0 = no cap. Every session of the target holds one connection for its GET stream for as long
    * as it lives, so any fixed cap below sessions x (1 + concurrent requests) queues requests

@@ -43,6 +43,8 @@ export interface StdioTargetConfig {
   readonly args: readonly string[];
   /** Set for the child on top of what it inherits. Values are secrets: never logged. */
   readonly env: Readonly<Record<string, string>>;
+  /** Templates (`{sub}`, `{principal}`) set per principal on top of `env`. */
+  readonly principalEnv: Readonly<Record<string, string>>;
   /**
    * What the child inherits from the gateway's environment: 'all', or only these names. The default
    * list is minimal so that a secret meant for one server (or for the gateway) reaches no other.
@@ -75,6 +77,8 @@ export interface RemoteTargetConfig {
   readonly headers: Readonly<Record<string, string>>;
   /** Send the downstream's own Authorization upstream (it then wins over a configured one). */
   readonly forwardAuthorization: boolean;
+  /** Templates (`{sub}`, `{principal}`) sent per principal, names lower-cased. */
+  readonly principalHeaders: Readonly<Record<string, string>>;
   /** Most connections the target's pooled agent opens; 0 = no cap. */
   readonly maxConnections: number;
   readonly timeouts: TimeoutPolicy;

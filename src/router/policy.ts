@@ -17,9 +17,11 @@ import type { Exposure } from './list-merge.ts';
 export interface Caller {
   readonly id: string;
   readonly scopes: ReadonlySet<string>;
+  /** The token's `sub` or the key's name (upstream identity templates). */
+  readonly subject?: string;
 }
 
-export const ANONYMOUS_CALLER: Caller = Object.freeze({ id: 'anonymous', scopes: new Set<string>() });
+export const ANONYMOUS_CALLER: Caller = Object.freeze({ id: 'anonymous', subject: 'anonymous', scopes: new Set<string>() });
 
 export interface Grant {
   readonly tools: NameFilter;

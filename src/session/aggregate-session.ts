@@ -96,6 +96,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       logLevel: () => logLevel,
       poolLogger: options.logger,
       authorization: options.downstream.authorization,
+      principal: options.downstream.principal,
       reserveChild: options.reserveChild,
       open: options.open,
       restart: 'on-use',

@@ -70,6 +70,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       initParams: composedInit,
       poolLogger: options.logger,
       authorization: options.downstream?.authorization,
+      principal: options.downstream?.principal,
       reserveChild: options.reserveChild,
       restart: 'backoff',
     });

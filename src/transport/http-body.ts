@@ -17,8 +17,8 @@ export interface ReadableBody extends AsyncIterable<Buffer> {
  * says the upstream authenticates the end user, and the configured header remains the credential
  * for downstreams that sent none.
  */
-export function upstreamHeaders(target: RemoteTargetConfig, authorization: string | undefined): Record<string, string> {
-  const headers: Record<string, string> = { ...target.headers };
+export function upstreamHeaders(target: RemoteTargetConfig, authorization: string | undefined, extra?: Readonly<Record<string, string>>): Record<string, string> {
+  const headers: Record<string, string> = { ...target.headers, ...extra };
   if (target.forwardAuthorization && authorization !== undefined) headers.authorization = authorization;
   return headers;
 }

@@ -28,7 +28,7 @@ const ERROR_BODY_BYTES = 4_096;
 export function createLegacySseTransport(options: RemoteTransportOptions): Transport {
   const { target, logger, agent } = options;
   const name = target.name;
-  const headers = upstreamHeaders(target, options.authorization);
+  const headers = upstreamHeaders(target, options.authorization, options.extraHeaders);
   const stream = new AbortController();
   const posts = new Set<AbortController>();
   let endpoint: string | undefined;

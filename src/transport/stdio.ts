@@ -34,6 +34,8 @@ export interface StdioTransportOptions {
   target: StdioTargetConfig;
   /** One logger per upstream, already bound to the target; the transport adds `upstreamPid`. */
   logger: Logger;
+  /** Variables on top of the target's own (per-principal identity); never logged. */
+  extraEnv?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface StdioTransport extends Transport {
@@ -124,7 +126,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
         // The tag marks every descendant, so one that escapes the group is still found at the end.
-        env: { ...childEnv(target), [UPSTREAM_TAG_VAR]: tag },
+        env: { ...childEnv(target), ...options.extraEnv, [UPSTREAM_TAG_VAR]: tag },
         ...(target.cwd === undefined ? {} : { cwd: target.cwd }),
         windowsHide: true,
       });

@@ -41,6 +41,8 @@ export interface RemoteTransportOptions {
   /** The target's pooled agent (acquired by the connection) and what the pool knows of its endpoint. */
   agent: Dispatcher;
   agents: Pick<AgentPool, 'offersGetStream' | 'noteNoGetStream'>;
+  /** Headers on top of the target's own (per-principal identity); never logged. */
+  extraHeaders?: Readonly<Record<string, string>> | undefined;
 }
 
 const ACCEPT_POST = 'application/json, text/event-stream';
@@ -71,7 +73,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   const name = target.name;
   const { origin, pathname, search } = new URL(target.url);
   const path = pathname + search;
-  const fixedHeaders = upstreamHeaders(target, options.authorization);
+  const fixedHeaders = upstreamHeaders(target, options.authorization, options.extraHeaders);
   const session = createHttpSessionState();
   let closed = false;
   let closing: Promise<void> | undefined;

@@ -7,6 +7,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { AgentPool } from '../transport/http-pool.ts';
+import { principalEnv, principalHeaders, type UpstreamPrincipal } from './identity.ts';
 import { createLegacySseTransport } from '../transport/legacy-sse.ts';
 import { createStdioTransport } from '../transport/stdio.ts';
 import { createStreamableHttpTransport } from '../transport/streamable-http.ts';
@@ -36,13 +37,18 @@ export interface UpstreamOptions {
   authorization?: string | undefined;
   /** The gateway's agents (remote targets only). */
   agents?: AgentPool | undefined;
+  /** Who the upstream works for: fills the target's principalHeaders / principalEnv. */
+  principal?: UpstreamPrincipal | undefined;
 }
 
 export type UpstreamTransport = Transport & { readonly pid?: number | undefined; garbage?(): StdoutGarbage };
 
 /** The target's transport, and what to do once it is closed for good (give its agent back). */
-function createTransport({ target, logger, authorization, agents }: UpstreamOptions): { transport: UpstreamTransport; done(): void } {
-  if (target.type === 'stdio') return { transport: createStdioTransport({ target, logger }), done: () => undefined };
+function createTransport({ target, logger, authorization, agents, principal }: UpstreamOptions): { transport: UpstreamTransport; done(): void } {
+  if (target.type === 'stdio') {
+    const extraEnv = principalEnv(target.principalEnv, principal);
+    return { transport: createStdioTransport({ target, logger, extraEnv }), done: () => undefined };
+  }
   if (agents === undefined) throw new GatewayError('GW_INTERNAL', `No agent pool for remote target "${target.name}"`);
   const agent = agents.acquire(target);
   let released = false;
@@ -50,7 +56,7 @@ function createTransport({ target, logger, authorization, agents }: UpstreamOpti
     if (!released) agents.release(target);
     released = true;
   };
-  const remote = { target, logger, authorization, agent, agents };
+  const remote = { target, logger, authorization, agent, agents, extraHeaders: principalHeaders(target.principalHeaders, principal) };
   return { transport: target.type === 'http' ? createStreamableHttpTransport(remote) : createLegacySseTransport(remote), done };
 }
 

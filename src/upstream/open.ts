@@ -9,6 +9,7 @@ import type { Logger } from '../log/logger.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
 import type { AgentPool } from '../transport/http-pool.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
+import type { UpstreamPrincipal } from './identity.ts';
 import type { SharedPools } from './shared-pool.ts';
 
 export interface OpenUpstreamOptions {
@@ -19,6 +20,8 @@ export interface OpenUpstreamOptions {
   poolLogger: Logger;
   /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
   authorization: string | undefined;
+  /** Who the session serves (gateway.auth): fills the target's per-principal headers or env. */
+  principal?: UpstreamPrincipal | undefined;
 }
 
 /** Makes a new (not yet started) upstream connection for one session. */
@@ -26,10 +29,12 @@ export type UpstreamFactory = (options: OpenUpstreamOptions) => UpstreamConnecti
 
 /** The gateway's factory: real transports over its agents, its shared pools where a target asks. */
 export function createUpstreamFactory(agents: AgentPool, pools: SharedPools): UpstreamFactory {
-  return ({ target, logger, poolLogger, authorization }) => {
+  return ({ target, logger, poolLogger, authorization, principal }) => {
     if (target.type === 'stdio' && target.upstream?.mode === 'shared') {
-      return pools.poolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS }).lease();
+      // A child started with one principal's variables serves that principal only.
+      const perPrincipal = Object.keys(target.principalEnv).length > 0;
+      return pools.poolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS, ...(perPrincipal ? { principal } : {}) }).lease();
     }
-    return createUpstreamConnection({ target, logger, authorization, agents });
+    return createUpstreamConnection({ target, logger, authorization, agents, principal });
   };
 }

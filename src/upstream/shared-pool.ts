@@ -26,6 +26,7 @@ import type { Logger } from '../log/logger.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
 import type { PendingHandler } from './correlator.ts';
 import { createSharedLease, type LeasePool, type SharedHandshake, type SharedLease, type SharedSlot } from './shared-lease.ts';
+import type { UpstreamPrincipal } from './identity.ts';
 import { handshakeTimeouts } from './startup-deadline.ts';
 
 export interface SharedPool extends LeasePool {
@@ -52,21 +53,26 @@ export interface SharedPoolOptions {
   logger: Logger;
   /** Protocol versions the gateway speaks, oldest first; the handshake asks for the newest. */
   versions: readonly string[];
+  /** Set when the target's children carry per-principal variables: a pool per principal. */
+  principal?: UpstreamPrincipal | undefined;
 }
 
 export function createSharedPools(): SharedPools {
-  const pools = new Map<StdioTargetConfig, SharedPool>();
+  const pools = new Map<StdioTargetConfig, Map<string, SharedPool>>();
   return {
     poolFor(options) {
-      let pool = pools.get(options.target);
+      let byPrincipal = pools.get(options.target);
+      if (byPrincipal === undefined) pools.set(options.target, (byPrincipal = new Map()));
+      const key = options.principal?.id ?? '';
+      let pool = byPrincipal.get(key);
       if (pool === undefined) {
         pool = createSharedPool(options);
-        pools.set(options.target, pool);
+        byPrincipal.set(key, pool);
       }
       return pool;
     },
     async close() {
-      await Promise.all([...pools.values()].map((pool) => pool.close()));
+      await Promise.all([...pools.values()].flatMap((byPrincipal) => [...byPrincipal.values()]).map((pool) => pool.close()));
       pools.clear();
     },
   };
@@ -77,7 +83,7 @@ const handshakeHandler: PendingHandler<(answer: JsonRpcResponse | GatewayError) 
   onerror: (error, done) => done(error),
 };
 
-function createSharedPool({ target, logger, versions }: SharedPoolOptions): SharedPool {
+function createSharedPool({ target, logger, versions, principal }: SharedPoolOptions): SharedPool {
   const log = logger.child({ target: target.name, sharedPool: true });
   const slots: SharedSlot[] = Array.from({ length: target.upstream?.children ?? 1 }, (_, index) => ({
     index,
@@ -187,7 +193,7 @@ function createSharedPool({ target, logger, versions }: SharedPoolOptions): Shar
 
     ready(slot, params) {
       if (slot.handshake !== undefined) return slot.handshake;
-      const connection = createUpstreamConnection({ target, logger: log.child({ child: slot.index }) });
+      const connection = createUpstreamConnection({ target, logger: log.child({ child: slot.index }), principal });
       connection.correlator.onrequest = (request) => onRequest(slot, connection, request);
       connection.correlator.onnotification = (notification) => onNotification(slot, notification);
       connection.onexit = (reason) => onExit(slot, connection, reason);

@@ -21,6 +21,7 @@ import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { UpstreamConnection } from './connection.ts';
 import { askUpstream, composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
+import type { UpstreamPrincipal } from './identity.ts';
 import type { UpstreamFactory } from './open.ts';
 import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
@@ -49,6 +50,8 @@ export interface SupervisorOptions<M> {
   poolLogger: Logger;
   /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
   authorization: string | undefined;
+  /** Who the session serves: fills the target's per-principal headers or env. */
+  principal?: UpstreamPrincipal | undefined;
   /** Makes room under the child caps before a child starts; throws GW_SESSION_LIMIT. */
   reserveChild?: ((target: TargetConfig) => void) | undefined;
   restart: 'backoff' | 'on-use';
@@ -107,7 +110,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   /** A new connection wired to the hooks, started (spawned or dialled), not yet handshaken. */
   const begin = async (roots: RootsSettle | undefined): Promise<UpstreamConnection> => {
     starts++;
-    const next = options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization });
+    const next = options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization, principal: options.principal });
     next.correlator.onrequest = (request) => {
       if (roots !== undefined && settle === roots) roots.asked(request);
       hooks.onrequest(member, request);

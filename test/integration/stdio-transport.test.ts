@@ -24,6 +24,7 @@ function target(args: string[], overrides: Partial<StdioTargetConfig> = {}): Std
     command: process.execPath,
     args,
     env: {},
+    principalEnv: {},
     inheritEnv: [...DEFAULT_INHERITED_ENV],
     cwd: undefined,
     timeouts: { requestMs: 10_000, resetOnProgress: true, maxTotalMs: 0 },

@@ -57,6 +57,7 @@ describe('parseConfig: defaults', () => {
       command: 'node',
       args: ['server.js'],
       env: {},
+      principalEnv: {},
       inheritEnv: [
         ...['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR'],
         ...['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy'],

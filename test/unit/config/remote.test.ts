@@ -37,6 +37,7 @@ describe('remote servers in the config', () => {
       url: 'https://mcp.example.com/mcp',
       headers: {},
       forwardAuthorization: false,
+      principalHeaders: {},
       maxConnections: 0,
       timeouts: { requestMs: 300_000, resetOnProgress: true, maxTotalMs: 0, startupMs: 10_000 },
       restart: { onExit: 'end', maxRestarts: 3, initialBackoffMs: 250, maxBackoffMs: 10_000 },

@@ -1,0 +1,30 @@
+/**
+ * Per-principal upstream identity: a target's `principalHeaders` (remote) and `principalEnv`
+ * (stdio) are templates in which `{sub}` and `{principal}` become the caller's subject and id, so
+ * an upstream can tell its users apart while the client's own token never reaches it. Without a
+ * principal (no gateway.auth) both are `anonymous`. A value is cut to printable ASCII (headers) or
+ * stripped of NUL (env): an issuer's `sub` must not be able to inject a header or a variable.
+ */
+
+/** Who the upstream works for. */
+export interface UpstreamPrincipal {
+  readonly id: string;
+  readonly subject?: string | undefined;
+}
+
+const HEADER_UNSAFE = /[^\x20-\x7e]/g;
+
+function fill(templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined, unsafe: RegExp): Record<string, string> {
+  const id = principal?.id ?? 'anonymous';
+  const sub = principal?.subject ?? id;
+  const out: Record<string, string> = {};
+  for (const [name, template] of Object.entries(templates)) {
+    out[name] = template.replaceAll('{sub}', sub.replace(unsafe, '')).replaceAll('{principal}', id.replace(unsafe, ''));
+  }
+  return out;
+}
+
+export const principalHeaders = (templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined) =>
+  fill(templates, principal, HEADER_UNSAFE);
+
+export const principalEnv = (templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined) => fill(templates, principal, /\0/g);
