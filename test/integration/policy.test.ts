@@ -4,11 +4,11 @@
  * WebSocket), a denied call gets the very bytes an unknown tool gets, and a denied server is as
  * unknown as one never configured, down to the WebSocket upgrade.
  */
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthConfig, PolicyRule } from '../../src/config/types.ts';
+import type { PolicyRule } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildAggregateConfig, colliderServer } from '../support/aggregate.ts';
+import { keyAuth } from '../support/auth-server.ts';
 import { createTestLogger } from '../support/gateway.ts';
 import { rawWebSocket } from '../support/raw-ws.ts';
 import { initializeWs, openWs, wsUrl } from '../support/ws-client.ts';
@@ -53,16 +53,7 @@ const call = (id: number, name: string) => ({ id, method: 'tools/call', params: 
 
 beforeAll(async () => {
   const base = buildAggregateConfig({ targets: { col: colliderServer('--page-size=100'), other: colliderServer('--page-size=100') } });
-  const sha = (key: string) => createHash('sha256').update(key).digest('hex');
-  const auth: AuthConfig = {
-    anonymous: false,
-    publicUrl: undefined,
-    apiKeys: [{ name: 'alice', sha256: sha(ALICE), scopes: [] }, { name: 'bob', sha256: sha(BOB), scopes: [] }],
-    apiKeyHeader: 'authorization',
-    jwt: undefined,
-    scopes: [],
-    authorizationServers: [],
-  };
+  const auth = keyAuth({ alice: ALICE, bob: BOB });
   gw = await startGateway({ ...base, auth, policy: { rules: RULES }, logging: { level: 'info', audit: true } }, { logger: createTestLogger('info', logLines) });
 });
 

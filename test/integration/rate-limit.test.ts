@@ -3,11 +3,10 @@
  * rate, keyed on the principal (a new session does not reset it, another principal is not
  * affected), per tool, and on a WebSocket as the request's own error answer.
  */
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildAggregateConfig, colliderServer } from '../support/aggregate.ts';
+import { keyAuth } from '../support/auth-server.ts';
 import { createTestLogger } from '../support/gateway.ts';
 import { initializeWs, openWs, wsUrl } from '../support/ws-client.ts';
 
@@ -35,16 +34,7 @@ function client(who: keyof typeof KEYS) {
 
 beforeAll(async () => {
   const base = buildAggregateConfig({ targets: { col: colliderServer() } });
-  const sha = (key: string) => createHash('sha256').update(key).digest('hex');
-  const auth: AuthConfig = {
-    anonymous: false,
-    publicUrl: undefined,
-    apiKeys: Object.entries(KEYS).map(([name, key]) => ({ name, sha256: sha(key), scopes: [] })),
-    apiKeyHeader: 'authorization',
-    jwt: undefined,
-    scopes: [],
-    authorizationServers: [],
-  };
+  const auth = keyAuth(KEYS);
   const rateLimits = { perPrincipal: { perSecond: 0.05, burst: 5 }, perTool: { perSecond: 0.05, burst: 2 }, maxKeys: 100 };
   gw = await startGateway({ ...base, auth, rateLimits }, { logger: createTestLogger('silent', undefined) });
 });

@@ -4,12 +4,11 @@
  * `principalEnv`; the client's own credential reaches neither; and in shared mode a child started
  * for one principal never serves another.
  */
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
 import { buildAggregateConfig, colliderServer } from '../support/aggregate.ts';
+import { keyAuth } from '../support/auth-server.ts';
 import { createTestLogger, remoteTarget } from '../support/gateway.ts';
 
 const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef0' };
@@ -55,15 +54,7 @@ beforeAll(async () => {
       pooled: { ...colliderServer(), principalEnv: { MCP_USER: '{sub}' }, upstream: { mode: 'shared', children: 1 } },
     },
   });
-  const auth: AuthConfig = {
-    anonymous: false,
-    publicUrl: undefined,
-    apiKeys: Object.entries(KEYS).map(([name, key]) => ({ name, sha256: createHash('sha256').update(key).digest('hex'), scopes: [] })),
-    apiKeyHeader: 'authorization',
-    jwt: undefined,
-    scopes: [],
-    authorizationServers: [],
-  };
+  const auth = keyAuth(KEYS);
   gw = await startGateway({ ...base, auth }, { logger: createTestLogger('silent', undefined) });
 });
 

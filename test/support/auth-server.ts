@@ -4,9 +4,11 @@
  * every kind of bad token the negative tests need). The full OAuth flow (discovery, registration,
  * PKCE) is beyond it; it is what a resource server sees of an authorization server.
  */
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import type { AuthConfig } from '../../src/config/types.ts';
 
 export interface Issuer {
   readonly issuer: string;
@@ -69,4 +71,17 @@ export async function startIssuer(): Promise<Issuer> {
 export function unsignedToken(claims: Record<string, unknown>): string {
   const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
   return `${part({ alg: 'none', typ: 'JWT' })}.${part(claims)}.`;
+}
+
+/** `gateway.auth` with API keys only, one principal `key:<name>` per entry (no scopes). */
+export function keyAuth(keys: Record<string, string>): AuthConfig {
+  return {
+    anonymous: false,
+    publicUrl: undefined,
+    apiKeys: Object.entries(keys).map(([name, key]) => ({ name, sha256: createHash('sha256').update(key).digest('hex'), scopes: [] })),
+    apiKeyHeader: 'authorization',
+    jwt: undefined,
+    scopes: [],
+    authorizationServers: [],
+  };
 }
