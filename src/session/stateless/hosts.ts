@@ -70,6 +70,8 @@ export interface HostPoolOptions {
   idleMs: number;
   /** A message the host routed to no request: a server->client request or a broadcast notification. */
   onmessage(host: Host, message: JsonObject): void;
+  /** Frees a host whose call waits for input nobody gave (the oldest first): cancels that call. */
+  evict(host: Host): void;
 }
 
 export interface HostPool {
@@ -157,7 +159,15 @@ export function createHostPool(options: HostPoolOptions): HostPool {
       }
       // A request that shares waits for a host already opening rather than opening another.
       if (!alone && list.length > 0) return take(await (list[list.length - 1] as Promise<Host>), false);
-      if (list.length >= perCaller) throw new GatewayError('GW_HOSTS_BUSY', undefined, { limit: perCaller, retryAfterSec: 1 });
+      if (list.length >= perCaller) {
+        // Every host is held. One whose call waits for input (a client that may never come back)
+        // gives way, oldest first; a call still running upstream never does.
+        const waiting = [...ready.values()].filter((h) => h.key === key && h.holder?.parked === true);
+        const oldest = waiting.sort((a, b) => (a.holder?.parkedAt ?? 0) - (b.holder?.parkedAt ?? 0))[0];
+        if (oldest === undefined) throw new GatewayError('GW_HOSTS_BUSY', undefined, { limit: perCaller, retryAfterSec: 1 });
+        options.evict(oldest);
+        return take(oldest, true);
+      }
       let slot: Promise<Host> | undefined;
       const opening = open(caller, key, scope, alone, () => slot as Promise<Host>);
       slot = opening;

@@ -46,6 +46,8 @@ export interface InputBridge {
   resume(claims: StateClaims, retry: JsonRpcRequest, scope: string, exchange: Exchange, logLevel: string | undefined, host: Host | undefined): void;
   /** The call ended: its round goes. */
   forget(relay: Relay): void;
+  /** Gives up a parked call (its host is needed by another): cancelled upstream, its state refused. */
+  evict(host: Host): void;
 }
 
 const KEY_PREFIX: Readonly<Record<string, string>> = { 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation', 'roots/list': 'roots' };
@@ -116,6 +118,14 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
       }
       relay.rebind(exchange, retry.id, logLevel);
       if (round.asks.size > 0) flush(relay, round);
+    },
+
+    evict(host) {
+      const relay = host.holder;
+      if (relay === undefined || !relay.parked) return;
+      logger.info({ session: host.id }, 'a call waiting for input gives its upstream session to a newer call; it is cancelled');
+      void host.session.handleNotification({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: relay.hostId, reason: 'input not provided; session needed' } });
+      relay.drop();
     },
 
     forget(relay) {

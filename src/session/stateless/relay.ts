@@ -34,7 +34,11 @@ export interface Relay extends ResponseSink {
   /** The id of the client request the relay answers now (the retry's, after a rebind). */
   readonly clientId: RequestId;
   readonly parked: boolean;
+  /** When it was last parked (ms since the epoch); 0 when it never was. */
+  readonly parkedAt: number;
   readonly finished: boolean;
+  /** Gives the call up while parked (its host is needed): nothing more is relayed, `done` runs. */
+  drop(): void;
   /** Answers the current exchange with `message` (an input_required result) and waits for a retry. */
   park(message: JsonObject): void;
   /** A retry carries on: what comes next goes to `exchange`, with the retry's id and log level. */
@@ -54,12 +58,14 @@ export function passesLogLevel(level: unknown, wanted: string | undefined): bool
 }
 
 /** A host's answer in the 2026 shape, for the client's `id`; with the HTTP status if it is the whole response. */
-export function toModernAnswer(message: JsonObject, id: RequestId, method: string): { status: number; body: string } {
+export function toModernAnswer(message: JsonObject, id: RequestId, method: string, uri?: string): { status: number; body: string } {
   message.id = id as JsonObject[string];
   const error = message.error;
   if (isObject(error)) {
-    // SEP-2164 (2026): an unknown resource is -32602, not the 2025 -32002.
+    // SEP-2164 (2026): an unknown resource is -32602, not the 2025 -32002, and names the URI.
     if (error.code === -32002) error.code = -32602;
+    const data = isObject(error.data) ? error.data : {};
+    if (uri !== undefined && error.code === -32602 && data.uri === undefined) error.data = { ...data, uri };
     return { status: statusOfError(error.code), body: JSON.stringify(message) };
   }
   const result = message.result;
@@ -74,13 +80,15 @@ export function toModernAnswer(message: JsonObject, id: RequestId, method: strin
   return { status: 200, body: JSON.stringify(message) };
 }
 
-export function createRelay(exchange: Exchange, hostId: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks): Relay {
+/** `uri`: what a resources/read asked for (an unknown resource's error names it). */
+export function createRelay(exchange: Exchange, hostId: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string): Relay {
   let current = exchange;
   let id = clientId;
   let level = logLevel;
   let streaming = false;
   let promoted = false;
   let parked = false;
+  let parkedAt = 0;
   let finished = false;
   /** The host's answer while parked: it waits for the retry. */
   let held: JsonObject | undefined;
@@ -97,7 +105,7 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
       return;
     }
     finished = true;
-    const { status, body } = toModernAnswer(message, id, method);
+    const { status, body } = toModernAnswer(message, id, method, uri);
     if (streaming) {
       current.event(body);
       current.end();
@@ -128,6 +136,16 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
     },
     get parked() {
       return parked;
+    },
+    get parkedAt() {
+      return parkedAt;
+    },
+    drop() {
+      if (finished) return;
+      finished = true;
+      parked = false;
+      held = undefined;
+      hooks.done(relay);
     },
     get finished() {
       return finished;
@@ -179,6 +197,7 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
       if (finished) return;
       const { body } = toModernAnswer(message, id, method);
       parked = true;
+      parkedAt = Date.now();
       if (streaming) {
         current.event(body);
         current.end();

@@ -97,6 +97,7 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
       if ('id' in message) bridge.ask(host, host.holder, message);
       else listeners.notify(host.scope, message);
     },
+    evict: (host) => bridge.evict(host),
   });
 
   const callerOf = (input: StatelessRequest): HostCaller => {
@@ -131,7 +132,8 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     const alone = MAY_ASK.has(request.method);
     const host = await hosts.acquire(callerOf(input), alone);
     const hostId = host.nextCall++;
-    const relay = createRelay(exchange, hostId, request.id, request.method, logLevel, hooksFor(host));
+    const uri = request.method === 'resources/read' && typeof request.params?.uri === 'string' ? request.params.uri : undefined;
+    const relay = createRelay(exchange, hostId, request.id, request.method, logLevel, hooksFor(host), uri);
     if (alone) host.holder = relay;
     const params = withoutEnvelope(request.params);
     if (params !== undefined) {
