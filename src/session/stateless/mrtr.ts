@@ -80,6 +80,7 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
     logger.info({ session: round.host.id }, 'a 2026 client did not come back with the input asked for in time; the call is cancelled');
     rounds.delete(relay);
     void round.host.session.handleNotification({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: relay.hostId, reason: 'input not provided in time' } });
+    relay.drop();
   };
 
   return {

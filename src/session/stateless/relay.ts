@@ -186,10 +186,14 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
       finish(message);
     },
     end() {
-      // The host ended this stream; without an answer that means the host itself ended.
       if (finished) return;
+      if (parked) {
+        // The answer (or the host's end) waits for the retry, which gets it on rebind.
+        held ??= { jsonrpc: '2.0', id: hostId, error: { code: -32603, message: 'The upstream session ended while the call waited for input', data: { code: 'GW_UPSTREAM_CLOSED' } } };
+        return;
+      }
+      // The host ended this stream without an answer: the host itself ended.
       finished = true;
-      parked = false;
       if (!current.closed) current.end();
       hooks.done(relay);
     },

@@ -112,7 +112,9 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
   };
 
   const hooksFor = (host: Host): RelayHooks => ({
-    ask: (relay, message) => bridge.ask(host, relay, message),
+    // A question belongs to the call holding the host, whichever stream the host wrote it to:
+    // only tools/call, prompts/get and resources/read may answer input_required (SEP-2322).
+    ask: (_relay, message) => bridge.ask(host, host.holder, message),
     abandon: (relay) => {
       void host.session.handleNotification({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: relay.hostId, reason: 'The client closed the response stream' } });
     },
