@@ -52,7 +52,6 @@ export const catalog = Object.freeze({
   GW_HEADER_MISMATCH: entry(JsonRpcCode.HeaderMismatch, 400, 'Bad Request: the request headers and body disagree'),
   GW_PROTOCOL_VERSION_NOT_SUPPORTED: entry(JsonRpcCode.UnsupportedProtocolVersion, 400, 'Unsupported protocol version'),
   GW_INVALID_REQUEST_STATE: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params: requestState is not valid here'),
-  GW_HOSTS_BUSY: entry(JsonRpcCode.InternalError, 503, 'Every upstream session held for this caller is busy; retry shortly'),
 
   // Upstream failures, tied to a forwarded request (HTTP 200, JSON-RPC error).
   GW_UPSTREAM_SPAWN_FAILED: entry(JsonRpcCode.InternalError, 502, 'Upstream server could not be started'),

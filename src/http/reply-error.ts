@@ -12,7 +12,7 @@ import type { RequestId } from '../jsonrpc/types.ts';
  */
 export function replyError(reply: FastifyReply, error: GatewayError, id: RequestId | null = null): FastifyReply {
   const retryAfter = error.details.retryAfterSec;
-  if ((error.code === 'GW_RATE_LIMITED' || error.code === 'GW_HOSTS_BUSY') && typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+  if (error.code === 'GW_RATE_LIMITED' && typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
   return reply
     .code(error.httpStatus)
     .header('content-type', 'application/json')

@@ -2,7 +2,7 @@
  * The 2026 -> 2025 bridge on real parts (the recorder fixture over stdio sees exactly what reaches
  * the upstream): closing a 2026 response cancels the call upstream; input_required rounds carry the
  * answers to the upstream under its own ids; a state is good once, for its caller only, until it
- * expires; held sessions are bounded and given up by calls nobody resumes; both eras share a URL
+ * expires; held sessions are bounded, and a question is never shown to a client it may not be for; both eras share a URL
  * without crossing answers or questions.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -105,24 +105,48 @@ describe('2026 requests on a 2025 upstream', () => {
     expect(history.some((m) => m.method === 'notifications/cancelled' && m.params?.requestId === call?.id)).toBe(true);
   });
 
-  it('held sessions are bounded: a running call keeps its session (503 GW_HOSTS_BUSY), a waiting one gives it up', async () => {
+  it('held sessions are bounded: past the cap calls share one, and a question two calls could own is refused upstream', async () => {
     const url = await gateway({ hostsPerCaller: 1 });
+    const pid = async () => JSON.parse(textOf(resultOf(await modern(url, 'tools/call', { name: 'whoami' }, { meta })))).pid as number;
     const slow = modern(url, 'tools/call', { name: 'slow', arguments: { ms: 1_500 } }, { meta });
     await new Promise((r) => setTimeout(r, 200));
-    const busy = await modern(url, 'tools/call', { name: 'echo', arguments: { text: 'x' } }, { meta });
-    expect(busy.status).toBe(503);
-    expect(busy.headers.get('retry-after')).toBe('1');
-    expect(errorOf(busy).data).toMatchObject({ code: 'GW_HOSTS_BUSY', limit: 1 });
-    // A list shares the session with the running call.
-    expect((await modern(url, 'tools/list', {}, { meta })).status).toBe(200);
+    // Shares the one session (a second would pass the cap): served at once, not queued, not refused.
+    const echo = await modern(url, 'tools/call', { name: 'echo', arguments: { text: 'beside a running call' } }, { meta });
+    expect(textOf(resultOf(echo))).toBe('beside a running call');
+    // A question while two calls that may ask run on that session: nobody can tell whose, so the
+    // upstream gets an error (the recorder returns the answer it got as its result).
+    const asked = JSON.parse(textOf(resultOf(await modern(url, 'tools/call', ask('whose?'), { meta })))) as Recorded;
+    expect(asked.error).toMatchObject({ code: -32603, data: { code: 'GW_SERVER_REQUEST_UNATTRIBUTABLE' } });
     expect(resultOf(await slow).resultType).toBe('complete');
+    expect(await pid()).toBe(await pid());
+  });
 
-    const parked = resultOf(await modern(url, 'tools/call', ask('abandoned'), { meta }));
-    const echo = await modern(url, 'tools/call', { name: 'echo', arguments: { text: 'newer' } }, { meta });
-    expect(textOf(resultOf(echo))).toBe('newer');
-    const key = Object.keys(parked.inputRequests as object)[0] as string;
-    const stale = await modern(url, 'tools/call', { ...ask('abandoned'), inputResponses: { [key]: sampled('x') }, requestState: parked.requestState }, { meta });
-    expect(errorOf(stale).data?.code).toBe('GW_INVALID_REQUEST_STATE');
+  it('a call waiting for input blocks no one: other calls run beside it, and it still completes', async () => {
+    const url = await gateway({ hostsPerCaller: 1 });
+    const parked = resultOf(await modern(url, 'tools/call', ask('later', 'p-1'), { meta }));
+    expect(parked.resultType).toBe('input_required');
+    const echo = await modern(url, 'tools/call', { name: 'echo', arguments: { text: 'meanwhile' } }, { meta });
+    expect(textOf(resultOf(echo))).toBe('meanwhile');
+    // Another question while the first waits: the waiting call is blocked, so it is the new one's.
+    const second = resultOf(await modern(url, 'tools/call', ask('second', 'p-2'), { meta }));
+    expect(second.resultType).toBe('input_required');
+    for (const [round, text] of [[parked, 'first done'], [second, 'second done']] as const) {
+      const key = Object.keys(round.inputRequests as object)[0] as string;
+      const done = await modern(url, 'tools/call', { ...ask('x'), inputResponses: { [key]: sampled(text) }, requestState: round.requestState }, { meta });
+      expect(textOf(resultOf(done))).toContain(text);
+    }
+  });
+
+  it('a question goes to a session of its own when the cap allows: concurrent asking calls each get theirs', async () => {
+    const url = await gateway({ hostsPerCaller: 3 });
+    const slow = modern(url, 'tools/call', { name: 'slow', arguments: { ms: 800 } }, { meta });
+    await new Promise((r) => setTimeout(r, 100));
+    const round = resultOf(await modern(url, 'tools/call', ask('mine'), { meta }));
+    expect(round.resultType).toBe('input_required');
+    const key = Object.keys(round.inputRequests as object)[0] as string;
+    const done = await modern(url, 'tools/call', { ...ask('mine'), inputResponses: { [key]: sampled('yours') }, requestState: round.requestState }, { meta });
+    expect(textOf(resultOf(done))).toContain('yours');
+    expect(resultOf(await slow).resultType).toBe('complete');
   });
 
   it('sessions and states are per principal: another caller cannot resume a round, nor share a child', async () => {
