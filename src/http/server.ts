@@ -112,6 +112,14 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
     // Sockets are not closed when the server starts closing: their sessions end (1001) once the
     // store has drained them, like every other stream.
     preClose: (done) => done(),
+    // `ws` reports a frame it refuses (1009 over maxPayload, 1007 not UTF-8, 1002 bad framing) as
+    // an 'error' after it has sent that close frame and begun closing (its closeTimeout bounds
+    // it). The plugin's default handler destroyed the socket then, with the rest of a large
+    // frame unread: the kernel answers with a reset, and the client could lose the close frame.
+    errorHandler: (err, socket) => {
+      log.debug({ err }, 'WebSocket frame refused; closing with its close code');
+      if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.terminate();
+    },
   });
 
   // The body arrives as text and is parsed once by the route, so a parse error becomes -32700.
