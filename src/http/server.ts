@@ -91,6 +91,10 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
     // 30 s past the limit.
     http: { connectionsCheckingInterval: Math.min(1_000, config.limits.requestTimeoutMs), headersTimeout: config.limits.requestTimeoutMs },
     clientErrorHandler: answerClientError,
+    // A URL that is not valid percent-encoding (FST_ERR_BAD_URL) is refused before routing:
+    // answer it in the envelope like every other refusal, not with fastify's own JSON.
+    frameworkErrors: (_err, _request, reply) =>
+      replyError(reply, new GatewayError('GW_INVALID_REQUEST', 'Bad Request: the URL is not valid percent-encoding')),
     return503OnClosing: true,
     // Streams are ended by the session store on shutdown; idle keep-alive sockets close at once.
     forceCloseConnections: 'idle',

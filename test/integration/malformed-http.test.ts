@@ -1,0 +1,46 @@
+/**
+ * HTTP the fuzzer (test/support/fuzz/http-target.ts) found answered outside the JSON-RPC
+ * envelope: a URL that is not valid percent-encoding got fastify's own JSON (`FST_ERR_BAD_URL`).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { rawExchange } from '../support/raw-http.ts';
+import { recorderServer } from '../support/recorder.ts';
+
+let gw: TestGateway;
+const logLines: string[] = [];
+const BODY = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+
+beforeAll(async () => {
+  gw = await startTestGateway({ targets: { rec: recorderServer() }, logLines });
+});
+afterAll(async () => {
+  await gw?.close();
+});
+
+const url = () => new URL(gw.url);
+const head = (method: string, path: string, extra: string[]) =>
+  [`${method} ${path} HTTP/1.1`, `Host: ${url().host}`, 'Content-Type: application/json', 'Accept: application/json, text/event-stream', 'Connection: close', ...extra].join('\r\n');
+const unplanned = () => logLines.filter((l) => /"level":(50|60)/.test(l));
+
+describe('malformed HTTP', () => {
+  it.each([
+    ['POST', '/servers/%ZZ/mcp'],
+    ['POST', '/mcp/%E0%A4%A'],
+    ['GET', '/servers/rec%/sse'],
+  ])('%s %s (bad percent-encoding) -> 400 with a JSON-RPC envelope', async (method, path) => {
+    const answer = await rawExchange(url(), `${head(method, path, [`Content-Length: ${BODY.length}`])}\r\n\r\n${BODY}`);
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { code: 'GW_INVALID_REQUEST' } } });
+    expect(unplanned()).toEqual([]);
+  });
+
+  it('a good chunked body is served', async () => {
+    const answer = await rawExchange(
+      url(),
+      `${head('POST', '/servers/rec/mcp', ['Transfer-Encoding: chunked'])}\r\n\r\n${Buffer.byteLength('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}').toString(16)}\r\n{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}\r\n0\r\n\r\n`,
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body).toContain('"protocolVersion"');
+  });
+});
