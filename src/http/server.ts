@@ -44,6 +44,10 @@ function fromFastifyError(err: FastifyError): GatewayError | undefined {
       return new GatewayError('GW_PARSE_ERROR', 'Parse error: empty body');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: Content-Length does not match the body');
+    case 'ECONNRESET':
+      // The body stopped arriving because the connection closed: the client left, or Node's
+      // parser refused the rest of it (a bad chunk size) and answered it already.
+      return new GatewayError('GW_INVALID_REQUEST', 'Bad Request: the connection closed before the body arrived');
     default:
       return undefined;
   }

@@ -1,6 +1,9 @@
 /**
  * HTTP the fuzzer (test/support/fuzz/http-target.ts) found answered outside the JSON-RPC
- * envelope: a URL that is not valid percent-encoding got fastify's own JSON (`FST_ERR_BAD_URL`).
+ * envelope or logged as an unplanned failure: a URL that is not valid percent-encoding got
+ * fastify's own JSON (`FST_ERR_BAD_URL`); a chunked body whose chunk size is not hex was answered
+ * correctly by the parser's handler, but the route reading that body then logged "unhandled error
+ * in a route" at level error, a log line per malformed request.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -32,6 +35,15 @@ describe('malformed HTTP', () => {
     const answer = await rawExchange(url(), `${head(method, path, [`Content-Length: ${BODY.length}`])}\r\n\r\n${BODY}`);
     expect(answer.status).toBe(400);
     expect(JSON.parse(answer.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { code: 'GW_INVALID_REQUEST' } } });
+    expect(unplanned()).toEqual([]);
+  });
+
+  it('a chunk size that is not hex -> 400 with a JSON-RPC envelope, and no error logged', async () => {
+    const answer = await rawExchange(url(), `${head('POST', '/servers/rec/mcp', ['Transfer-Encoding: chunked'])}\r\n\r\nzz\r\n${BODY}\r\n0\r\n\r\n`);
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { code: 'GW_INVALID_REQUEST' } } });
+    // The route that was reading the body learns of it after the answer: give it a moment.
+    await new Promise((r) => setTimeout(r, 100));
     expect(unplanned()).toEqual([]);
   });
 
