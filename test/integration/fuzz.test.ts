@@ -1,6 +1,6 @@
 /**
  * The bounded fuzzing campaign of the suite: about 2,000 seeded cases over POST /mcp, WebSocket,
- * legacy SSE and stdio framing from an upstream, against the gateway run as its own process
+ * legacy SSE, malformed HTTP and stdio framing from an upstream, against the gateway run as its own process
  * (test/support/fuzz/). Every answer must be a JSON-RPC envelope or a documented HTTP error, the
  * process must survive, the healthy sessions opened first must answer throughout and after, and
  * RSS must stay under a generous bound. Longer campaigns: `npm run fuzz -- --cases N --seed S`.
@@ -23,6 +23,7 @@ describe('fuzzing campaign', () => {
     for (const target of ['post /servers/rec/mcp', 'post /mcp', 'ws /servers/rec/ws', 'legacy /servers/rec/messages', 'stdio /servers/fuzzy']) {
       expect(summary.byTarget[target], target).toBeGreaterThan(50);
     }
+    for (const target of ['http raw', 'http methods']) expect(summary.byTarget[target], target).toBeGreaterThan(20);
     for (const outcome of ['200', '202', '400', '413', 'close 1007', 'GW_UPSTREAM_MESSAGE_TOO_LARGE', 'GW_UPSTREAM_TIMEOUT']) {
       expect(summary.outcomes[outcome], outcome).toBeGreaterThan(0);
     }

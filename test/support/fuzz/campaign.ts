@@ -10,6 +10,7 @@ import { rpc, textOf, type RawSession } from '../recorder.ts';
 import { initializeWs, openWs, wsUrl, type WsPeer } from '../ws-client.ts';
 import { within, type CaseResult, type Target } from './case.ts';
 import { startFuzzGateway, type FuzzGateway } from './gateway-process.ts';
+import { createHttpTarget } from './http-target.ts';
 import { createLegacyTarget } from './legacy-target.ts';
 import { createPostTarget } from './post-target.ts';
 import { caseSeed, createRng } from './prng.ts';
@@ -51,7 +52,7 @@ export interface CampaignSummary {
   problems: string[];
 }
 
-const WEIGHTS: Array<[string, number]> = [['post', 0.45], ['ws', 0.2], ['legacy', 0.15], ['stdio', 0.2]];
+const WEIGHTS: Array<[string, number]> = [['post', 0.4], ['http', 0.07], ['ws', 0.18], ['legacy', 0.15], ['stdio', 0.2]];
 const bump = (map: Record<string, number>, key: string) => (map[key] = (map[key] ?? 0) + 1);
 
 function laneOf(seed: number, index: number): string {
@@ -128,6 +129,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
   };
   const targets = new Map<string, Target>([
     ['post', createPostTarget(gateway.base)],
+    ['http', createHttpTarget(gateway.base)],
     ['ws', createWsTarget(gateway.base)],
     ['legacy', createLegacyTarget(gateway.base)],
     ['stdio-0', createStdioTarget(gateway.base, upstreamMaxMessageBytes, upstreamTimeoutMs)],

@@ -2,7 +2,7 @@
  * What the targets share: the result of one case, fresh ids, drawing a seed message and a
  * mutation, and reading back which request ids a body carried.
  */
-import { SEED_LISTS, type Json, type JsonObject, type SeedContext } from './corpus.ts';
+import { SEED_LISTS, type Json, type JsonObject, type SeedContext, type SeedList } from './corpus.ts';
 import { MUTATIONS, type MutationLimits } from './mutate.ts';
 import type { Rng } from './prng.ts';
 
@@ -36,14 +36,19 @@ export function seedContext(rng: Rng, tools: SeedContext['tools']): SeedContext 
 
 /** One seed message of a random list. */
 export function drawSeed(rng: Rng, tools: SeedContext['tools']): JsonObject {
-  return rng.pick(rng.pick(SEED_LISTS).messages(seedContext(rng, tools)));
+  return drawEraSeed(rng, tools).message;
 }
 
-/** A mutated seed: the mutation's name and the bytes. */
-export function drawMutated(rng: Rng, tools: SeedContext['tools'], limits: MutationLimits): { mutation: string; body: Buffer } {
-  const seed = drawSeed(rng, tools);
+function drawEraSeed(rng: Rng, tools: SeedContext['tools']): { era: SeedList['era']; message: JsonObject } {
+  const list = rng.pick(SEED_LISTS);
+  return { era: list.era, message: rng.pick(list.messages(seedContext(rng, tools))) };
+}
+
+/** A mutated seed: the mutation's name, the bytes, and the era of the seed (2026: no session). */
+export function drawMutated(rng: Rng, tools: SeedContext['tools'], limits: MutationLimits): { mutation: string; body: Buffer; era: SeedList['era'] } {
+  const seed = drawEraSeed(rng, tools);
   const mutation = rng.pick(MUTATIONS);
-  return { mutation: mutation.name, body: mutation.apply(seed, rng, limits) };
+  return { mutation: mutation.name, body: mutation.apply(seed.message, rng, limits), era: seed.era };
 }
 
 /** JSON texts of the request ids in a body (an object or a batch); empty when it does not parse. */

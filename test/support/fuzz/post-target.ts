@@ -21,6 +21,7 @@ const ENDPOINTS: readonly Endpoint[] = [
   { path: '/servers/rec/mcp', version: '2025-11-25', tools: { echo: 'echo', slow: 'slow' } },
   { path: '/servers/rec/mcp', version: '2025-03-26', tools: { echo: 'echo', slow: 'slow' } },
   { path: '/mcp', version: '2025-11-25', tools: { echo: 'rec__echo', slow: 'rec__slow' } },
+  { path: '/mcp', version: '2025-03-26', tools: { echo: 'rec__echo', slow: 'rec__slow' } },
 ];
 
 interface Session {
@@ -86,6 +87,7 @@ export function createPostTarget(base: URL): Target {
 
   /** The bodies of one case (sent at once) and the header overrides. */
   function build(rng: Rng, endpoint: Endpoint, limits: MutationLimits): { mutation: string; bodies: Buffer[]; headers: Record<string, string | undefined> } {
+    // Stateless (2026-07-28) seeds go without a session; their version claim is in each body.
     const roll = rng.next();
     if (roll < 0.1) {
       const size = rng.range(0, 6);
@@ -110,7 +112,8 @@ export function createPostTarget(base: URL): Target {
       const seed: JsonObject = { jsonrpc: '2.0', id: freshId(rng), method: 'tools/call', params: { name: endpoint.tools.echo, arguments: { text: 'h' } } };
       return { mutation: `header:${name}=${value === undefined ? '(none)' : value.slice(0, 30)}`, bodies: [Buffer.from(serialize(seed))], headers: { [name]: value } };
     }
-    const { mutation, body } = drawMutated(rng, endpoint.tools, limits);
+    const { mutation, body, era } = drawMutated(rng, endpoint.tools, limits);
+    if (era === '2026') return { mutation: `2026:${mutation}`, bodies: [body], headers: { 'mcp-session-id': undefined, 'mcp-protocol-version': '2026-07-28' } };
     return { mutation, bodies: [body], headers: {} };
   }
 
