@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { clientFrame, rawWebSocket } from '../support/raw-ws.ts';
 import { recorderServer } from '../support/recorder.ts';
-import { wsUrl } from '../support/ws-client.ts';
+import { initializeWs, openWs, wsUrl } from '../support/ws-client.ts';
 
 let gw: TestGateway;
 
@@ -49,7 +49,6 @@ describe('frames the WebSocket library refuses', () => {
   });
 
   it('the gateway goes on serving WebSocket clients', async () => {
-    const { openWs, initializeWs } = await import('../support/ws-client.ts');
     const peer = await openWs(wsUrl(gw.url, '/servers/rec/ws'));
     await initializeWs(peer);
     peer.send({ jsonrpc: '2.0', id: 'after', method: 'ping' });
