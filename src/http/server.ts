@@ -68,6 +68,13 @@ function clientErrorStatus(code: string | undefined): number {
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // A route may have answered already (a bad URL is refused before the body is read): a second
+  // answer on the socket would be taken for the answer to a request never sent. Node's own
+  // handler makes the same check on the same field.
+  if ((socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
   const status = clientErrorStatus(err.code);
   const code = status === 400 ? 'GW_INVALID_REQUEST' : 'GW_REQUEST_REFUSED';
   const message = status === 400 ? 'Bad Request: malformed HTTP' : (STATUS_CODES[status] ?? 'Bad Request');

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { rawExchange } from '../support/raw-http.ts';
+import { openSocket, rawExchange } from '../support/raw-http.ts';
 import { recorderServer } from '../support/recorder.ts';
 
 let gw: TestGateway;
@@ -45,6 +45,21 @@ describe('malformed HTTP', () => {
     // The route that was reading the body learns of it after the answer: give it a moment.
     await new Promise((r) => setTimeout(r, 100));
     expect(unplanned()).toEqual([]);
+  });
+
+  it('a request answered before its body is refused gets one answer, not two', async () => {
+    // The bad URL is answered at once; the bad chunk size comes after, and the parser's refusal
+    // used to be written as a second HTTP answer on the same socket.
+    const socket = await openSocket(url());
+    let all = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (all += chunk));
+    socket.on('error', () => undefined);
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write(`${head('POST', '/servers/%ZZ/mcp', ['Transfer-Encoding: chunked'])}\r\n\r\nzz\r\n${BODY}\r\n0\r\n\r\n`);
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 3_000))]);
+    socket.destroy();
+    expect(all.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 400']);
+    expect(all).toContain('"GW_INVALID_REQUEST"');
   });
 
   it('a good chunked body is served', async () => {
