@@ -50,6 +50,8 @@ export function createHttpTarget(base: URL): Target {
           : length === undefined ? answer.body : Buffer.from(answer.body).subarray(0, Number(length)).toString();
         const contentType = /content-type: *([^\r\n]+)/i.exec(answer.head)?.[1] ?? '';
         result.problems.push(...httpAnswerProblems({ status: answer.status, contentType, text: body }, new Set(['1'])));
+        const answers = (answer.body.match(/HTTP\/1\.[01] \d{3} /g) ?? []).length + 1;
+        if (answers > 1) result.problems.push(`${answers} HTTP answers to one request`);
         return result;
       }
       const method = rng.pick(['GET', 'DELETE', 'PUT', 'PATCH']);
