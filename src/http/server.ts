@@ -47,6 +47,10 @@ function fromFastifyError(err: FastifyError): GatewayError | undefined {
       return new GatewayError('GW_PARSE_ERROR', 'Parse error: empty body');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: Content-Length does not match the body');
+    case 'ECONNRESET':
+      // The body stopped arriving because the connection closed: the client left, or Node's
+      // parser refused the rest of it (a bad chunk size) and answered it already.
+      return new GatewayError('GW_INVALID_REQUEST', 'Bad Request: the connection closed before the body arrived');
     default:
       return undefined;
   }
@@ -67,6 +71,13 @@ function clientErrorStatus(code: string | undefined): number {
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // A route may have answered already (a bad URL is refused before the body is read): a second
+  // answer on the socket would be taken for the answer to a request never sent. Node's own
+  // handler makes the same check on the same field.
+  if ((socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
   const status = clientErrorStatus(err.code);
   const code = status === 400 ? 'GW_INVALID_REQUEST' : 'GW_REQUEST_REFUSED';
   const message = status === 400 ? 'Bad Request: malformed HTTP' : (STATUS_CODES[status] ?? 'Bad Request');
@@ -94,6 +105,10 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
     // 30 s past the limit.
     http: { connectionsCheckingInterval: Math.min(1_000, config.limits.requestTimeoutMs), headersTimeout: config.limits.requestTimeoutMs },
     clientErrorHandler: answerClientError,
+    // A URL that is not valid percent-encoding (FST_ERR_BAD_URL) is refused before routing:
+    // answer it in the envelope like every other refusal, not with fastify's own JSON.
+    frameworkErrors: (_err, _request, reply) =>
+      replyError(reply, new GatewayError('GW_INVALID_REQUEST', 'Bad Request: the URL is not valid percent-encoding')),
     return503OnClosing: true,
     // Streams are ended by the session store on shutdown; idle keep-alive sockets close at once.
     forceCloseConnections: 'idle',
@@ -116,6 +131,14 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
     // Sockets are not closed when the server starts closing: their sessions end (1001) once the
     // store has drained them, like every other stream.
     preClose: (done) => done(),
+    // `ws` reports a frame it refuses (1009 over maxPayload, 1007 not UTF-8, 1002 bad framing) as
+    // an 'error' after it has sent that close frame and begun closing (its closeTimeout bounds
+    // it). The plugin's default handler destroyed the socket then, with the rest of a large
+    // frame unread: the kernel answers with a reset, and the client could lose the close frame.
+    errorHandler: (err, socket) => {
+      log.debug({ err }, 'WebSocket frame refused; closing with its close code');
+      if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.terminate();
+    },
   });
 
   // The body arrives as text and is parsed once by the route, so a parse error becomes -32700.
