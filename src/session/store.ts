@@ -9,6 +9,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Caller } from '../router/policy.ts';
+import type { DownstreamTransport, Tracing } from '../telemetry/tracing.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
@@ -31,6 +32,8 @@ export interface SessionSeed {
   readonly open: UpstreamFactory;
   /** Where the session's audit lines go (logging.audit); undefined: none. */
   readonly audit?: Logger | undefined;
+  /** The gateway's tracer; undefined: tracing off. */
+  readonly tracing?: Tracing | undefined;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -42,6 +45,8 @@ export interface DownstreamInfo {
   readonly authorization: string | undefined;
   /** The authenticated principal (gateway.auth): the session is unknown to anyone else; policy reads it. */
   readonly principal?: Caller | undefined;
+  /** The wire the session came in on (named in its spans). */
+  readonly transport?: DownstreamTransport | undefined;
 }
 
 const NO_DOWNSTREAM_INFO: DownstreamInfo = { authorization: undefined };
@@ -72,9 +77,11 @@ export interface SessionStoreOptions {
   logger: Logger;
   /** How sessions open upstream connections (the Runtime's factory; tests may hand in another). */
   upstreams: UpstreamFactory;
+  /** The gateway's tracer (telemetry/tracing.ts); undefined: tracing off. */
+  tracing?: Tracing | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams, tracing }: SessionStoreOptions): SessionStore {
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
   const owners = new Map<string, string>();
@@ -145,7 +152,7 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
       const id = randomUUID();
       // One child logger per session, and only when there is a principal to name in every line.
       const bound = downstream.principal === undefined ? logger : logger.child({ principal: downstream.principal.id });
-      const session = factory({ id, limits: config.limits, logger: bound, onended, downstream, reserveChild, open: upstreams, audit: audit ? bound.child({ audit: true, session: id }) : undefined });
+      const session = factory({ id, limits: config.limits, logger: bound, onended, downstream, reserveChild, open: upstreams, audit: audit ? bound.child({ audit: true, session: id }) : undefined, tracing });
       sessions.set(id, session);
       created.set(id, Date.now());
       if (downstream.principal !== undefined) owners.set(id, downstream.principal.id);
