@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
+import { startSseFixture, type SseFixture } from '../fixtures/sse-upstream.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.ts';
 import { recorderServer, textOf, type Recorded } from '../support/recorder.ts';
@@ -45,7 +46,10 @@ const metaOf = (m: Recorded | undefined) => m?.params?._meta as Record<string, u
 describe('traces on: spans reach a real OTLP/HTTP receiver with the right parents', () => {
   let receiver: OtlpReceiver;
   let fixture: HttpFixture;
+  let sse: SseFixture;
   const stdio = clientContext();
+  const legacy = clientContext();
+  let legacyMeta: Record<string, unknown> | null = null;
   const remote = clientContext();
   const ws = clientContext();
   let stdioSession: string | undefined;
@@ -55,9 +59,9 @@ describe('traces on: spans reach a real OTLP/HTTP receiver with the right parent
   let failures: string[] = [];
 
   beforeAll(async () => {
-    [receiver, fixture] = await Promise.all([startOtlpReceiver(), startHttpFixture()]);
+    [receiver, fixture, sse] = await Promise.all([startOtlpReceiver(), startHttpFixture(), startSseFixture()]);
     const gw: TestGateway = await startTestGateway({
-      targets: { rec: recorderServer(), remote: { type: 'http', url: fixture.url } },
+      targets: { rec: recorderServer(), remote: { type: 'http', url: fixture.url }, legacy: { type: 'sse', url: sse.url } },
       // The endpoint from the config, the service name from the environment (config wins, env fills).
       telemetry: { traces: { enabled: true, endpoint: receiver.url, serviceName: undefined, sampleRatio: undefined } },
       env: { OTEL_SERVICE_NAME: 'switchboard-under-test' },
@@ -79,6 +83,10 @@ describe('traces on: spans reach a real OTLP/HTTP receiver with the right parent
       );
       await b.client.close();
 
+      const c = await connect(gw.mcpUrl('legacy'), legacy.traceparent);
+      legacyMeta = JSON.parse(textOf(await c.client.callTool({ name: 'meta' }))) as Record<string, unknown> | null;
+      await c.client.close();
+
       const peer = await openWs(wsUrl(gw.url, '/servers/rec/ws'));
       peer.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ws', version: '1' } } });
       await peer.until(1);
@@ -96,7 +104,7 @@ describe('traces on: spans reach a real OTLP/HTTP receiver with the right parent
   });
 
   afterAll(async () => {
-    await Promise.all([receiver?.close(), fixture?.close()]);
+    await Promise.all([receiver?.close(), fixture?.close(), sse?.close()]);
   });
 
   const find = (traceId: string, kind: number, name: string): ReceivedSpan => {
@@ -159,6 +167,12 @@ describe('traces on: spans reach a real OTLP/HTTP receiver with the right parent
     expect(post?.headers.tracestate).toBe('client=1');
     // Over HTTP the context goes in the header only: the body is the client's.
     expect(metaOf(post?.body as Recorded)?.traceparent).toBeUndefined();
+  });
+
+  it('legacy SSE upstream: the context rides in the request _meta (its POST only acknowledges)', () => {
+    const upstream = find(legacy.traceId, CLIENT, 'tools/call meta');
+    expect(upstream.attributes).toMatchObject({ 'switchboard.upstream.transport': 'sse', 'network.transport': 'tcp' });
+    expect(legacyMeta).toMatchObject({ traceparent: `00-${legacy.traceId}-${upstream.spanId}-01`, tracestate: 'client=1' });
   });
 
   it('failures end both spans with the error status, the JSON-RPC code and the gateway code', () => {
