@@ -49,6 +49,7 @@ describe('traces on: spans reach a real OTLP/HTTP receiver with the right parent
   let sse: SseFixture;
   const stdio = clientContext();
   const legacy = clientContext();
+  const aggregate = clientContext();
   let legacyMeta: Record<string, unknown> | null = null;
   const remote = clientContext();
   const ws = clientContext();
@@ -86,6 +87,12 @@ describe('traces on: spans reach a real OTLP/HTTP receiver with the right parent
       const c = await connect(gw.mcpUrl('legacy'), legacy.traceparent);
       legacyMeta = JSON.parse(textOf(await c.client.callTool({ name: 'meta' }))) as Record<string, unknown> | null;
       await c.client.close();
+
+      // `/mcp` over the three servers: names are prefixed, the list is the gateway's own answer.
+      const d = await connect(new URL('/mcp', gw.url), aggregate.traceparent);
+      expect((await d.client.listTools()).tools.map((t) => t.name)).toContain('rec__echo');
+      expect(textOf(await d.client.callTool({ name: 'rec__echo', arguments: { text: 'agg' } }))).toBe('agg');
+      await d.client.close();
 
       const peer = await openWs(wsUrl(gw.url, '/servers/rec/ws'));
       peer.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ws', version: '1' } } });
@@ -173,6 +180,18 @@ describe('traces on: spans reach a real OTLP/HTTP receiver with the right parent
     const upstream = find(legacy.traceId, CLIENT, 'tools/call meta');
     expect(upstream.attributes).toMatchObject({ 'switchboard.upstream.transport': 'sse', 'network.transport': 'tcp' });
     expect(legacyMeta).toMatchObject({ traceparent: `00-${legacy.traceId}-${upstream.spanId}-01`, tracestate: 'client=1' });
+  });
+
+  it('aggregate: the server span has the name the client called, the upstream span the server\'s own', () => {
+    const server = find(aggregate.traceId, SERVER, 'tools/call rec__echo');
+    expect(server.attributes).toMatchObject({ 'gen_ai.tool.name': 'rec__echo', 'switchboard.target': 'rec' });
+    const upstream = find(aggregate.traceId, CLIENT, 'tools/call echo');
+    expect(upstream.parentSpanId).toBe(server.spanId);
+    expect(upstream.attributes['gen_ai.tool.name']).toBe('echo');
+    // The merged list is answered by the gateway: a server span, no upstream span of its own.
+    const list = find(aggregate.traceId, SERVER, 'tools/list');
+    expect(list.status.code).not.toBe(ERROR);
+    expect(receiver.spans.filter((s) => s.traceId === aggregate.traceId && s.parentSpanId === list.spanId)).toEqual([]);
   });
 
   it('failures end both spans with the error status, the JSON-RPC code and the gateway code', () => {
