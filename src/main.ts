@@ -1,14 +1,17 @@
 /**
- * Composition root: config -> logger -> Runtime (session/runtime.ts: agents, shared pools, the
- * upstream factory, cursor codec, endpoint table, session store) -> HTTP server. Nothing imports
- * this file except cli.ts and tests that need a whole gateway.
+ * Composition root: config -> logger -> tracing (the OpenTelemetry SDK, telemetry/sdk.ts; only
+ * when traces are on) -> Runtime (session/runtime.ts: agents, shared pools, the upstream factory,
+ * cursor codec, endpoint table, session store) -> HTTP server. Nothing imports this file except
+ * cli.ts and tests that need a whole gateway.
  */
 import { endpointUrls } from './config/endpoints.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { isLoopbackAddress } from './http/guards.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
+import { VERSION } from './session/gateway-info.ts';
 import { createRuntime } from './session/runtime.ts';
+import { createTracingSdk } from './telemetry/sdk.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
 
 export interface RunningGateway {
@@ -30,7 +33,12 @@ export interface RunningGateway {
 export interface StartOptions {
   /** Use this logger instead of creating one from config.logging. */
   logger?: Logger;
+  /** Where the OTEL_* variables are read (default: process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
+
+/** Spans still buffered at shutdown get this long to reach the collector. */
+const TRACE_FLUSH_MS = 5_000;
 
 let exitHookInstalled = false;
 
@@ -71,7 +79,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     exitHookInstalled = true;
   }
   let ready = true;
-  const runtime = createRuntime(config, logger);
+  const tracing = createTracingSdk(config.telemetry?.traces, options.env ?? process.env, logger, VERSION);
+  const runtime = createRuntime(config, logger, tracing);
   const { store, endpoints } = runtime;
   let current = config;
   const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, stateless: runtime.stateless });
@@ -109,6 +118,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
         // until their keep-alive timeout.
         app.server.closeAllConnections();
         await closed;
+        // Last: the spans of the requests that just ended go out too.
+        await tracing?.shutdown(TRACE_FLUSH_MS);
         logger.info('stopped');
       })();
       return closing;
@@ -124,5 +135,6 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   if (!same(before.limits, after.limits) || !same(before.session, after.session)) out.push('limits and session settings');
   if (!same(before.allowedOrigins, after.allowedOrigins) || !same(before.allowedHosts, after.allowedHosts)) out.push('allowed origins and hosts');
   if (!same(before.auth, after.auth)) out.push('client authentication');
+  if (!same(before.telemetry, after.telemetry)) out.push('telemetry');
   return out;
 }

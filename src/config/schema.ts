@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { authSchema, policySchema, rateLimitsSchema } from './auth-schema.ts';
+import { telemetrySchema } from './telemetry-schema.ts';
 import type { LogLevel } from './types.ts';
 
 /** setTimeout fires at once (with a warning) above 2^31-1 ms, so no duration may exceed it (~24.8 days). */
@@ -427,6 +428,8 @@ export const gatewaySchema = z.strictObject({
   /** 10 s: in-flight calls get time to finish, within the 30 s a container orchestrator usually allows. */
   shutdownGraceMs: nonNegative(MAX_DURATION_MS).default(10_000),
   logging: loggingSchema.prefault({}),
+  /** Unset: no key set, so the standard OTEL_* variables decide (docs/operations.md, "Traces"). */
+  telemetry: telemetrySchema.optional(),
   aggregate: aggregateSchema.prefault({}),
   /** {}: no curated bundles; `/mcp` serves every server. */
   groups: z.record(groupName, groupSchema, { error: 'expected an object of groups by name' }).default({}),

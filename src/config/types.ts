@@ -147,6 +147,16 @@ export interface PolicyRule {
   readonly resources: readonly string[];
 }
 
+/** OpenTelemetry traces (`gateway.telemetry.traces`); a key left unset is read from the OTEL_* variables. */
+export interface TracesConfig {
+  readonly enabled: boolean | undefined;
+  /** The OTLP/HTTP traces URL (`.../v1/traces`). */
+  readonly endpoint: string | undefined;
+  readonly serviceName: string | undefined;
+  /** Share of new traces recorded (0-1); a client's sampled flag is followed. */
+  readonly sampleRatio: number | undefined;
+}
+
 export interface GatewayConfig {
   readonly listen: { readonly host: string; readonly port: number };
   /** undefined: no client authentication. */
@@ -224,6 +234,8 @@ export interface GatewayConfig {
   readonly targets: ReadonlyMap<string, TargetConfig>;
   /** Aggregate endpoints (`/mcp` over several targets, groups). Absent: the defaults (see aggregateOf). */
   readonly aggregate?: AggregateConfig;
+  /** Absent: every telemetry key unset (the OTEL_* variables decide; telemetry/settings.ts). */
+  readonly telemetry?: { readonly traces: TracesConfig } | undefined;
 }
 
 /** Glob patterns; an empty allow list allows everything, deny wins. */

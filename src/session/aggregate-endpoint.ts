@@ -57,6 +57,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
     const session = createAggregateSession({
       id: seed.id,
       audit: seed.audit,
+      tracing: seed.tracing,
       endpoint,
       view: viewFor(caller),
       limits: seed.limits,

@@ -30,6 +30,7 @@ import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session, SessionCore } from './session.ts';
 import type { DownstreamInfo } from './store.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 
 export interface AggregateSession extends Session {
   /** A config reload changed the endpoint's targets: add, drain and replace members. */
@@ -55,6 +56,8 @@ export interface AggregateSessionOptions {
   reserveChild?: (target: TargetConfig) => void;
   /** Opens the members' upstream connections. */
   open: UpstreamFactory;
+  /** The gateway's tracer; undefined: tracing off. */
+  tracing?: Tracing | undefined;
 }
 
 const local = (result: JsonObject): LocalAnswer => ({ local: result });
@@ -63,7 +66,16 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
   const logger = options.logger.child({ session: options.id, endpoint: options.endpoint });
   const tables = { tools: createNameTable(options.view.separator), prompts: createNameTable(options.view.separator) };
   let reconfigure: (view: AggregateView) => void = () => undefined;
-  const core = { id: options.id, endpoint: options.endpoint, limits: options.limits, logger, onended: options.onended, audit: options.audit };
+  const core = {
+    id: options.id,
+    endpoint: options.endpoint,
+    limits: options.limits,
+    logger,
+    onended: options.onended,
+    audit: options.audit,
+    tracing: options.tracing,
+    transport: options.downstream.transport,
+  };
   const session = createSessionCore({ ...core, namespaced: true, tables }, (parts) => {
     const built = aggregateFlavour(options, parts, tables);
     reconfigure = built.reconfigure;

@@ -38,7 +38,21 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       for (const rec of inflight.values()) if (rec.stream === stream) requests.withdraw(rec, 'The client closed the response stream');
     },
   });
-  const requests = createRequests(streams, logger, options.audit);
+  // Made once per session, and only with tracing on: what every span says of the session.
+  const traced =
+    options.tracing === undefined
+      ? undefined
+      : {
+          tracing: options.tracing,
+          origin: {
+            sessionId: id,
+            get protocolVersion() {
+              return protocolVersion;
+            },
+            transport: options.transport,
+          },
+        };
+  const requests = createRequests(streams, logger, options.audit, traced);
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;
@@ -95,9 +109,9 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       for (const m of flavour.members()) if (m.live && ownsChild(m.target)) children.push(m.name);
       return { initializing: opening, streamed, children };
     },
-    serve(batch, sink, streamOptions) {
+    serve(batch, sink, streamOptions, carrier) {
       const stream = streams.open(sink, batch.length, streamOptions);
-      for (const request of batch) requests.dispatch(request, stream);
+      for (const request of batch) requests.dispatch(request, stream, carrier);
     },
     async handleNotification(notification) {
       if (notification.method === 'notifications/cancelled') return requests.cancel(notification.params);

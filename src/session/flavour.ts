@@ -8,6 +8,7 @@ import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, R
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NameTable } from '../router/name-table.ts';
+import type { DownstreamTransport, Span, Tracing } from '../telemetry/tracing.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionCore } from './session.ts';
@@ -24,6 +25,9 @@ export interface Pending {
   cancelled: boolean;
   /** Audited requests only (tools/call, prompts/get, resources/read): what was named, and when. */
   audited: { readonly name: string; readonly started: number } | undefined;
+  /** Tracing on: the request's SERVER span, and the CLIENT span of its upstream call once sent. */
+  span: Span | undefined;
+  upstreamSpan: Span | undefined;
 }
 
 /**
@@ -74,4 +78,8 @@ export interface CoreOptions {
   tables: { readonly tools: NameTable; readonly prompts: NameTable };
   /** Where audit lines go; undefined: none. */
   audit?: Logger | undefined;
+  /** The gateway's tracer (gateway.telemetry.traces); undefined: tracing off, nothing is made. */
+  tracing?: Tracing | undefined;
+  /** The downstream wire the session came in on (a span attribute). */
+  transport?: DownstreamTransport | undefined;
 }

@@ -3,12 +3,25 @@
  * the member that owns it (or the gateway's own answer), forwarding it to that member's correlator
  * (which rewrites ids and progress tokens), delivering the answer to the request's stream, and
  * withdrawing a request the client no longer wants (a cancel, or a cancelOnClose stream that lost
- * its client).
+ * its client). With tracing on, each request gets a SERVER span and its upstream call a CLIENT
+ * child whose W3C context goes upstream with it (telemetry/tracing.ts); off, none of that runs.
  */
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
-import type { JsonRpcRequest } from '../jsonrpc/types.ts';
+import type { TraceContext } from '../jsonrpc/trace-context.ts';
+import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
+import {
+  endSpan,
+  parentCarrier,
+  setSpanTarget,
+  startRequestSpan,
+  startUpstreamSpan,
+  traceContextOf,
+  type RequestOrigin,
+  type TraceCarrier,
+  type Tracing,
+} from '../telemetry/tracing.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { Flavour, LocalAnswer, Pending } from './flavour.ts';
 import type { Member } from './member.ts';
@@ -31,15 +44,36 @@ export interface Requests {
   readonly inflight: Map<string, Pending>;
   /** The flavour that routes and answers; set once, right after the core builds it. */
   flavour: Flavour | undefined;
-  dispatch(request: JsonRpcRequest, stream: OutStream): void;
+  /** `carrier`: where the client's trace context may be besides `_meta` (the HTTP request's headers). */
+  dispatch(request: JsonRpcRequest, stream: OutStream, carrier?: TraceCarrier): void;
   /** Cancels `rec` upstream and answers nothing more (HTTP still gets its fallback answer). */
   withdraw(rec: Pending, reason: string | undefined): void;
   /** The client's notifications/cancelled. */
   cancel(params: unknown): void;
 }
 
-/** `audit`: where audit lines go (one per audited request as it ends); undefined: none. */
-export function createRequests(streams: StreamSet, logger: Logger, audit?: Logger): Requests {
+/** Tracing on: the gateway's tracer and what the spans say of the session. */
+export interface Traced {
+  readonly tracing: Tracing;
+  readonly origin: RequestOrigin;
+}
+
+/** A tools/call result that reports a failed tool (`isError: true`): the call worked, the tool did not. */
+const isToolError = (response: JsonRpcResponse): boolean => isObject(response.result) && response.result.isError === true;
+const errorOf = (response: JsonRpcResponse): JsonRpcErrorObject | undefined => ('error' in response ? (response as JsonRpcErrorResponse).error : undefined);
+
+/** Ends a request's spans, once: the upstream call's first, then the request's. */
+function endSpans(rec: Pending, error: JsonRpcErrorObject | undefined, toolError = false): void {
+  if (rec.upstreamSpan !== undefined) endSpan(rec.upstreamSpan, error, toolError);
+  if (rec.span !== undefined) endSpan(rec.span, error, toolError);
+  rec.upstreamSpan = rec.span = undefined;
+}
+
+/**
+ * `audit`: where audit lines go (one per audited request as it ends); undefined: none.
+ * `traced`: tracing on (spans per request and upstream call); undefined: off.
+ */
+export function createRequests(streams: StreamSet, logger: Logger, audit?: Logger, traced?: Traced): Requests {
   const inflight = new Map<string, Pending>();
 
   /** The audit line of a request that ends: who (the logger's bindings), what, how, how long. */
@@ -59,12 +93,15 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
     if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'request failed');
     else logger.info({ code: error.code, clientId: rec.clientId }, error.message);
     record(rec, 'error', error.code);
-    deliver(rec, JSON.stringify(toErrorResponse(rec.clientId, error)));
+    const answer = toErrorResponse(rec.clientId, error);
+    if (rec.span !== undefined) endSpans(rec, answer.error);
+    deliver(rec, JSON.stringify(answer));
   };
 
   const handler: PendingHandler<Pending> = {
     onresponse(response, rec) {
       if (rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
+      if (rec.span !== undefined) endSpans(rec, errorOf(response), isToolError(response));
       deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
     },
     onerror(error, rec) {
@@ -80,7 +117,13 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
     const connection = member.connection;
     if (connection === undefined) return fail(rec, new GatewayError('GW_UPSTREAM_CLOSED', undefined, { target: member.name }));
     rec.member = member;
-    rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts);
+    let trace: TraceContext | undefined;
+    if (rec.span !== undefined && traced !== undefined) {
+      setSpanTarget(rec.span, member.name);
+      rec.upstreamSpan = startUpstreamSpan(traced.tracing, rec.span, request, member.target);
+      trace = traceContextOf(traced.tracing, rec.upstreamSpan);
+    }
+    rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts, trace);
   };
 
   const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {
@@ -93,10 +136,13 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
   };
 
   const answerLocally = (rec: Pending, to: LocalAnswer) => {
-    if ('local' in to) deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, result: to.local }));
-    else {
+    if ('local' in to) {
+      if (rec.span !== undefined) endSpans(rec, undefined);
+      deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, result: to.local }));
+    } else {
       // Filtered or denied by policy: the client sees "unknown", the audit line says what it was.
       record(rec, 'denied');
+      if (rec.span !== undefined) endSpans(rec, to.refuse);
       deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, error: to.refuse }));
     }
   };
@@ -105,7 +151,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
     inflight,
     flavour: undefined,
 
-    dispatch(request, stream) {
+    dispatch(request, stream, carrier) {
       const key = idKey(request.id);
       if (inflight.has(key)) {
         const error = new GatewayError('GW_INVALID_REQUEST', DUPLICATE, { reason: 'duplicate id' });
@@ -113,7 +159,9 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
         return;
       }
       const audited = audit === undefined ? undefined : auditedOf(request);
-      const rec: Pending = { key, clientId: request.id, stream, method: request.method, member: undefined, upstreamId: 0, cancelled: false, audited };
+      // Before routing: an aggregate rewrites the names, and the span carries the client's.
+      const span = traced === undefined ? undefined : startRequestSpan(traced.tracing, request, parentCarrier(carrier, request), traced.origin);
+      const rec: Pending = { key, clientId: request.id, stream, method: request.method, member: undefined, upstreamId: 0, cancelled: false, audited, span, upstreamSpan: undefined };
       inflight.set(key, rec);
       let routed: Member | Promise<Member | LocalAnswer>;
       try {
@@ -134,7 +182,9 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
       rec.cancelled = true;
       if (rec.member !== undefined) rec.member.connection?.correlator.cancel(rec.upstreamId, reason);
       const error = new GatewayError('GW_REQUEST_CANCELLED', undefined, rec.member ? { target: rec.member.name } : {});
-      streams.drop(rec.stream, JSON.stringify(toErrorResponse(rec.clientId, error)));
+      const answer = toErrorResponse(rec.clientId, error);
+      if (rec.span !== undefined) endSpans(rec, answer.error);
+      streams.drop(rec.stream, JSON.stringify(answer));
     },
 
     cancel(params) {

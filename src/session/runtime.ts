@@ -6,11 +6,13 @@
  *
  * Members: the agents to remote targets, the shared child pools, the upstream factory over both,
  * the cursor codec of the aggregate endpoints (its HMAC key lives as long as the gateway), the
- * endpoint table and the session store.
+ * endpoint table and the session store. The tracer (when tracing is on) is made by main.ts, which
+ * owns the OpenTelemetry SDK, and handed to the sessions through the store.
  */
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 import { createAgentPool, type AgentPool } from '../transport/http-pool.ts';
 import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts';
 import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts';
@@ -33,13 +35,14 @@ export interface Runtime {
   close(graceMs: number): Promise<void>;
 }
 
-export function createRuntime(config: GatewayConfig, logger: Logger): Runtime {
+/** `tracing`: the gateway's tracer; undefined: tracing off. */
+export function createRuntime(config: GatewayConfig, logger: Logger, tracing?: Tracing): Runtime {
   const agents = createAgentPool();
   const pools = createSharedPools();
   const upstreams = createUpstreamFactory(agents, pools);
   const cursors = createCursorCodec();
   const endpoints = createEndpointTable(config, cursors);
-  const store = createSessionStore({ config, logger, upstreams });
+  const store = createSessionStore({ config, logger, upstreams, tracing });
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
     agents,

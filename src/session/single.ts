@@ -19,6 +19,7 @@ import { filterList, filters, hiddenNamed } from '../router/exposure.ts';
 import { PASS_ALL } from '../router/glob.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
@@ -45,6 +46,8 @@ export interface SingleSessionOptions {
   reserveChild?: (target: TargetConfig) => void;
   /** Opens its upstream connection (default: the real transports). */
   open: UpstreamFactory;
+  /** The gateway's tracer; undefined: tracing off. */
+  tracing?: Tracing | undefined;
 }
 
 const NO_FILTERS: Exposure = { prefix: '', tools: PASS_ALL, prompts: PASS_ALL, resources: PASS_ALL };
@@ -57,7 +60,16 @@ export function createSingleSession(options: SingleSessionOptions): Session {
   const exposure = options.exposure ?? NO_FILTERS;
   const filtered = filters(exposure);
   const logger = options.logger.child({ session: options.id, target: target.name });
-  const core = { id: options.id, endpoint: options.endpoint, limits: options.limits, logger, onended: options.onended, audit: options.audit };
+  const core = {
+    id: options.id,
+    endpoint: options.endpoint,
+    limits: options.limits,
+    logger,
+    onended: options.onended,
+    audit: options.audit,
+    tracing: options.tracing,
+    transport: options.downstream?.transport,
+  };
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
   return createSessionCore({ ...core, namespaced: false, tables }, (parts) => {
     const member = createMember({

@@ -9,6 +9,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Caller } from '../router/policy.ts';
+import type { DownstreamTransport, Tracing } from '../telemetry/tracing.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
@@ -31,6 +32,8 @@ export interface SessionSeed {
   readonly open: UpstreamFactory;
   /** Where the session's audit lines go (logging.audit); undefined: none. */
   readonly audit?: Logger | undefined;
+  /** The gateway's tracer; undefined: tracing off. */
+  readonly tracing?: Tracing | undefined;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -44,6 +47,8 @@ export interface DownstreamInfo {
   readonly principal?: Caller | undefined;
   /** Held by the gateway for 2026 clients (session/stateless/): no client may address it by id. */
   readonly held?: boolean;
+  /** The wire the session came in on (named in its spans). */
+  readonly transport?: DownstreamTransport | undefined;
 }
 
 const NO_DOWNSTREAM_INFO: DownstreamInfo = { authorization: undefined };
@@ -74,9 +79,11 @@ export interface SessionStoreOptions {
   logger: Logger;
   /** How sessions open upstream connections (the Runtime's factory; tests may hand in another). */
   upstreams: UpstreamFactory;
+  /** The gateway's tracer (telemetry/tracing.ts); undefined: tracing off. */
+  tracing?: Tracing | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams, tracing }: SessionStoreOptions): SessionStore {
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
   const owners = new Map<string, string>();
@@ -150,7 +157,7 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
       const id = randomUUID();
       // One child logger per session, and only when there is a principal to name in every line.
       const bound = downstream.principal === undefined ? logger : logger.child({ principal: downstream.principal.id });
-      const session = factory({ id, limits: config.limits, logger: bound, onended, downstream, reserveChild, open: upstreams, audit: audit ? bound.child({ audit: true, session: id }) : undefined });
+      const session = factory({ id, limits: config.limits, logger: bound, onended, downstream, reserveChild, open: upstreams, audit: audit ? bound.child({ audit: true, session: id }) : undefined, tracing });
       sessions.set(id, session);
       created.set(id, Date.now());
       if (downstream.principal !== undefined) owners.set(id, downstream.principal.id);

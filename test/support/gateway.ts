@@ -22,6 +22,10 @@ export interface TestGatewayOptions {
   shutdownGraceMs?: number;
   /** Collect log lines in memory instead of discarding them. */
   logLines?: string[];
+  /** gateway.telemetry (traces); absent: every key unset. */
+  telemetry?: GatewayConfig['telemetry'];
+  /** The OTEL_* environment the gateway sees; default none (the machine's own never leaks in). */
+  env?: Record<string, string>;
 }
 
 export interface TestGateway extends RunningGateway {
@@ -101,6 +105,7 @@ export function buildConfig(options: TestGatewayOptions): GatewayConfig {
     shutdownGraceMs: options.shutdownGraceMs ?? 2_000,
     logging: { level: options.logLines ? 'debug' : 'silent' },
     targets,
+    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
   };
 }
 
@@ -120,7 +125,7 @@ export function createTestLogger(level: LogLevel, lines: string[] | undefined): 
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
   const config = buildConfig(options);
   const logger = createTestLogger(config.logging.level, options.logLines);
-  const gateway = await startGateway(config, { logger });
+  const gateway = await startGateway(config, { logger, env: options.env ?? {} });
   const single = config.targets.size === 1;
   return {
     ...gateway,
