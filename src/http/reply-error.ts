@@ -7,8 +7,9 @@ import { type GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 
 /** Replies with an error envelope (id null: the request could not be tied to an id). */
 export function replyError(reply: FastifyReply, error: GatewayError): FastifyReply {
+  // GW_RATE_LIMITED, GW_OVERLOADED, GW_CIRCUIT_OPEN: when to try again (RFC 9110, 10.2.3).
   const retryAfter = error.details.retryAfterSec;
-  if (error.code === 'GW_RATE_LIMITED' && typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+  if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
   return reply
     .code(error.httpStatus)
     .header('content-type', 'application/json')

@@ -12,6 +12,8 @@ import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
 import type { SessionStore } from '../session/store.ts';
+import type { TargetHealthMonitor } from '../upstream/target-health.ts';
+import { readiness } from './readiness.ts';
 import { limitConnections } from './connection-limits.ts';
 import { registerCors } from './cors.ts';
 import { createOriginPolicy } from './guards.ts';
@@ -31,6 +33,8 @@ export interface HttpServerOptions {
   isReady: () => boolean;
   /** What each MCP path serves, following config reloads; built from `config` (fixed) when absent. */
   endpoints?: EndpointTable;
+  /** Per-target health (the Runtime's), listed by /readyz; absent: /readyz reports draining only. */
+  health?: TargetHealthMonitor;
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -77,7 +81,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.destroy();
 }
 
-export function createHttpServer({ config, store, logger, isReady, endpoints }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ config, store, logger, isReady, endpoints, health }: HttpServerOptions): FastifyInstance {
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -131,9 +135,12 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerResourceMetadata(app, config.auth);
+  // Open without credentials (load balancers); with gateway.auth it names no target (readiness.ts).
+  const named = config.auth === undefined || config.auth.anonymous;
   app.get('/readyz', async (_request, reply) => {
     if (!isReady()) return reply.code(503).send({ status: 'draining' });
-    return { status: 'ready', sessions: store.size };
+    const { code, body } = await readiness(store, health, named);
+    return reply.code(code).send(body);
   });
 
   void app.register(async (mcp) => {

@@ -21,7 +21,9 @@ import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
+import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
+import type { InflightBudget } from './inflight.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import type { AggregateView, KnownTargets } from './aggregate-view.ts';
@@ -55,6 +57,9 @@ export interface AggregateSessionOptions {
   reserveChild?: (target: TargetConfig) => void;
   /** Opens the members' upstream connections. */
   open: UpstreamFactory;
+  /** See SessionSeed.inflight and SessionSeed.breakers. */
+  inflight?: InflightBudget | undefined;
+  breakers?: Breakers | undefined;
 }
 
 const local = (result: JsonObject): LocalAnswer => ({ local: result });
@@ -63,7 +68,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
   const logger = options.logger.child({ session: options.id, endpoint: options.endpoint });
   const tables = { tools: createNameTable(options.view.separator), prompts: createNameTable(options.view.separator) };
   let reconfigure: (view: AggregateView) => void = () => undefined;
-  const core = { id: options.id, endpoint: options.endpoint, limits: options.limits, logger, onended: options.onended, audit: options.audit };
+  const core = { id: options.id, endpoint: options.endpoint, limits: options.limits, logger, onended: options.onended, audit: options.audit, inflight: options.inflight };
   const session = createSessionCore({ ...core, namespaced: true, tables }, (parts) => {
     const built = aggregateFlavour(options, parts, tables);
     reconfigure = built.reconfigure;
@@ -98,6 +103,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       authorization: options.downstream.authorization,
       principal: options.downstream.principal,
       reserveChild: options.reserveChild,
+      breaker: options.breakers?.of(entry.target),
       open: options.open,
       restart: 'on-use',
     });

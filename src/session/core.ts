@@ -15,6 +15,7 @@ import type { JsonRpcNotification } from '../jsonrpc/types.ts';
 import { withEra2025 } from './era-2025.ts';
 import { createEventLog } from './event-log.ts';
 import type { CoreOptions, CoreParts, Flavour, Pending } from './flavour.ts';
+import { checkInflight, createInflightBudget } from './inflight.ts';
 import { ownsChild } from './limits.ts';
 import type { Member, MemberHooks } from './member.ts';
 import { createRequests } from './requests.ts';
@@ -38,7 +39,8 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       for (const rec of inflight.values()) if (rec.stream === stream) requests.withdraw(rec, 'The client closed the response stream');
     },
   });
-  const requests = createRequests(streams, logger, options.audit);
+  const budget = options.inflight ?? createInflightBudget(limits);
+  const requests = createRequests(streams, logger, budget, options.audit);
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;
@@ -95,6 +97,9 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       for (const m of flavour.members()) if (m.live && ownsChild(m.target)) children.push(m.name);
       return { initializing: opening, streamed, children };
     },
+    admit(count) {
+      checkInflight(budget, inflight.size, count);
+    },
     serve(batch, sink, streamOptions) {
       const stream = streams.open(sink, batch.length, streamOptions);
       for (const request of batch) requests.dispatch(request, stream);
@@ -115,6 +120,8 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       messages.stop();
       logger.info({ reason }, 'session ended');
       endPromise = cancelAndClose(inflight.values(), [...flavour.members()], reason).finally(() => {
+        // Closing the members answered every pending request; anything left no longer counts.
+        requests.releaseAll();
         streams.endAll();
         onended(session);
       });

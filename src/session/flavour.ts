@@ -8,6 +8,7 @@ import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, R
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NameTable } from '../router/name-table.ts';
+import type { InflightBudget } from './inflight.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionCore } from './session.ts';
@@ -22,6 +23,10 @@ export interface Pending {
   member: Member | undefined;
   upstreamId: number;
   cancelled: boolean;
+  /** Left the in-flight map (answered, failed or withdrawn): counted out of the in-flight caps once. */
+  settled: boolean;
+  /** The half-open probe of its target's circuit breaker: its answer closes the circuit. */
+  probe: boolean;
   /** Audited requests only (tools/call, prompts/get, resources/read): what was named, and when. */
   audited: { readonly name: string; readonly started: number } | undefined;
 }
@@ -74,4 +79,6 @@ export interface CoreOptions {
   tables: { readonly tools: NameTable; readonly prompts: NameTable };
   /** Where audit lines go; undefined: none. */
   audit?: Logger | undefined;
+  /** The gateway's in-flight count (inflight.ts); absent: a session-only one from `limits`. */
+  inflight?: InflightBudget | undefined;
 }

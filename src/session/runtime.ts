@@ -5,13 +5,15 @@
  * or a later reload) asked for it.
  *
  * Members: the agents to remote targets, the shared child pools, the upstream factory over both,
- * the cursor codec of the aggregate endpoints (its HMAC key lives as long as the gateway), the
- * endpoint table and the session store.
+ * the targets' circuit breakers and their health, the cursor codec of the aggregate endpoints (its
+ * HMAC key lives as long as the gateway), the endpoint table and the session store.
  */
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import { createAgentPool, type AgentPool } from '../transport/http-pool.ts';
+import { createBreakers, type Breakers } from '../upstream/breakers.ts';
+import { createTargetHealth, type TargetHealthMonitor } from '../upstream/target-health.ts';
 import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts';
 import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
@@ -21,6 +23,10 @@ export interface Runtime {
   readonly agents: AgentPool;
   readonly pools: SharedPools;
   readonly upstreams: UpstreamFactory;
+  /** One circuit breaker per target; a reload that changes a target resets its breaker. */
+  readonly breakers: Breakers;
+  /** Read-only per-target health (/readyz, a status page, metrics); never starts a child. */
+  readonly health: TargetHealthMonitor;
   readonly cursors: CursorCodec;
   readonly endpoints: EndpointTable;
   readonly store: SessionStore;
@@ -34,17 +40,24 @@ export function createRuntime(config: GatewayConfig, logger: Logger): Runtime {
   const agents = createAgentPool();
   const pools = createSharedPools();
   const upstreams = createUpstreamFactory(agents, pools);
+  const breakers = createBreakers(config.targets.values(), logger);
+  const health = createTargetHealth({ targets: config.targets.values(), breakers, config: config.health });
   const cursors = createCursorCodec();
   const endpoints = createEndpointTable(config, cursors);
-  const store = createSessionStore({ config, logger, upstreams });
+  const store = createSessionStore({ config, logger, upstreams, breakers });
   return {
     agents,
     pools,
     upstreams,
+    breakers,
+    health,
     cursors,
     endpoints,
     store,
     reload(next) {
+      // Breakers first: the sessions the new table creates find their target's (fresh) breaker.
+      breakers.retain(next.targets.values());
+      health.retain(next.targets.values());
       endpoints.update(next);
       agents.retain(next.targets.values());
     },

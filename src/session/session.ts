@@ -34,6 +34,11 @@ export interface SessionCore {
   /** What the store's limits read (limits.ts). */
   readonly usage: SessionUsage;
   lastActivity: number;
+  /**
+   * Throws GW_OVERLOADED when `count` more requests would pass the in-flight caps (inflight.ts).
+   * Routes call it before `serve`, while they can still answer the HTTP request on its own.
+   */
+  admit(count: number): void;
   /** Serves requests; their answers (and related messages) go to `sink`, one stream with `options`. */
   serve(requests: JsonRpcRequest[], sink: ResponseSink, options: StreamOptions): void;
   /** Forwards a notification (a cancel is translated to the upstream's id). */

@@ -20,6 +20,7 @@ import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse }
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { UpstreamConnection } from './connection.ts';
+import type { CircuitBreaker } from './circuit-breaker.ts';
 import { askUpstream, composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
 import type { UpstreamPrincipal } from './identity.ts';
 import type { UpstreamFactory } from './open.ts';
@@ -54,6 +55,8 @@ export interface SupervisorOptions<M> {
   principal?: UpstreamPrincipal | undefined;
   /** Makes room under the child caps before a child starts; throws GW_SESSION_LIMIT. */
   reserveChild?: ((target: TargetConfig) => void) | undefined;
+  /** The target's circuit breaker (the Runtime's): asked before every start, told how it went. */
+  breaker?: CircuitBreaker | undefined;
   restart: 'backoff' | 'on-use';
 }
 
@@ -73,6 +76,8 @@ export interface SupervisedUpstream {
   readonly transparent: boolean;
   /** Removed by a reload: finishes what is in flight, takes nothing new. */
   retired: boolean;
+  /** The target's circuit breaker, if the gateway gave it one. */
+  readonly breaker: CircuitBreaker | undefined;
   /** The ready connection, opening it (composed handshake) first if needed. Rejects naming the target. */
   connect(): Promise<UpstreamConnection>;
   /** Opens it with the client's own initialize; resolves with the upstream's answer as it is. */
@@ -87,7 +92,7 @@ export interface SupervisedUpstream {
 
 /** `extra`'s fields (the session's view of this upstream: exposure, ...) are part of the object the hooks get. */
 export function createSupervisedUpstream<X extends object>(options: SupervisorOptions<SupervisedUpstream & X>, extra: X): SupervisedUpstream & X {
-  const { target, hooks } = options;
+  const { target, hooks, breaker } = options;
   const name = target.name;
   const logger = options.logger.child({ target: name });
   const handshakeTimeouts = startupTimeouts(target);
@@ -140,23 +145,29 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   };
 
   /** The composed handshake: a first open, or a restart (replaying the client's params if it had its own). */
-  const open = async (): Promise<UpstreamConnection> => {
+  const open = async (admitted = false): Promise<UpstreamConnection> => {
+    // An open circuit refuses before anything is spawned or dialled (GW_CIRCUIT_OPEN, as it is).
+    if (!admitted) breaker?.admit('start');
     const params = clientInit ?? options.initParams();
     const roots = createRootsSettle(params);
     settle = roots;
     let next: UpstreamConnection | undefined;
+    /** What made the handshake fail (an exit, a timeout), before it is wrapped as GW_TARGET_UNAVAILABLE. */
+    let failedWith: GatewayError | undefined;
     try {
       next = await begin(roots);
-      const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger);
+      const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger, (e) => (failedWith = e));
       settle = undefined;
       if (closed) throw unavailable(name, 'the session ended');
       // Only now may requests reach it: nothing goes to a server before its handshake.
       ready(next, result);
+      breaker?.succeeded();
       return next;
     } catch (err) {
       starting = undefined;
       await next?.close('start failed');
       const error = toGatewayError(err);
+      if (!closed) breaker?.startFailed(failedWith ?? error);
       if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
       throw error.code === 'GW_TARGET_UNAVAILABLE' ? error : unavailable(name, error.message);
     }
@@ -207,6 +218,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     name,
     target,
     retired: false,
+    breaker,
     get connection() {
       return connection;
     },
@@ -230,14 +242,16 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       if (closed || member.retired) return Promise.reject(unavailable(name, 'it was removed from the configuration'));
       if (failure !== undefined) return Promise.reject(failure);
       if (opening === undefined) {
-        // No room for its child (the store's child caps): this use fails, a later one may start it.
+        // No room for its child (the store's child caps), or its circuit is open: this use fails,
+        // a later one may start it.
         try {
+          breaker?.admit('start');
           options.reserveChild?.(target);
         } catch (err) {
           return Promise.reject(toGatewayError(err));
         }
       }
-      opening ??= open().catch((err: unknown) => {
+      opening ??= open(true).catch((err: unknown) => {
         opening = undefined;
         const error = toGatewayError(err);
         // A failed start is final unless the restart policy allows another attempt.
@@ -247,16 +261,29 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       return opening;
     },
     async openWith(request) {
+      breaker?.admit('start');
       options.reserveChild?.(target);
       clientInit = isObject(request.params) ? structuredClone(request.params) : {};
-      const next = await begin(undefined);
+      let next: UpstreamConnection;
+      try {
+        next = await begin(undefined);
+      } catch (err) {
+        if (!closed) breaker?.startFailed(toGatewayError(err));
+        throw err;
+      }
       // The client's initialize goes first and nothing else can arrive before its answer (the
       // session id is not out yet), so the connection is published at once.
       connection = next;
       starting = undefined;
-      const answer = await askUpstream(next, request, handshakeTimeouts, logger);
+      let failedWith: GatewayError | undefined;
+      const answer = await askUpstream(next, request, handshakeTimeouts, logger, (e) => (failedWith = e));
       const result = 'result' in answer ? answer.result : undefined;
-      if (isObject(result) && !closed) ready(next, result);
+      if (failedWith !== undefined) {
+        if (!closed) breaker?.startFailed(failedWith);
+      } else if (isObject(result) && !closed) {
+        ready(next, result);
+        breaker?.succeeded();
+      }
       return answer;
     },
     reply(response) {
