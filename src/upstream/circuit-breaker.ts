@@ -171,7 +171,10 @@ export function createCircuitBreaker({ target, policy, logger, now = Date.now }:
       }
     },
     snapshot() {
-      return { state, cause, started, consecutiveStartFailures: failures, lastFailure, retryAt: state === 'open' ? retryAt : undefined, opened };
+      // It turns half-open when the next use asks (admit); a reader sees it as it is by then.
+      const open = state === 'open' && now() < retryAt;
+      const shown: CircuitState = state === 'open' && !open ? 'half-open' : state;
+      return { state: shown, cause, started, consecutiveStartFailures: failures, lastFailure, retryAt: open ? retryAt : undefined, opened };
     },
   };
 }
