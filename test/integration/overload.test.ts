@@ -146,6 +146,18 @@ describe('in-flight caps', () => {
     peer.socket.close();
   });
 
+  it('a session that ends with calls in flight gives their slots back', async () => {
+    const peer = await openWs(wsUrl(gw.url, '/servers/slow/ws'));
+    await initializeWs(peer);
+    const gate = newGate();
+    for (const id of [1, 2, 3]) peer.send(gateCall(id, gate.path));
+    await until(async () => (await inflight()) === 3, 'three held calls');
+    peer.socket.close();
+    await until(async () => (await inflight()) === 0, 'the slots given back');
+    const next = await httpSession();
+    expect((await next.post(echoCall(1))).status).toBe(200);
+  });
+
   it('legacy SSE: the POST is accepted (202), the error arrives on the stream, the stream stays', async () => {
     const stream = await openLegacyStream(new URL('/servers/slow/sse', gw.url));
     expect(await stream.post({ ...INIT, params: { ...INIT.params, protocolVersion: '2024-11-05' } })).toBe(202);
