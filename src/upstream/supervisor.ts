@@ -25,6 +25,7 @@ import { askUpstream, composedHandshake, replayLogLevel, unavailable } from './h
 import type { UpstreamPrincipal } from './identity.ts';
 import type { UpstreamFactory } from './open.ts';
 import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
+import { createStartAttempt, type StartAttempt } from './start-attempt.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
 
 
@@ -113,7 +114,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   const mayStartAgain = () => policy !== undefined && policy.onExit === 'restart' && starts <= policy.maxRestarts;
 
   /** A new connection wired to the hooks, started (spawned or dialled), not yet handshaken. */
-  const begin = async (roots: RootsSettle | undefined): Promise<UpstreamConnection> => {
+  const begin = async (roots: RootsSettle | undefined, attempt: StartAttempt): Promise<UpstreamConnection> => {
     starts++;
     const next = options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization, principal: options.principal });
     next.correlator.onrequest = (request) => {
@@ -121,7 +122,10 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       hooks.onrequest(member, request);
     };
     next.correlator.onnotification = (notification) => hooks.onnotification(member, notification);
-    next.onexit = (reason) => onexit(next, reason);
+    next.onexit = (reason) => {
+      attempt.exited(reason);
+      onexit(next, reason);
+    };
     starting = next;
     try {
       await next.start();
@@ -152,22 +156,21 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     const roots = createRootsSettle(params);
     settle = roots;
     let next: UpstreamConnection | undefined;
-    /** What made the handshake fail (an exit, a timeout), before it is wrapped as GW_TARGET_UNAVAILABLE. */
-    let failedWith: GatewayError | undefined;
+    const attempt = createStartAttempt(breaker, () => closed);
     try {
-      next = await begin(roots);
-      const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger, (e) => (failedWith = e));
+      next = await begin(roots, attempt);
+      const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger, attempt.failed);
       settle = undefined;
       if (closed) throw unavailable(name, 'the session ended');
       // Only now may requests reach it: nothing goes to a server before its handshake.
       ready(next, result);
-      breaker?.succeeded();
+      attempt.succeeded();
       return next;
     } catch (err) {
       starting = undefined;
       await next?.close('start failed');
       const error = toGatewayError(err);
-      if (!closed) breaker?.startFailed(failedWith ?? error);
+      attempt.ended(error);
       if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
       throw error.code === 'GW_TARGET_UNAVAILABLE' ? error : unavailable(name, error.message);
     }
@@ -264,25 +267,25 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       breaker?.admit('start');
       options.reserveChild?.(target);
       clientInit = isObject(request.params) ? structuredClone(request.params) : {};
+      const attempt = createStartAttempt(breaker, () => closed);
       let next: UpstreamConnection;
       try {
-        next = await begin(undefined);
+        next = await begin(undefined, attempt);
       } catch (err) {
-        if (!closed) breaker?.startFailed(toGatewayError(err));
+        attempt.ended(toGatewayError(err));
         throw err;
       }
       // The client's initialize goes first and nothing else can arrive before its answer (the
       // session id is not out yet), so the connection is published at once.
       connection = next;
       starting = undefined;
-      let failedWith: GatewayError | undefined;
-      const answer = await askUpstream(next, request, handshakeTimeouts, logger, (e) => (failedWith = e));
+      const answer = await askUpstream(next, request, handshakeTimeouts, logger, attempt.failed);
       const result = 'result' in answer ? answer.result : undefined;
-      if (failedWith !== undefined) {
-        if (!closed) breaker?.startFailed(failedWith);
-      } else if (isObject(result) && !closed) {
+      if (isObject(result) && !closed) {
         ready(next, result);
-        breaker?.succeeded();
+        attempt.succeeded();
+      } else {
+        attempt.ended();
       }
       return answer;
     },

@@ -7,6 +7,7 @@
  * /readyz reflects each state.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -153,6 +154,35 @@ describe('circuit breaker', () => {
     // The operator fixes the command: the reload gives the target a fresh (closed) breaker.
     gw.reload(buildConfig({ ...options, targets: { ...options.targets, missing: { command: process.execPath, args: [fixture('misbehaving-server.mjs'), 'normal'] } } }));
     expect((await initialize(gw, '/servers/missing/mcp')).body.result).toMatchObject({ protocolVersion: '2025-11-25' });
+  });
+
+  it('shared mode: the pool is not asked to start a child while the circuit is open', async () => {
+    const log = join(dir, 'shared-spawns');
+    const gw = await start({
+      targets: {
+        pooled: {
+          command: process.execPath,
+          args: [fixture('misbehaving-server.mjs'), 'exit-unless-file', `--file=${join(dir, 'never')}`, `--spawn-log=${log}`],
+          upstream: { mode: 'shared', children: 1 },
+          circuitBreaker: breaker({}),
+        },
+      },
+    });
+    for (let i = 0; i < 2; i++) expect((await initialize(gw, '/mcp')).body.error?.data?.code).toBe('GW_UPSTREAM_EXITED');
+    for (let i = 0; i < 5; i++) expect((await initialize(gw, '/mcp')).body.error?.data).toMatchObject({ code: 'GW_CIRCUIT_OPEN', target: 'pooled' });
+    expect(spawns(log)).toBe(2);
+  });
+
+  it('a remote target that refuses connections: it opens after two, then nothing is dialled', async () => {
+    const port = createServer();
+    await new Promise<void>((resolve) => port.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(port.address() as { port: number }).port}/mcp`;
+    await new Promise<void>((resolve) => port.close(() => resolve()));
+    const gw = await start({ targets: { far: { type: 'http', url, circuitBreaker: breaker({}) } } });
+    for (let i = 0; i < 2; i++) expect((await initialize(gw, '/mcp')).body.error?.data).toMatchObject({ code: 'GW_UPSTREAM_UNREACHABLE', reason: 'connection refused' });
+    const refused = await initialize(gw, '/mcp');
+    expect(refused.body.error?.data).toMatchObject({ code: 'GW_CIRCUIT_OPEN', target: 'far', reason: 'GW_UPSTREAM_UNREACHABLE: connection refused' });
+    expect(JSON.stringify(refused.body)).not.toContain('127.0.0.1');
   });
 
   it('request timeouts within the window open it: calls then fail fast, and new sessions too', async () => {
