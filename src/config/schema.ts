@@ -339,10 +339,11 @@ const limitsSchema = z.strictObject({
    */
   maxConnectionsPerAddress: nonNegative().default(1_024),
   /**
-   * 64 requests in flight per session: room for an agent's parallel tool calls, while one client
-   * cannot hold a large share of the gateway's upstream capacity. Over it: 503 GW_OVERLOADED.
+   * 256 requests in flight per session: room for a client that fans out a hundred calls at once
+   * (agents, batch jobs), while it takes 16 such sessions to fill `maxInflight`. Over it: 503
+   * GW_OVERLOADED.
    */
-  maxInflightPerSession: positive().default(64),
+  maxInflightPerSession: positive().default(256),
   /**
    * 4096 requests in flight in all: each holds an entry upstream and a response stream here, so
    * the gateway's memory under a burst stays bounded; above what 1000 sessions use in practice.

@@ -22,7 +22,7 @@ export interface InflightBudget {
 }
 
 /** Defaults when a hand-built config sets none (the loader always does): see the schema. */
-const DEFAULT_PER_SESSION = 64;
+const DEFAULT_PER_SESSION = 256;
 const DEFAULT_TOTAL = 4_096;
 
 /**

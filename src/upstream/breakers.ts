@@ -26,7 +26,13 @@ export function createBreakers(targets: Iterable<TargetConfig>, logger: Logger, 
   const entries = new Map<string, Entry>();
   const stale = new WeakMap<TargetConfig, CircuitBreaker>();
   const make = (target: TargetConfig) =>
-    createCircuitBreaker({ target: target.name, policy: target.circuitBreaker ?? DEFAULT_BREAKER_POLICY, logger, ...(now ? { now } : {}) });
+    createCircuitBreaker({
+      target: target.name,
+      policy: target.circuitBreaker ?? DEFAULT_BREAKER_POLICY,
+      sharedFate: target.type !== 'stdio' || target.upstream?.mode === 'shared',
+      logger,
+      ...(now ? { now } : {}),
+    });
   for (const target of targets) entries.set(target.name, { config: target, breaker: make(target) });
 
   return {

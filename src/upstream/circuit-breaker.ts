@@ -10,7 +10,9 @@
  *   start count.
  * - open: starts (new sessions, aggregate members, restarts) fail fast, nothing is spawned or
  *   dialled. Requests on connections already open pass when it opened for starts (those
- *   connections work), and fail fast when it opened for timeouts (the target hangs).
+ *   connections work), and fail fast when it opened for timeouts and the connections share one
+ *   fate (a remote target, a shared child: the target hangs for everyone). A per-session child
+ *   is its session's own: one client's hanging calls must not fail every other session's.
  * - half-open, once the cooldown is over: one probe (a start, or a request when it opened for
  *   timeouts) is let through; the rest still fail fast. The probe's success closes it (logged
  *   "recovered"); its failure opens it again with the cooldown doubled, up to `maxCooldownMs`. A
@@ -83,11 +85,13 @@ function describe(error: GatewayError): string {
 export interface CircuitBreakerOptions {
   target: string;
   policy: CircuitBreakerPolicy;
+  /** Every session reaches the same upstream (remote, shared mode): timeouts also refuse requests. */
+  sharedFate: boolean;
   logger: Logger;
   now?: () => number;
 }
 
-export function createCircuitBreaker({ target, policy, logger, now = Date.now }: CircuitBreakerOptions): CircuitBreaker {
+export function createCircuitBreaker({ target, policy, sharedFate, logger, now = Date.now }: CircuitBreakerOptions): CircuitBreaker {
   const log = logger.child({ target });
   let state: CircuitState = 'closed';
   let openedFor: 'starts' | 'timeouts' = 'starts';
@@ -129,7 +133,7 @@ export function createCircuitBreaker({ target, policy, logger, now = Date.now }:
       return state;
     },
     admit(what) {
-      if (state === 'closed' || (what === 'request' && openedFor === 'starts')) return false;
+      if (state === 'closed' || (what === 'request' && (openedFor === 'starts' || !sharedFate))) return false;
       const at = now();
       if (state === 'open') {
         if (at < retryAt) throw refuse(at);

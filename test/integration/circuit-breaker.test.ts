@@ -185,13 +185,14 @@ describe('circuit breaker', () => {
     expect(JSON.stringify(refused.body)).not.toContain('127.0.0.1');
   });
 
-  it('request timeouts within the window open it: calls then fail fast, and new sessions too', async () => {
+  it('request timeouts within the window open it: on a shared child calls then fail fast, and new sessions too', async () => {
     const gw = await start({
       targets: {
         hung: {
           command: process.execPath,
           args: [fixture('misbehaving-server.mjs'), 'never-answer'],
           timeouts: { requestMs: 200, resetOnProgress: true, maxTotalMs: 0 },
+          upstream: { mode: 'shared', children: 1 },
           circuitBreaker: breaker({ startFailures: 0, timeouts: 2, windowMs: 30_000 }),
         },
       },
@@ -205,5 +206,26 @@ describe('circuit breaker', () => {
     expect(fast.error?.data).toMatchObject({ code: 'GW_CIRCUIT_OPEN', target: 'hung', reason: 'request timeouts' });
     expect(Date.now() - began).toBeLessThan(200);
     expect((await initialize(gw, '/mcp')).body.error?.data).toMatchObject({ code: 'GW_CIRCUIT_OPEN', reason: 'request timeouts' });
+  });
+
+  it('request timeouts of per-session children: new sessions are refused, live ones keep their own child', async () => {
+    const gw = await start({
+      targets: {
+        hung: {
+          command: process.execPath,
+          args: [fixture('misbehaving-server.mjs'), 'normal'],
+          timeouts: { requestMs: 200, resetOnProgress: true, maxTotalMs: 0 },
+          circuitBreaker: breaker({ startFailures: 0, timeouts: 2, windowMs: 30_000 }),
+        },
+      },
+    });
+    const a = (await initialize(gw, '/mcp')).session as string;
+    const b = (await initialize(gw, '/mcp')).session as string;
+    const slow = (session: string, id: number) => post(gw, '/mcp', session, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { ms: 2_000 } } });
+    expect((await slow(a, 1)).error?.data?.code).toBe('GW_UPSTREAM_TIMEOUT');
+    expect((await slow(a, 2)).error?.data?.code).toBe('GW_UPSTREAM_TIMEOUT');
+    expect((await initialize(gw, '/mcp')).body.error?.data).toMatchObject({ code: 'GW_CIRCUIT_OPEN', reason: 'request timeouts' });
+    const echo = await post(gw, '/mcp', b, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'still here' } } });
+    expect(echo.result).toMatchObject({ content: [{ text: 'still here' }] });
   });
 });

@@ -44,7 +44,7 @@ describe('parseConfig: defaults', () => {
       requestTimeoutMs: 30_000,
       maxConnections: 4_096,
       maxConnectionsPerAddress: 1_024,
-      maxInflightPerSession: 64,
+      maxInflightPerSession: 256,
       maxInflight: 4_096,
     });
     expect(config.health).toEqual({ probeCacheMs: 10_000, probeTimeoutMs: 2_000 });

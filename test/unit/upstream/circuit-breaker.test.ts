@@ -15,7 +15,7 @@ const policy: CircuitBreakerPolicy = { startFailures: 3, timeouts: 2, windowMs: 
 
 function clocked(overrides: Partial<CircuitBreakerPolicy> = {}) {
   let t = 10_000;
-  const breaker = createCircuitBreaker({ target: 't', policy: { ...policy, ...overrides }, logger, now: () => t });
+  const breaker = createCircuitBreaker({ target: 't', policy: { ...policy, ...overrides }, sharedFate: true, logger, now: () => t });
   return { breaker, advance: (ms: number) => (t += ms) };
 }
 
@@ -122,6 +122,19 @@ describe('circuit breaker', () => {
     expect(refusedCode(() => breaker.admit('request'))).toBe('GW_CIRCUIT_OPEN');
     breaker.succeeded();
     expect(breaker.admit('request')).toBe(false);
+  });
+
+  it('per-session children: timeouts refuse new starts only, requests on live sessions go on', () => {
+    let t = 0;
+    const breaker = createCircuitBreaker({ target: 't', policy, sharedFate: false, logger, now: () => t });
+    breaker.timedOut();
+    breaker.timedOut();
+    expect(breaker.admit('request')).toBe(false);
+    expect(refusedCode(() => breaker.admit('start'))).toBe('GW_CIRCUIT_OPEN');
+    t += 100;
+    expect(breaker.admit('start')).toBe(true);
+    breaker.succeeded();
+    expect(breaker.state).toBe('closed');
   });
 
   it('0 disables a trigger', () => {
