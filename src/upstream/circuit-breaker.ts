@@ -72,10 +72,11 @@ const START_FAILURES = new Set(['GW_UPSTREAM_SPAWN_FAILED', 'GW_UPSTREAM_EXITED'
 
 /** The cause as clients may see it: the code and the gateway's own short reason, never upstream text. */
 function describe(error: GatewayError): string {
-  const { reason, exitCode, signal, status } = error.details;
+  const { reason, exitCode, signal, status, method, timeoutMs } = error.details;
   const detail =
     typeof reason === 'string' && reason.length <= 80 ? reason
     : typeof exitCode === 'number' ? `exit code ${exitCode}`
+    : typeof method === 'string' && typeof timeoutMs === 'number' ? `no answer to ${method} within ${timeoutMs} ms`
     : typeof signal === 'string' ? `signal ${signal}`
     : typeof status === 'number' ? `HTTP ${status}`
     : undefined;

@@ -173,6 +173,26 @@ describe('circuit breaker', () => {
     expect(spawns(log)).toBe(2);
   });
 
+  it('a server that never answers initialize: handshake timeouts open it', async () => {
+    const log = join(dir, 'hung-spawns');
+    const gw = await start({
+      targets: {
+        mute: {
+          command: process.execPath,
+          args: [fixture('misbehaving-server.mjs'), 'hang-on-init', `--spawn-log=${log}`],
+          timeouts: { requestMs: 30_000, resetOnProgress: true, maxTotalMs: 0, startupMs: 300 },
+          circuitBreaker: breaker({}),
+        },
+      },
+    });
+    for (let i = 0; i < 2; i++) expect((await initialize(gw, '/mcp')).body.error?.data?.code).toBe('GW_UPSTREAM_TIMEOUT');
+    const began = Date.now();
+    const refused = await initialize(gw, '/mcp');
+    expect(refused.body.error?.data).toMatchObject({ code: 'GW_CIRCUIT_OPEN', target: 'mute', reason: 'GW_UPSTREAM_TIMEOUT: no answer to initialize within 300 ms' });
+    expect(Date.now() - began).toBeLessThan(300);
+    expect(spawns(log)).toBe(2);
+  });
+
   it('a remote target that refuses connections: it opens after two, then nothing is dialled', async () => {
     const port = createServer();
     await new Promise<void>((resolve) => port.listen(0, '127.0.0.1', resolve));
