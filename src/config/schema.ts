@@ -397,7 +397,7 @@ const healthSchema = z.strictObject({
    * one connect per target per 10 s. stdio targets are never started to answer it.
    */
   probeCacheMs: positive(MAX_DURATION_MS).default(10_000),
-  /** 2 s: a connect that takes longer counts as unreachable; /readyz answers within it. */
+  /** 2 s: a connect that takes longer counts as unreachable; only a target's first probe is waited for. */
   probeTimeoutMs: positive(MAX_DURATION_MS).default(2_000),
 }, anObject);
 

@@ -3,7 +3,10 @@
  * to find out: a stdio target reports what its circuit breaker has seen of real starts (a child is
  * never spawned to answer a health check); a remote target adds a reachability probe (a TCP
  * connect, transport/reachability.ts), made on demand and believed for `probeCacheMs`, at most one
- * at a time per target, so health checks cannot turn into load on the upstream.
+ * at a time per target, so health checks cannot turn into load on the upstream. Only the first
+ * check of a target waits for its probe; later ones answer with the last result at once and
+ * refresh a stale one in the background (a readiness probe with a 1 s timeout never waits on a
+ * slow connect).
  *
  * States, worst first: `open` (its circuit is open: not tried until the cooldown ends),
  * `unreachable` (remote: the last probe failed), `half-open` (the cooldown is over, the next use
@@ -31,7 +34,7 @@ export interface TargetHealth {
 export interface TargetHealthMonitor {
   /** What is known now; probes nothing (cheap: a status page or metrics may call it often). */
   snapshot(): TargetHealth[];
-  /** Probes the remote targets whose last probe is older than `probeCacheMs`, then snapshots. */
+  /** Probes the remote targets never probed (waiting) or probed longer than `probeCacheMs` ago (in the background), then snapshots. */
   check(): Promise<TargetHealth[]>;
   /** The config now in force: targets removed (or whose URL changed) lose their cached probe. */
   retain(targets: Iterable<TargetConfig>): void;
@@ -77,14 +80,15 @@ export function createTargetHealth({ targets, breakers, config = DEFAULT_HEALTH,
   const refresh = (target: TargetConfig & { url: string }): Promise<void> | undefined => {
     let entry = probes.get(target.name);
     if (entry === undefined || entry.url !== target.url) probes.set(target.name, (entry = { url: target.url, last: undefined, pending: undefined }));
-    if (entry.pending !== undefined) return entry.pending;
+    // The first probe is waited for; a stale result is served while its successor runs.
+    if (entry.pending !== undefined) return entry.last === undefined ? entry.pending : undefined;
     if (entry.last !== undefined && Date.now() - entry.last.at < config.probeCacheMs) return undefined;
     const which = entry;
     which.pending = probe(target.url, config.probeTimeoutMs).then((result) => {
       which.last = result;
       which.pending = undefined;
     });
-    return which.pending;
+    return which.last === undefined ? which.pending : undefined;
   };
 
   return {

@@ -106,6 +106,20 @@ describe('/readyz', () => {
     expect(await readyz(alone)).toMatchObject({ status: 503, body: { status: 'down', targets: [{ name: 'gone', state: 'unreachable' }] } });
   });
 
+  it('after the cache period the last result is served at once while a new probe runs in the background', async () => {
+    const server = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+    const gw = await start({ targets: { going: { type: 'http', url } } }, { health: { probeCacheMs: 100, probeTimeoutMs: 2_000 } });
+    expect((await readyz(gw)).body).toMatchObject({ status: 'ready', targets: [{ state: 'ready' }] });
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await new Promise((r) => setTimeout(r, 150));
+    // Stale: answered from the last probe, while the next one finds the port closed.
+    expect((await readyz(gw)).body).toMatchObject({ targets: [{ state: 'ready' }] });
+    await expect.poll(async () => (await readyz(gw)).status, { timeout: 5_000 }).toBe(503);
+    expect((await readyz(gw)).body).toMatchObject({ status: 'down', targets: [{ state: 'unreachable', cause: 'GW_UPSTREAM_UNREACHABLE: connection refused' }] });
+  });
+
   it('with gateway.auth (no credential needed for /readyz) it counts states instead of naming targets', async () => {
     const gw = await start({ targets: { up: { type: 'http', url: listening }, gone: { type: 'http', url: refused } } }, { auth: keyAuth({ ops: 'ops-key-0123456789abcdef0' }) });
     const { status, body } = await readyz(gw);
