@@ -31,6 +31,7 @@ const DEFAULT_TOTAL = 4_096;
  */
 export const OVERLOAD_RETRY_AFTER_SEC = 1;
 
+/** The gateway's count, empty, with the caps of `limits`. */
 export function createInflightBudget(limits: GatewayConfig['limits']): InflightBudget {
   return { active: 0, maxTotal: limits.maxInflight ?? DEFAULT_TOTAL, maxPerSession: limits.maxInflightPerSession ?? DEFAULT_PER_SESSION };
 }

@@ -22,6 +22,7 @@ interface Entry {
   readonly breaker: CircuitBreaker;
 }
 
+/** One breaker per target of `targets`, closed; `now` for tests. */
 export function createBreakers(targets: Iterable<TargetConfig>, logger: Logger, now?: () => number): Breakers {
   const entries = new Map<string, Entry>();
   const stale = new WeakMap<TargetConfig, CircuitBreaker>();

@@ -92,6 +92,7 @@ export interface CircuitBreakerOptions {
   now?: () => number;
 }
 
+/** A closed breaker for one target (see the file comment for its states). */
 export function createCircuitBreaker({ target, policy, sharedFate, logger, now = Date.now }: CircuitBreakerOptions): CircuitBreaker {
   const log = logger.child({ target });
   let state: CircuitState = 'closed';

@@ -62,6 +62,7 @@ export interface TargetHealthOptions {
   probe?: typeof probeReachable;
 }
 
+/** The Runtime's health monitor over the config in force (`retain` follows reloads). */
 export function createTargetHealth({ targets, breakers, config = DEFAULT_HEALTH, probe = probeReachable }: TargetHealthOptions): TargetHealthMonitor {
   let current: TargetConfig[] = [...targets];
   const probes = new Map<string, Probe>();
