@@ -52,6 +52,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     limits: { ...gateway.limits },
     session: { ...gateway.session, stateless: { ...gateway.session.stateless } },
     websocket: { ...gateway.websocket },
+    health: { ...gateway.health },
     shutdownGraceMs: gateway.shutdownGraceMs,
     logging: { level: gateway.logging.level, audit: gateway.logging.audit === 'on' || (gateway.logging.audit === 'auto' && gateway.auth !== undefined) },
     targets,
@@ -142,6 +143,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
       timeouts,
       restart,
       maxMessageBytes: server.maxMessageBytes,
+      circuitBreaker: { ...server.circuitBreaker },
     };
   }
   return {
@@ -161,6 +163,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
     stderrInErrors: server.stderrInErrors && server.upstream.mode !== 'shared',
     maxQueuedBytes: server.maxQueuedBytes,
     upstream: { mode: server.upstream.mode, children: server.upstream.mode === 'shared' ? server.upstream.children : 1 },
+    circuitBreaker: { ...server.circuitBreaker },
   };
 }
 

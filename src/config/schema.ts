@@ -107,6 +107,34 @@ function aggregateExposure() {
   };
 }
 
+/**
+ * The target's circuit breaker (upstream/circuit-breaker.ts, docs/upstreams.md): a target that
+ * keeps failing is not started (spawned, dialled) for every new session or request, and clients
+ * learn why at once instead of after a start-up timeout each.
+ */
+const circuitBreakerSchema = z.strictObject(
+  {
+    /**
+     * 5 consecutive failed starts: more than one session's own restarts (`maxRestarts` 3) of a
+     * flaky server, few enough that a missing command is not spawned for every request.
+     * 0 disables this trigger.
+     */
+    startFailures: nonNegative().default(5),
+    /**
+     * 5 request timeouts within `windowMs`: a hung server times out every call, a slow tool now
+     * and then does not. 0 disables this trigger.
+     */
+    timeouts: nonNegative().default(5),
+    /** 60 s: the window the timeouts are counted in. */
+    windowMs: positive(MAX_DURATION_MS).default(60_000),
+    /** 10 s open before one probe is let through: no spawn loop, and a fixed server is back soon. */
+    cooldownMs: positive(MAX_DURATION_MS).default(10_000),
+    /** 5 min: each failed probe doubles the cooldown up to this. */
+    maxCooldownMs: positive(MAX_DURATION_MS).default(300_000),
+  },
+  anObject,
+);
+
 /** Keys every upstream kind shares: the Claude Desktop `disabled` flag and the request deadlines. */
 const upstreamCommon = {
   /** Claude Desktop / Cline convention: keep the entry but do not serve it. */
@@ -130,6 +158,7 @@ const upstreamCommon = {
    * it gives up. Raise it for servers that download or build themselves on first start (`npx -y`).
    */
   startupTimeoutMs: positive(MAX_DURATION_MS).default(10_000),
+  circuitBreaker: circuitBreakerSchema.prefault({}),
   ...aggregateExposure(),
 };
 
@@ -310,6 +339,17 @@ const limitsSchema = z.strictObject({
    * shares the proxy's address: raise it there, or set 0 (no per-address cap).
    */
   maxConnectionsPerAddress: nonNegative().default(1_024),
+  /**
+   * 256 requests in flight per session: room for a client that fans out a hundred calls at once
+   * (agents, batch jobs), while it takes 16 such sessions to fill `maxInflight`. Over it: 503
+   * GW_OVERLOADED.
+   */
+  maxInflightPerSession: positive().default(256),
+  /**
+   * 4096 requests in flight in all: each holds an entry upstream and a response stream here, so
+   * the gateway's memory under a burst stays bounded; above what 1000 sessions use in practice.
+   */
+  maxInflight: positive().default(4_096),
 }, anObject);
 
 /** Sessions the gateway holds for 2026 clients (docs/eras.md). */
@@ -365,6 +405,18 @@ const websocketSchema = z.strictObject({
    * stopped reading cannot make the gateway buffer without bound (the socket is closed with 1013).
    */
   maxBufferedBytes: positive().default(16 * MiB),
+}, anObject);
+
+/** Readiness (`/readyz`) and the per-target health snapshot (upstream/target-health.ts). */
+const healthSchema = z.strictObject({
+  /**
+   * 10 s: a remote target's reachability (a TCP connect to its URL's host and port) is probed when
+   * health is asked for and kept this long, so a load balancer polling /readyz every second costs
+   * one connect per target per 10 s. stdio targets are never started to answer it.
+   */
+  probeCacheMs: positive(MAX_DURATION_MS).default(10_000),
+  /** 2 s: a connect that takes longer counts as unreachable; only a target's first probe is waited for. */
+  probeTimeoutMs: positive(MAX_DURATION_MS).default(2_000),
 }, anObject);
 
 const aggregateSchema = z.strictObject({
@@ -425,6 +477,7 @@ export const gatewaySchema = z.strictObject({
   limits: limitsSchema.prefault({}),
   session: sessionSchema.prefault({}),
   websocket: websocketSchema.prefault({}),
+  health: healthSchema.prefault({}),
   /** 10 s: in-flight calls get time to finish, within the 30 s a container orchestrator usually allows. */
   shutdownGraceMs: nonNegative(MAX_DURATION_MS).default(10_000),
   logging: loggingSchema.prefault({}),

@@ -16,6 +16,25 @@ export interface TimeoutPolicy {
   readonly startupMs?: number;
 }
 
+/** When a target's circuit opens, and for how long (upstream/circuit-breaker.ts). */
+export interface CircuitBreakerPolicy {
+  /** Consecutive failed starts that open it; 0: never for this cause. */
+  readonly startFailures: number;
+  /** Request timeouts within `windowMs` that open it; 0: never for this cause. */
+  readonly timeouts: number;
+  readonly windowMs: number;
+  /** Open this long before one probe is let through; doubled per failed probe up to `maxCooldownMs`. */
+  readonly cooldownMs: number;
+  readonly maxCooldownMs: number;
+}
+
+export interface HealthConfig {
+  /** How long a remote target's reachability probe is believed (ms). */
+  readonly probeCacheMs: number;
+  /** A connect slower than this is "unreachable" (ms). */
+  readonly probeTimeoutMs: number;
+}
+
 export interface RestartPolicy {
   /** What happens to a session whose upstream child exits: end it (next request 404) or restart the child. */
   readonly onExit: 'end' | 'restart';
@@ -65,6 +84,8 @@ export interface StdioTargetConfig {
   readonly maxQueuedBytes?: number;
   /** Absent: per-session (hand-built configs); the loader always sets it. */
   readonly upstream?: UpstreamSharing;
+  /** Absent: the schema's defaults (hand-built configs); the loader always sets it. */
+  readonly circuitBreaker?: CircuitBreakerPolicy;
 }
 
 /** A remote upstream: Streamable HTTP (`http`) or legacy HTTP+SSE (`sse`, 2024-11-05). */
@@ -86,6 +107,8 @@ export interface RemoteTargetConfig {
   readonly restart: RestartPolicy;
   /** Largest JSON body or SSE event accepted from the upstream (bytes). */
   readonly maxMessageBytes: number;
+  /** Absent: the schema's defaults (hand-built configs); the loader always sets it. */
+  readonly circuitBreaker?: CircuitBreakerPolicy;
 }
 
 export type TargetConfig = StdioTargetConfig | RemoteTargetConfig;
@@ -192,6 +215,9 @@ export interface GatewayConfig {
     /** Open downstream connections, in all and per client address (0: no per-address cap). */
     readonly maxConnections: number;
     readonly maxConnectionsPerAddress: number;
+    /** Requests in flight per session and in all; past either, GW_OVERLOADED (absent: the schema's defaults). */
+    readonly maxInflightPerSession?: number;
+    readonly maxInflight?: number;
   };
   readonly session: {
     /** A session with no request for this long is ended and its child killed (ms). */
@@ -226,6 +252,8 @@ export interface GatewayConfig {
     /** Unsent bytes a WebSocket may hold before it is closed with 1013 (slow reader). */
     readonly maxBufferedBytes: number;
   };
+  /** Remote reachability probes behind /readyz (absent: the schema's defaults). */
+  readonly health?: HealthConfig;
   /** On SIGTERM/SIGINT: how long in-flight requests may run before children are killed (ms). */
   readonly shutdownGraceMs: number;
   /** `audit`: one line per tools/call, prompts/get and resources/read (resolved from "auto"). */

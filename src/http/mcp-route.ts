@@ -204,6 +204,8 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
       }
     }
     if (requests === undefined) return reply.code(202).send();
+    // Over the in-flight caps: 503 with Retry-After for the whole POST, none of it runs.
+    session.admit(requests.length);
 
     reply.hijack();
     const sink = createHttpSink(reply.raw, session.id, keepAlive);

@@ -13,6 +13,8 @@ import type { Logger } from '../log/logger.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
 import type { SessionStore } from '../session/store.ts';
 import { createStatelessServer, type StatelessServer } from '../session/stateless/serve.ts';
+import type { TargetHealthMonitor } from '../upstream/target-health.ts';
+import { readiness } from './readiness.ts';
 import { limitConnections } from './connection-limits.ts';
 import { registerCors } from './cors.ts';
 import { createOriginPolicy } from './guards.ts';
@@ -34,6 +36,8 @@ export interface HttpServerOptions {
   endpoints?: EndpointTable;
   /** Serves 2026-07-28 requests (the Runtime's); built over `store` when absent. */
   stateless?: StatelessServer;
+  /** Per-target health (the Runtime's), listed by /readyz; absent: /readyz reports draining only. */
+  health?: TargetHealthMonitor;
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -91,7 +95,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.destroy();
 }
 
-export function createHttpServer({ config, store, logger, isReady, endpoints, stateless: given }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ config, store, logger, isReady, endpoints, stateless: given, health }: HttpServerOptions): FastifyInstance {
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -158,9 +162,12 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerResourceMetadata(app, config.auth);
+  // Open without credentials (load balancers); with gateway.auth it names no target (readiness.ts).
+  const named = config.auth === undefined || config.auth.anonymous;
   app.get('/readyz', async (_request, reply) => {
     if (!isReady()) return reply.code(503).send({ status: 'draining' });
-    return { status: 'ready', sessions: store.size };
+    const { code, body } = await readiness(store, health, named);
+    return reply.code(code).send(body);
   });
 
   void app.register(async (mcp) => {

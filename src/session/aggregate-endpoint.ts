@@ -68,6 +68,8 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       downstream: seed.downstream,
       reserveChild: seed.reserveChild,
       open: seed.open,
+      inflight: seed.inflight,
+      breakers: seed.breakers,
       onended: (ended: SessionCore) => {
         live.delete(session);
         seed.onended(ended);

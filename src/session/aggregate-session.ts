@@ -21,7 +21,9 @@ import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
+import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
+import type { InflightBudget } from './inflight.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import type { AggregateView, KnownTargets } from './aggregate-view.ts';
@@ -58,6 +60,9 @@ export interface AggregateSessionOptions {
   open: UpstreamFactory;
   /** The gateway's tracer; undefined: tracing off. */
   tracing?: Tracing | undefined;
+  /** See SessionSeed.inflight and SessionSeed.breakers. */
+  inflight?: InflightBudget | undefined;
+  breakers?: Breakers | undefined;
 }
 
 const local = (result: JsonObject): LocalAnswer => ({ local: result });
@@ -74,6 +79,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     onended: options.onended,
     audit: options.audit,
     tracing: options.tracing,
+    inflight: options.inflight,
     transport: options.downstream.transport,
   };
   const session = createSessionCore({ ...core, namespaced: true, tables }, (parts) => {
@@ -110,6 +116,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       authorization: options.downstream.authorization,
       principal: options.downstream.principal,
       reserveChild: options.reserveChild,
+      breaker: options.breakers?.of(entry.target),
       open: options.open,
       restart: 'on-use',
     });

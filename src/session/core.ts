@@ -15,6 +15,7 @@ import type { JsonRpcNotification } from '../jsonrpc/types.ts';
 import { withEra2025 } from './era-2025.ts';
 import { createEventLog } from './event-log.ts';
 import type { CoreOptions, CoreParts, Flavour, Pending } from './flavour.ts';
+import { checkInflight, createInflightBudget } from './inflight.ts';
 import { ownsChild } from './limits.ts';
 import type { Member, MemberHooks } from './member.ts';
 import { createRequests } from './requests.ts';
@@ -52,7 +53,8 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
             transport: options.transport,
           },
         };
-  const requests = createRequests(streams, logger, options.audit, traced);
+  const budget = options.inflight ?? createInflightBudget(limits);
+  const requests = createRequests(streams, logger, budget, options.audit, traced);
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;
@@ -109,6 +111,9 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       for (const m of flavour.members()) if (m.live && ownsChild(m.target)) children.push(m.name);
       return { initializing: opening, streamed, children };
     },
+    admit(count) {
+      checkInflight(budget, inflight.size, count);
+    },
     serve(batch, sink, streamOptions, carrier) {
       const stream = streams.open(sink, batch.length, streamOptions);
       for (const request of batch) requests.dispatch(request, stream, carrier);
@@ -129,6 +134,8 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       messages.stop();
       logger.info({ reason }, 'session ended');
       endPromise = cancelAndClose(inflight.values(), [...flavour.members()], reason).finally(() => {
+        // Closing the members answered every pending request; anything left no longer counts.
+        requests.releaseAll();
         streams.endAll();
         onended(session);
       });

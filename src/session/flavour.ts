@@ -9,6 +9,7 @@ import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NameTable } from '../router/name-table.ts';
 import type { DownstreamTransport, Span, Tracing } from '../telemetry/tracing.ts';
+import type { InflightBudget } from './inflight.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionCore } from './session.ts';
@@ -23,6 +24,10 @@ export interface Pending {
   member: Member | undefined;
   upstreamId: number;
   cancelled: boolean;
+  /** Left the in-flight map (answered, failed or withdrawn): counted out of the in-flight caps once. */
+  settled: boolean;
+  /** The half-open probe of its target's circuit breaker: its answer closes the circuit. */
+  probe: boolean;
   /** Audited requests only (tools/call, prompts/get, resources/read): what was named, and when. */
   audited: { readonly name: string; readonly started: number } | undefined;
   /** Tracing on: the request's SERVER span, and the CLIENT span of its upstream call once sent. */
@@ -82,4 +87,6 @@ export interface CoreOptions {
   tracing?: Tracing | undefined;
   /** The downstream wire the session came in on (a span attribute). */
   transport?: DownstreamTransport | undefined;
+  /** The gateway's in-flight count (inflight.ts); absent: a session-only one from `limits`. */
+  inflight?: InflightBudget | undefined;
 }

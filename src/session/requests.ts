@@ -24,6 +24,7 @@ import {
 } from '../telemetry/tracing.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { Flavour, LocalAnswer, Pending } from './flavour.ts';
+import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
@@ -50,6 +51,8 @@ export interface Requests {
   withdraw(rec: Pending, reason: string | undefined): void;
   /** The client's notifications/cancelled. */
   cancel(params: unknown): void;
+  /** The session has ended: whatever is still in the map is counted out of the gateway's caps. */
+  releaseAll(): void;
 }
 
 /** Tracing on: the gateway's tracer and what the spans say of the session. */
@@ -70,11 +73,20 @@ function endSpans(rec: Pending, error: JsonRpcErrorObject | undefined, toolError
 }
 
 /**
+ * `budget`: the gateway's in-flight count, kept as requests enter and leave the map.
  * `audit`: where audit lines go (one per audited request as it ends); undefined: none.
  * `traced`: tracing on (spans per request and upstream call); undefined: off.
  */
-export function createRequests(streams: StreamSet, logger: Logger, audit?: Logger, traced?: Traced): Requests {
+export function createRequests(streams: StreamSet, logger: Logger, budget: InflightBudget, audit?: Logger, traced?: Traced): Requests {
   const inflight = new Map<string, Pending>();
+
+  /** Out of the map and the count, once (a late answer after a withdraw must not remove a newer request with the same id). */
+  const release = (rec: Pending) => {
+    if (rec.settled) return;
+    rec.settled = true;
+    inflight.delete(rec.key);
+    budget.active--;
+  };
 
   /** The audit line of a request that ends: who (the logger's bindings), what, how, how long. */
   const record = (rec: Pending, outcome: string, code?: string) => {
@@ -85,11 +97,13 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
   };
 
   const deliver = (rec: Pending, text: string) => {
-    inflight.delete(rec.key);
+    release(rec);
     if (!rec.cancelled) streams.deliver(rec.stream, text, true);
   };
   const fail = (rec: Pending, err: unknown) => {
     const error = toGatewayError(err);
+    // A hung target times out call after call: its circuit breaker counts them.
+    if (error.code === 'GW_UPSTREAM_TIMEOUT') rec.member?.breaker?.timedOut();
     if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'request failed');
     else logger.info({ code: error.code, clientId: rec.clientId }, error.message);
     record(rec, 'error', error.code);
@@ -100,6 +114,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
 
   const handler: PendingHandler<Pending> = {
     onresponse(response, rec) {
+      if (rec.probe) rec.member?.breaker?.succeeded();
       if (rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
       if (rec.span !== undefined) endSpans(rec, errorOf(response), isToolError(response));
       deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
@@ -117,6 +132,15 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
     const connection = member.connection;
     if (connection === undefined) return fail(rec, new GatewayError('GW_UPSTREAM_CLOSED', undefined, { target: member.name }));
     rec.member = member;
+    // Hot path: one read while the circuit is closed. Open for timeouts: refused, or the probe.
+    const breaker = member.breaker;
+    if (breaker !== undefined && breaker.state !== 'closed') {
+      try {
+        rec.probe = breaker.admit('request');
+      } catch (err) {
+        return fail(rec, err);
+      }
+    }
     let trace: TraceContext | undefined;
     if (rec.span !== undefined && traced !== undefined) {
       setSpanTarget(rec.span, member.name);
@@ -161,8 +185,9 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
       const audited = audit === undefined ? undefined : auditedOf(request);
       // Before routing: an aggregate rewrites the names, and the span carries the client's.
       const span = traced === undefined ? undefined : startRequestSpan(traced.tracing, request, parentCarrier(carrier, request), traced.origin);
-      const rec: Pending = { key, clientId: request.id, stream, method: request.method, member: undefined, upstreamId: 0, cancelled: false, audited, span, upstreamSpan: undefined };
+      const rec: Pending = { key, clientId: request.id, stream, method: request.method, member: undefined, upstreamId: 0, cancelled: false, settled: false, probe: false, audited, span, upstreamSpan: undefined };
       inflight.set(key, rec);
+      budget.active++;
       let routed: Member | Promise<Member | LocalAnswer>;
       try {
         routed = (requests.flavour as Flavour).route(request);
@@ -178,7 +203,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
 
     withdraw(rec, reason) {
       record(rec, 'cancelled');
-      inflight.delete(rec.key);
+      release(rec);
       rec.cancelled = true;
       if (rec.member !== undefined) rec.member.connection?.correlator.cancel(rec.upstreamId, reason);
       const error = new GatewayError('GW_REQUEST_CANCELLED', undefined, rec.member ? { target: rec.member.name } : {});
@@ -196,6 +221,10 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
       const rec = inflight.get(idKey(requestId));
       if (rec === undefined) return; // already answered, or never seen: nothing to cancel
       requests.withdraw(rec, typeof params.reason === 'string' ? params.reason : undefined);
+    },
+
+    releaseAll() {
+      for (const rec of inflight.values()) release(rec);
     },
   };
   return requests;

@@ -5,15 +5,18 @@
  * or a later reload) asked for it.
  *
  * Members: the agents to remote targets, the shared child pools, the upstream factory over both,
- * the cursor codec of the aggregate endpoints (its HMAC key lives as long as the gateway), the
- * endpoint table and the session store. The tracer (when tracing is on) is made by main.ts, which
- * owns the OpenTelemetry SDK, and handed to the sessions through the store.
+ * the targets' circuit breakers and their health, the cursor codec of the aggregate endpoints (its
+ * HMAC key lives as long as the gateway), the endpoint table and the session store. The tracer (when
+ * tracing is on) is made by main.ts, which owns the OpenTelemetry SDK, and handed to the sessions
+ * through the store.
  */
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import { createAgentPool, type AgentPool } from '../transport/http-pool.ts';
+import { createBreakers, type Breakers } from '../upstream/breakers.ts';
+import { createTargetHealth, type TargetHealthMonitor } from '../upstream/target-health.ts';
 import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts';
 import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
@@ -24,6 +27,10 @@ export interface Runtime {
   readonly agents: AgentPool;
   readonly pools: SharedPools;
   readonly upstreams: UpstreamFactory;
+  /** One circuit breaker per target; a reload that changes a target resets its breaker. */
+  readonly breakers: Breakers;
+  /** Read-only per-target health (/readyz, a status page, metrics); never starts a child. */
+  readonly health: TargetHealthMonitor;
   readonly cursors: CursorCodec;
   readonly endpoints: EndpointTable;
   readonly store: SessionStore;
@@ -40,19 +47,26 @@ export function createRuntime(config: GatewayConfig, logger: Logger, tracing?: T
   const agents = createAgentPool();
   const pools = createSharedPools();
   const upstreams = createUpstreamFactory(agents, pools);
+  const breakers = createBreakers(config.targets.values(), logger);
+  const health = createTargetHealth({ targets: config.targets.values(), breakers, config: config.health });
   const cursors = createCursorCodec();
   const endpoints = createEndpointTable(config, cursors);
-  const store = createSessionStore({ config, logger, upstreams, tracing });
+  const store = createSessionStore({ config, logger, upstreams, tracing, breakers });
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
     agents,
     pools,
     upstreams,
+    breakers,
+    health,
     cursors,
     endpoints,
     store,
     stateless,
     reload(next) {
+      // Breakers first: the sessions the new table creates find their target's (fresh) breaker.
+      breakers.retain(next.targets.values());
+      health.retain(next.targets.values());
       endpoints.update(next);
       agents.retain(next.targets.values());
     },

@@ -35,6 +35,11 @@ export interface SessionCore {
   readonly usage: SessionUsage;
   lastActivity: number;
   /**
+   * Throws GW_OVERLOADED when `count` more requests would pass the in-flight caps (inflight.ts).
+   * Routes call it before `serve`, while they can still answer the HTTP request on its own.
+   */
+  admit(count: number): void;
+  /**
    * Serves requests; their answers (and related messages) go to `sink`, one stream with `options`.
    * `carrier`: the HTTP request's headers, where a client's W3C trace context may be (read only when
    * tracing is on; a request's own `_meta.traceparent` comes first).

@@ -20,7 +20,9 @@ import { PASS_ALL } from '../router/glob.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
+import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
+import type { InflightBudget } from './inflight.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import type { DownstreamInfo } from './store.ts';
@@ -48,6 +50,9 @@ export interface SingleSessionOptions {
   open: UpstreamFactory;
   /** The gateway's tracer; undefined: tracing off. */
   tracing?: Tracing | undefined;
+  /** See SessionSeed.inflight and SessionSeed.breakers. */
+  inflight?: InflightBudget | undefined;
+  breakers?: Breakers | undefined;
 }
 
 const NO_FILTERS: Exposure = { prefix: '', tools: PASS_ALL, prompts: PASS_ALL, resources: PASS_ALL };
@@ -68,6 +73,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
     onended: options.onended,
     audit: options.audit,
     tracing: options.tracing,
+    inflight: options.inflight,
     transport: options.downstream?.transport,
   };
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
@@ -84,6 +90,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       authorization: options.downstream?.authorization,
       principal: options.downstream?.principal,
       reserveChild: options.reserveChild,
+      breaker: options.breakers?.of(target),
       restart: 'backoff',
     });
     const members = [member];

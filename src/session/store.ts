@@ -10,7 +10,9 @@ import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Caller } from '../router/policy.ts';
 import type { DownstreamTransport, Tracing } from '../telemetry/tracing.ts';
+import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
+import { createInflightBudget, type InflightBudget } from './inflight.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
 
@@ -34,6 +36,10 @@ export interface SessionSeed {
   readonly audit?: Logger | undefined;
   /** The gateway's tracer; undefined: tracing off. */
   readonly tracing?: Tracing | undefined;
+  /** The gateway's count of requests in flight, against `limits.maxInflight`. */
+  readonly inflight: InflightBudget;
+  /** The targets' circuit breakers (the Runtime's); absent: none. */
+  readonly breakers?: Breakers | undefined;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -65,6 +71,8 @@ export interface SessionStore {
   /** The session `id` if it exists and belongs to `principal` (undefined when auth is off). */
   get(id: string, principal: Caller | undefined): Session | undefined;
   readonly size: number;
+  /** Requests in flight in all sessions now (limits.maxInflight caps it). */
+  readonly inflight: number;
   /** Ends sessions idle past their TTL or not initialized in time; returns how many. Runs on a timer too. */
   sweep(now?: number): number;
   /**
@@ -81,9 +89,12 @@ export interface SessionStoreOptions {
   upstreams: UpstreamFactory;
   /** The gateway's tracer (telemetry/tracing.ts); undefined: tracing off. */
   tracing?: Tracing | undefined;
+  /** The targets' circuit breakers (the Runtime's); absent: none. */
+  breakers?: Breakers | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams, tracing, breakers }: SessionStoreOptions): SessionStore {
+  const inflight = createInflightBudget(config.limits);
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
   const owners = new Map<string, string>();
@@ -157,7 +168,19 @@ export function createSessionStore({ config, logger, upstreams, tracing }: Sessi
       const id = randomUUID();
       // One child logger per session, and only when there is a principal to name in every line.
       const bound = downstream.principal === undefined ? logger : logger.child({ principal: downstream.principal.id });
-      const session = factory({ id, limits: config.limits, logger: bound, onended, downstream, reserveChild, open: upstreams, audit: audit ? bound.child({ audit: true, session: id }) : undefined, tracing });
+      const session = factory({
+        id,
+        limits: config.limits,
+        logger: bound,
+        onended,
+        downstream,
+        reserveChild,
+        open: upstreams,
+        audit: audit ? bound.child({ audit: true, session: id }) : undefined,
+        inflight,
+        breakers,
+        tracing,
+      });
       sessions.set(id, session);
       created.set(id, Date.now());
       if (downstream.principal !== undefined) owners.set(id, downstream.principal.id);
@@ -173,6 +196,10 @@ export function createSessionStore({ config, logger, upstreams, tracing }: Sessi
 
     get size() {
       return sessions.size;
+    },
+
+    get inflight() {
+      return inflight.active;
     },
 
     sweep(now = Date.now()) {

@@ -129,6 +129,13 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     const { request, exchange } = input;
     const mayAsk = MAY_ASK.has(request.method);
     const host = await hosts.acquire(callerOf(input), mayAsk);
+    try {
+      // The in-flight caps hold for 2026 requests too: 503 GW_OVERLOADED, never a queue.
+      host.session.admit(1);
+    } catch (err) {
+      hosts.release(host);
+      throw err;
+    }
     const hostId = host.nextCall++;
     const uri = request.method === 'resources/read' && typeof request.params?.uri === 'string' ? request.params.uri : undefined;
     const relay = createRelay(exchange, hostId, request.id, request.method, logLevel, hooksFor(host), uri);
