@@ -67,6 +67,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       downstream: seed.downstream,
       reserveChild: seed.reserveChild,
       open: seed.open,
+      observer: seed.observer,
       onended: (ended: SessionCore) => {
         live.delete(session);
         seed.onended(ended);

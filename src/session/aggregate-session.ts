@@ -15,6 +15,7 @@ import { isSupportedVersion, LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions
 import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import { combineInstructions, mergeCapabilities, ASSUMED_CAPABILITIES } from '../router/capabilities.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { isListMethod } from '../router/list-merge.ts';
@@ -29,7 +30,7 @@ import { createSessionCore } from './core.ts';
 import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session, SessionCore } from './session.ts';
-import type { DownstreamInfo } from './store.ts';
+import { observed, type DownstreamInfo } from './store.ts';
 
 export interface AggregateSession extends Session {
   /** A config reload changed the endpoint's targets: add, drain and replace members. */
@@ -55,6 +56,8 @@ export interface AggregateSessionOptions {
   reserveChild?: (target: TargetConfig) => void;
   /** Opens the members' upstream connections. */
   open: UpstreamFactory;
+  /** Who hears about its requests and upstreams (log/observer.ts); default: nobody. */
+  observer?: Observer | undefined;
 }
 
 const local = (result: JsonObject): LocalAnswer => ({ local: result });
@@ -63,7 +66,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
   const logger = options.logger.child({ session: options.id, endpoint: options.endpoint });
   const tables = { tools: createNameTable(options.view.separator), prompts: createNameTable(options.view.separator) };
   let reconfigure: (view: AggregateView) => void = () => undefined;
-  const core = { id: options.id, endpoint: options.endpoint, limits: options.limits, logger, onended: options.onended, audit: options.audit };
+  const core = { id: options.id, endpoint: options.endpoint, limits: options.limits, logger, onended: options.onended, audit: options.audit, ...observed(options) };
   const session = createSessionCore({ ...core, namespaced: true, tables }, (parts) => {
     const built = aggregateFlavour(options, parts, tables);
     reconfigure = built.reconfigure;
@@ -99,6 +102,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       principal: options.downstream.principal,
       reserveChild: options.reserveChild,
       open: options.open,
+      observer: options.observer,
       restart: 'on-use',
     });
     members.set(name, member);
@@ -120,6 +124,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       return view.separator;
     },
     logger,
+    observer: options.observer ?? NOOP_OBSERVER,
   };
 
   const setLevel = async (request: JsonRpcRequest): Promise<LocalAnswer> => {

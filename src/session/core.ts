@@ -12,6 +12,7 @@
  * (aggregate-session.ts) namespaces, merges lists and routes by name.
  */
 import type { JsonRpcNotification } from '../jsonrpc/types.ts';
+import { NOOP_OBSERVER } from '../log/observer.ts';
 import { withEra2025 } from './era-2025.ts';
 import { createEventLog } from './event-log.ts';
 import type { CoreOptions, CoreParts, Flavour, Pending } from './flavour.ts';
@@ -38,7 +39,8 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       for (const rec of inflight.values()) if (rec.stream === stream) requests.withdraw(rec, 'The client closed the response stream');
     },
   });
-  const requests = createRequests(streams, logger, options.audit);
+  const observer = options.observer ?? NOOP_OBSERVER;
+  const requests = createRequests(streams, logger, options.audit, observer);
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;
@@ -78,6 +80,9 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
   const session: SessionCore = {
     id,
     endpoint,
+    transport: options.transport ?? 'streamable-http',
+    principal: options.principal,
+    openedAt: Date.now(),
     lastActivity: Date.now(),
     get protocolVersion() {
       return protocolVersion;
@@ -97,7 +102,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     },
     serve(batch, sink, streamOptions) {
       const stream = streams.open(sink, batch.length, streamOptions);
-      for (const request of batch) requests.dispatch(request, stream);
+      for (const request of batch) requests.dispatch(request, stream, session);
     },
     async handleNotification(notification) {
       if (notification.method === 'notifications/cancelled') return requests.cancel(notification.params);

@@ -7,23 +7,32 @@ import type { GatewayError } from '../errors/gateway-error.ts';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import type { DownstreamTransport, Observer, ObservedRequest } from '../log/observer.ts';
 import type { NameTable } from '../router/name-table.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
-/** A downstream request being served: by the gateway itself, or forwarded to `member`. */
-export interface Pending {
+/**
+ * A downstream request being served: by the gateway itself, or forwarded to `member`. It is also
+ * what observers get (log/observer.ts): the timings are filled only while someone observes.
+ */
+export interface Pending extends ObservedRequest {
   readonly key: string;
   readonly clientId: RequestId;
   readonly stream: OutStream;
   readonly method: string;
+  readonly session: SessionCore;
   member: Member | undefined;
   upstreamId: number;
   cancelled: boolean;
   /** Audited requests only (tools/call, prompts/get, resources/read): what was named, and when. */
   audited: { readonly name: string; readonly started: number } | undefined;
+  subject: string | undefined;
+  startedAt: number;
+  sentAt: number;
+  upstreamMs: number;
 }
 
 /**
@@ -74,4 +83,10 @@ export interface CoreOptions {
   tables: { readonly tools: NameTable; readonly prompts: NameTable };
   /** Where audit lines go; undefined: none. */
   audit?: Logger | undefined;
+  /** Who hears about its requests (log/observer.ts); default: nobody. */
+  observer?: Observer | undefined;
+  /** How the downstream reached the gateway (default: Streamable HTTP). */
+  transport?: DownstreamTransport | undefined;
+  /** The principal's id (gateway.auth). */
+  principal?: string | undefined;
 }

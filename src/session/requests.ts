@@ -9,9 +9,11 @@ import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import type { JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
+import type { Observer, RequestOutcome } from '../log/observer.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { Flavour, LocalAnswer, Pending } from './flavour.ts';
 import type { Member } from './member.ts';
+import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
@@ -26,24 +28,37 @@ function auditedOf(request: JsonRpcRequest): Pending['audited'] {
   return { name: typeof name === 'string' ? name : '', started: performance.now() };
 }
 
+/** What an observed request names (ObservedRequest.subject); list requests: their cursor, if any. */
+function subjectOf(request: JsonRpcRequest): string | undefined {
+  const field = AUDITED[request.method] ?? (request.method.endsWith('/list') ? 'cursor' : undefined);
+  const value = field === undefined ? undefined : request.params?.[field];
+  return typeof value === 'string' ? value : undefined;
+}
+
 export interface Requests {
   /** Client id key -> the request being served. */
   readonly inflight: Map<string, Pending>;
   /** The flavour that routes and answers; set once, right after the core builds it. */
   flavour: Flavour | undefined;
-  dispatch(request: JsonRpcRequest, stream: OutStream): void;
+  dispatch(request: JsonRpcRequest, stream: OutStream, session: SessionCore): void;
   /** Cancels `rec` upstream and answers nothing more (HTTP still gets its fallback answer). */
   withdraw(rec: Pending, reason: string | undefined): void;
   /** The client's notifications/cancelled. */
   cancel(params: unknown): void;
 }
 
-/** `audit`: where audit lines go (one per audited request as it ends); undefined: none. */
-export function createRequests(streams: StreamSet, logger: Logger, audit?: Logger): Requests {
+/**
+ * `audit`: where audit lines go (one per audited request as it ends); undefined: none.
+ * `observer`: told as each request starts and ends (log/observer.ts).
+ */
+export function createRequests(streams: StreamSet, logger: Logger, audit: Logger | undefined, observer: Observer): Requests {
   const inflight = new Map<string, Pending>();
+  // Clock reads only for someone who reads them.
+  const timed = observer.observing;
 
-  /** The audit line of a request that ends: who (the logger's bindings), what, how, how long. */
-  const record = (rec: Pending, outcome: string, code?: string) => {
+  /** Tells the observer, and writes the audit line of a request that ends: who (the logger's bindings), what, how, how long. */
+  const record = (rec: Pending, outcome: RequestOutcome, code?: string, correlationId?: string) => {
+    if (timed) observer.requestEnded(rec, outcome, code, correlationId);
     const a = rec.audited;
     if (a === undefined || audit === undefined) return;
     const ms = Math.round((performance.now() - a.started) * 10) / 10;
@@ -58,13 +73,20 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
     const error = toGatewayError(err);
     if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'request failed');
     else logger.info({ code: error.code, clientId: rec.clientId }, error.message);
-    record(rec, 'error', error.code);
+    const correlationId = error.details.correlationId;
+    record(rec, 'error', error.code, typeof correlationId === 'string' ? correlationId : undefined);
     deliver(rec, JSON.stringify(toErrorResponse(rec.clientId, error)));
   };
 
   const handler: PendingHandler<Pending> = {
     onresponse(response, rec) {
-      if (rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
+      if (timed) {
+        rec.upstreamMs = performance.now() - rec.sentAt;
+        if (rec.method.endsWith('/list') && 'result' in response && rec.member !== undefined) {
+          observer.listed(rec.member.name, rec.method, response.result, rec.subject === undefined);
+        }
+      }
+      if (timed || rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
       deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
     },
     onerror(error, rec) {
@@ -80,6 +102,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
     const connection = member.connection;
     if (connection === undefined) return fail(rec, new GatewayError('GW_UPSTREAM_CLOSED', undefined, { target: member.name }));
     rec.member = member;
+    if (timed) rec.sentAt = performance.now();
     rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts);
   };
 
@@ -93,8 +116,10 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
   };
 
   const answerLocally = (rec: Pending, to: LocalAnswer) => {
-    if ('local' in to) deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, result: to.local }));
-    else {
+    if ('local' in to) {
+      if (timed) record(rec, 'ok');
+      deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, result: to.local }));
+    } else {
       // Filtered or denied by policy: the client sees "unknown", the audit line says what it was.
       record(rec, 'denied');
       deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, error: to.refuse }));
@@ -105,7 +130,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
     inflight,
     flavour: undefined,
 
-    dispatch(request, stream) {
+    dispatch(request, stream, session) {
       const key = idKey(request.id);
       if (inflight.has(key)) {
         const error = new GatewayError('GW_INVALID_REQUEST', DUPLICATE, { reason: 'duplicate id' });
@@ -113,8 +138,23 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
         return;
       }
       const audited = audit === undefined ? undefined : auditedOf(request);
-      const rec: Pending = { key, clientId: request.id, stream, method: request.method, member: undefined, upstreamId: 0, cancelled: false, audited };
+      const rec: Pending = {
+        key,
+        clientId: request.id,
+        stream,
+        method: request.method,
+        session,
+        member: undefined,
+        upstreamId: 0,
+        cancelled: false,
+        audited,
+        subject: timed ? subjectOf(request) : undefined,
+        startedAt: timed ? performance.now() : 0,
+        sentAt: 0,
+        upstreamMs: 0,
+      };
       inflight.set(key, rec);
+      if (timed) observer.requestStarted(rec);
       let routed: Member | Promise<Member | LocalAnswer>;
       try {
         routed = (requests.flavour as Flavour).route(request);

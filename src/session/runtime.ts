@@ -10,6 +10,7 @@
  */
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import { createAgentPool, type AgentPool } from '../transport/http-pool.ts';
 import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts';
@@ -24,19 +25,24 @@ export interface Runtime {
   readonly cursors: CursorCodec;
   readonly endpoints: EndpointTable;
   readonly store: SessionStore;
+  /** Told of every session, request and upstream event (log/observer.ts). */
+  readonly observer: Observer;
+  /** Live stdio children per target: those sessions own, and those of shared pools. */
+  children(): Map<string, number>;
   /** A reloaded config: its paths for new sessions; agents of targets it dropped close once unused. */
   reload(next: GatewayConfig): void;
   /** Ends every session (in-flight requests get up to `graceMs`), then closes every agent and pool. */
   close(graceMs: number): Promise<void>;
 }
 
-export function createRuntime(config: GatewayConfig, logger: Logger): Runtime {
+/** `observer`: who hears about the gateway's work (metrics, status page); default: nobody. */
+export function createRuntime(config: GatewayConfig, logger: Logger, observer: Observer = NOOP_OBSERVER): Runtime {
   const agents = createAgentPool();
   const pools = createSharedPools();
   const upstreams = createUpstreamFactory(agents, pools);
   const cursors = createCursorCodec();
   const endpoints = createEndpointTable(config, cursors);
-  const store = createSessionStore({ config, logger, upstreams });
+  const store = createSessionStore({ config, logger, upstreams, observer });
   return {
     agents,
     pools,
@@ -44,6 +50,14 @@ export function createRuntime(config: GatewayConfig, logger: Logger): Runtime {
     cursors,
     endpoints,
     store,
+    observer,
+    children() {
+      const counts = pools.children();
+      for (const session of store.live()) {
+        for (const name of session.usage.children) counts.set(name, (counts.get(name) ?? 0) + 1);
+      }
+      return counts;
+    },
     reload(next) {
       endpoints.update(next);
       agents.retain(next.targets.values());

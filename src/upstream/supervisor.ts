@@ -19,6 +19,7 @@ import { isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import type { UpstreamConnection } from './connection.ts';
 import { askUpstream, composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
 import type { UpstreamPrincipal } from './identity.ts';
@@ -55,6 +56,8 @@ export interface SupervisorOptions<M> {
   /** Makes room under the child caps before a child starts; throws GW_SESSION_LIMIT. */
   reserveChild?: ((target: TargetConfig) => void) | undefined;
   restart: 'backoff' | 'on-use';
+  /** Hears starts, restarts, exits and failed starts (log/observer.ts); default: nobody. */
+  observer?: Observer | undefined;
 }
 
 export interface SupervisedUpstream {
@@ -91,6 +94,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   const name = target.name;
   const logger = options.logger.child({ target: name });
   const handshakeTimeouts = startupTimeouts(target);
+  const observer = options.observer ?? NOOP_OBSERVER;
   let connection: UpstreamConnection | undefined;
   let opening: Promise<UpstreamConnection> | undefined;
   let starting: UpstreamConnection | undefined;
@@ -136,6 +140,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     connection = next;
     starting = undefined;
     replayLogLevel(next, options.logLevel?.(), caps, target.timeouts);
+    observer.upstream(name, starts > 1 ? 'restart' : 'start');
     hooks.onready(member);
   };
 
@@ -156,6 +161,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     } catch (err) {
       starting = undefined;
       await next?.close('start failed');
+      observer.upstream(name, 'start-failed');
       const error = toGatewayError(err);
       if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
       throw error.code === 'GW_TARGET_UNAVAILABLE' ? error : unavailable(name, error.message);
@@ -183,6 +189,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     if (which !== connection || closed) return;
     connection = undefined;
     opening = undefined;
+    observer.upstream(name, 'exit');
     if (!mayStartAgain()) {
       failure = unavailable(name, reason.message);
       logger.warn({ reason: reason.message }, 'upstream exited; unavailable for the rest of the session');
@@ -249,7 +256,10 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     async openWith(request) {
       options.reserveChild?.(target);
       clientInit = isObject(request.params) ? structuredClone(request.params) : {};
-      const next = await begin(undefined);
+      const next = await begin(undefined).catch((err: unknown) => {
+        observer.upstream(name, 'start-failed');
+        throw err;
+      });
       // The client's initialize goes first and nothing else can arrive before its answer (the
       // session id is not out yet), so the connection is published at once.
       connection = next;
