@@ -52,6 +52,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     session: { ...gateway.session },
     websocket: { ...gateway.websocket },
     shutdownGraceMs: gateway.shutdownGraceMs,
+    admin: { ...gateway.admin },
     logging: { level: gateway.logging.level, audit: gateway.logging.audit === 'on' || (gateway.logging.audit === 'auto' && gateway.auth !== undefined) },
     targets,
     aggregate: toAggregateConfig(file, targets),

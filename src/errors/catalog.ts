@@ -46,6 +46,7 @@ export const catalog = Object.freeze({
   GW_SESSION_LIMIT: entry(JsonRpcCode.InternalError, 503, 'Too many sessions; try again later'),
   GW_STREAM_CONFLICT: entry(JsonRpcCode.InvalidRequest, 409, 'Conflict: a standalone SSE stream is already open for this session'),
   GW_SHUTTING_DOWN: entry(JsonRpcCode.InternalError, 503, 'Gateway is shutting down'),
+  GW_TOO_MANY_STREAMS: entry(JsonRpcCode.InternalError, 503, 'Too many status streams open; try again later'),
 
   // Upstream failures, tied to a forwarded request (HTTP 200, JSON-RPC error).
   GW_UPSTREAM_SPAWN_FAILED: entry(JsonRpcCode.InternalError, 502, 'Upstream server could not be started'),
