@@ -13,7 +13,8 @@ import { keyAuth } from '../support/auth-server.ts';
 import { buildConfig, createTestLogger, type TestTarget } from '../support/gateway.ts';
 import { scrape, valueOf } from '../support/metrics.ts';
 import { descendantsOf, waitUntilGone } from '../support/processes.ts';
-import { fixture } from '../support/recorder.ts';
+import { fixture, rpc } from '../support/recorder.ts';
+import { initializeWs, openWs, wsUrl } from '../support/ws-client.ts';
 
 const open: RunningGateway[] = [];
 const RESTARTING: Partial<TestTarget> = { restart: { onExit: 'restart', maxRestarts: 2, initialBackoffMs: 20, maxBackoffMs: 50 } };
@@ -89,6 +90,27 @@ describe('/metrics', () => {
     expect(m.some((s) => s.labels.tool === 'c' || s.labels.tool === 'd')).toBe(false);
     expect(valueOf(m, 'switchboard_label_values_folded_total', { label: 'tool' })).toBe(3);
     await client.close();
+  });
+
+  it('labels sessions by transport, and says why they ended (a WebSocket, a reaped idle session)', async () => {
+    const gw = await gateway({ session: { ...buildConfig({ targets: {} }).session, shortIdleTtlMs: 400 } });
+    const ws = await openWs(wsUrl(gw.url, '/servers/bad/ws'));
+    await initializeWs(ws);
+    ws.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: 'over ws' } } });
+    await ws.until(7);
+    let m = await scrape(gw.url);
+    expect(valueOf(m, 'switchboard_sessions_open', { endpoint: 'target:bad', transport: 'websocket' })).toBe(1);
+    expect(valueOf(m, 'switchboard_requests_total', { ...REQ, transport: 'websocket', method: 'tools/call', outcome: 'ok' })).toBe(1);
+    ws.socket.close();
+    await ws.closed;
+    // An HTTP session that never opens a GET stream and goes quiet is reaped after shortIdleTtlMs.
+    await rpc.initialize(new URL('/mcp', gw.url));
+    await expect
+      .poll(async () => valueOf(await scrape(gw.url), 'switchboard_sessions_closed_total', { endpoint: 'target:bad', transport: 'streamable-http', cause: 'reaped' }), { timeout: 5_000 })
+      .toBe(1);
+    m = await scrape(gw.url);
+    expect(valueOf(m, 'switchboard_sessions_closed_total', { endpoint: 'target:bad', transport: 'websocket', cause: 'ended' })).toBe(1);
+    expect(valueOf(m, 'switchboard_sessions_open', { endpoint: 'target:bad', transport: 'streamable-http' })).toBe(0);
   });
 
   it('two gateways in one process share nothing', async () => {
