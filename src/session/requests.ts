@@ -58,7 +58,8 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
 
   /** Tells the observer, and writes the audit line of a request that ends: who (the logger's bindings), what, how, how long. */
   const record = (rec: Pending, outcome: RequestOutcome, code?: string, correlationId?: string) => {
-    if (timed) observer.requestEnded(rec, outcome, code, correlationId);
+    // A withdrawn request was reported as cancelled: whatever it still runs into is not news.
+    if (timed && !rec.cancelled) observer.requestEnded(rec, outcome, code, correlationId);
     const a = rec.audited;
     if (a === undefined || audit === undefined) return;
     const ms = Math.round((performance.now() - a.started) * 10) / 10;

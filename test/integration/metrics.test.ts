@@ -113,6 +113,21 @@ describe('/metrics', () => {
     expect(valueOf(m, 'switchboard_sessions_open', { endpoint: 'target:bad', transport: 'streamable-http' })).toBe(0);
   });
 
+  it('counts a call the client cancelled as cancelled, once', async () => {
+    const gw = await gateway();
+    const { client } = await connect(gw);
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'slow', arguments: { ms: 5_000 } }, undefined, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 200);
+    await expect(call).rejects.toThrow();
+    await client.callTool({ name: 'echo', arguments: { text: 'still here' } });
+    const m = await scrape(gw.url);
+    expect(valueOf(m, 'switchboard_tool_calls_total', { target: 'bad', tool: 'slow', outcome: 'cancelled' })).toBe(1);
+    expect(valueOf(m, 'switchboard_tool_calls_total', { target: 'bad', tool: 'slow', outcome: 'error' })).toBe(0);
+    expect(valueOf(m, 'switchboard_tool_calls_total', { target: 'bad', tool: 'slow', outcome: 'ok' })).toBe(0);
+    await client.close();
+  });
+
   it('two gateways in one process share nothing', async () => {
     const one = await gateway();
     const two = await gateway();

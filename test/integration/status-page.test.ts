@@ -131,3 +131,17 @@ describe('/status/events', () => {
     for (const c of controllers) c.abort();
   });
 });
+
+describe('/tools through an aggregate endpoint', () => {
+  it('shows the tools each server listed to an aggregate session, under the server that has them', async () => {
+    const aggregate = new Client({ name: 'status-aggregate', version: '1' });
+    await aggregate.connect(new StreamableHTTPClientTransport(new URL('/mcp', gw.url)));
+    const names = (await aggregate.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['files__echo', 'search__echo']));
+    const html = await (await fetch(new URL('/tools', gw.url))).text();
+    const search = html.slice(html.indexOf('id="tools-search"'));
+    expect(search).toContain('<code>echo</code>');
+    expect(search).not.toContain('Not listed yet');
+    await aggregate.close();
+  });
+});
