@@ -44,6 +44,8 @@ export interface ObservedRequest {
   readonly sentAt: number;
   /** Milliseconds the upstream took (sent to answered); 0: no upstream answer. */
   readonly upstreamMs: number;
+  /** performance.now() when it ended (set just before requestEnded: one clock read for every observer). */
+  readonly endedAt: number;
 }
 
 /** How a request ended. `denied`: refused by a filter or policy (the client saw "unknown"). */
@@ -103,10 +105,10 @@ export function combineObservers(observers: readonly Observer[]): Observer {
     sessionOpened: (s) => live.forEach((o) => o.sessionOpened(s)),
     sessionClosed: (s, cause) => live.forEach((o) => o.sessionClosed(s, cause)),
     requestStarted: (r) => {
-      for (const o of live) o.requestStarted(r);
+      for (let i = 0; i < live.length; i++) (live[i] as Observer).requestStarted(r);
     },
     requestEnded: (r, outcome, code, correlationId) => {
-      for (const o of live) o.requestEnded(r, outcome, code, correlationId);
+      for (let i = 0; i < live.length; i++) (live[i] as Observer).requestEnded(r, outcome, code, correlationId);
     },
     listed: (target, method, result, first) => live.forEach((o) => o.listed(target, method, result, first)),
     upstream: (target, event) => live.forEach((o) => o.upstream(target, event)),

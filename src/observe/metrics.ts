@@ -89,7 +89,7 @@ export function createMetricsCollector(maxLabelValues: number): MetricsCollector
       const target = r.member === undefined ? NO_TARGET : caps.target.fold(r.member.name);
       if (r.method === 'tools/call') bump(leaf(tallies.toolCalls, target, caps.tool.fold(r.subject ?? '')), index);
       if (code !== undefined) bump(leaf(tallies.errors, caps.code.fold(code), target), 0);
-      const totalMs = performance.now() - r.startedAt;
+      const totalMs = r.endedAt - r.startedAt;
       const upstreamMs = r.upstreamMs;
       if (upstreamMs > 0) observe(leaf(tallies.upstreamTime, target), upstreamMs / 1000);
       observe(leaf(tallies.gatewayTime, s.transport), Math.max(0, totalMs - upstreamMs) / 1000);

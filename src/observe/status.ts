@@ -139,17 +139,18 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
     requestEnded(r, outcome, code, correlationId) {
       version++;
       const failed = outcome === 'error';
-      const now = Date.now();
+      // Wall-clock time from the clock read requests.ts already made.
+      const now = performance.timeOrigin + r.endedAt;
       const state = r.member === undefined ? undefined : known(r.member.name);
       if (state !== undefined && r.sentAt > 0) {
         state.calls++;
         if (failed) state.errors++;
-        record(state.window, now, failed, performance.now() - r.startedAt);
+        record(state.window, now, failed, r.endedAt - r.startedAt);
       }
       if (!failed) return;
       if (errors.length >= recentErrors) errors.shift();
       errors.push({
-        at: now,
+        at: Math.round(now),
         target: r.member?.name,
         method: r.method,
         code: code ?? 'upstream',

@@ -33,6 +33,7 @@ export interface Pending extends ObservedRequest {
   startedAt: number;
   sentAt: number;
   upstreamMs: number;
+  endedAt: number;
 }
 
 /**

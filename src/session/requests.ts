@@ -59,7 +59,10 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
   /** Tells the observer, and writes the audit line of a request that ends: who (the logger's bindings), what, how, how long. */
   const record = (rec: Pending, outcome: RequestOutcome, code?: string, correlationId?: string) => {
     // A withdrawn request was reported as cancelled: whatever it still runs into is not news.
-    if (timed && !rec.cancelled) observer.requestEnded(rec, outcome, code, correlationId);
+    if (timed && !rec.cancelled) {
+      rec.endedAt = performance.now();
+      observer.requestEnded(rec, outcome, code, correlationId);
+    }
     const a = rec.audited;
     if (a === undefined || audit === undefined) return;
     const ms = Math.round((performance.now() - a.started) * 10) / 10;
@@ -153,6 +156,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
         startedAt: timed ? performance.now() : 0,
         sentAt: 0,
         upstreamMs: 0,
+        endedAt: 0,
       };
       inflight.set(key, rec);
       if (timed) observer.requestStarted(rec);

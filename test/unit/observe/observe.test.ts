@@ -58,9 +58,10 @@ const request = (method: string, subject: string | undefined, target: string | u
   method,
   subject,
   member: target === undefined ? undefined : { name: target },
-  startedAt: performance.now() - 5,
-  sentAt: upstreamMs > 0 ? 1 : 0,
+  startedAt: 1_000,
+  sentAt: upstreamMs > 0 ? 1_001 : 0,
   upstreamMs,
+  endedAt: 1_005,
 });
 
 describe('metrics collector', () => {
