@@ -14,7 +14,7 @@ body{margin:0}a{color:var(--accent)}code{font:0.92em ui-monospace,SFMono-Regular
 .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:var(--card);padding:.5rem;z-index:1}
 .top{background:var(--card);border-bottom:1px solid var(--line)}.top .wrap{display:flex;align-items:center;justify-content:space-between;gap:1rem;min-height:3.25rem}
 .brand{font-weight:700;margin:0;letter-spacing:.01em}.top ul{display:flex;gap:1.25rem;list-style:none;margin:0;padding:0}
-.top a{text-decoration:none;font-weight:500}.top a:hover,.top a:focus-visible{text-decoration:underline}
+.top a{text-decoration:none;font-weight:500}.top a[aria-current]{color:var(--fg);border-bottom:2px solid var(--accent)}.top a:hover,.top a:focus-visible{text-decoration:underline}
 .heading{display:flex;flex-wrap:wrap;align-items:baseline;justify-content:space-between;gap:.5rem 1rem;margin:1.5rem 0 1rem}
 h1{font-size:1.5rem;margin:0}h2{font-size:1.1rem;margin:2rem 0 .5rem}.muted{color:var(--muted)}.small{font-size:.85rem;font-weight:400}.note{margin:.25rem 0 .5rem;font-size:.85rem}
 .heading p{margin:0}.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:.75rem;margin:0}
@@ -24,7 +24,7 @@ h1{font-size:1.5rem;margin:0}h2{font-size:1.1rem;margin:2rem 0 .5rem}.muted{colo
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}th,td{text-align:left;padding:.5rem .75rem;border-bottom:1px solid var(--line);vertical-align:top}
 thead th{background:var(--head);font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);white-space:nowrap}
 tbody tr:last-child>*{border-bottom:0}tbody th{font-weight:600}.num{text-align:right;white-space:nowrap}.warn{color:var(--warn);font-weight:600}
-.empty td{color:var(--muted);font-style:italic}.names code{display:inline-block;margin:0 .35rem .2rem 0}
+.empty td{color:var(--muted);font-style:italic}th.tool{white-space:nowrap;width:1%}.names code{display:inline-block;margin:0 .35rem .2rem 0}
 .badge{display:inline-block;padding:.05rem .55rem;border-radius:999px;font-size:.8rem;font-weight:600}
 .badge-ok{background:var(--ok-bg);color:var(--ok-fg)}.badge-bad{background:var(--bad-bg);color:var(--bad-fg)}.badge-idle{background:var(--idle-bg);color:var(--idle-fg)}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}

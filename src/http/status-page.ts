@@ -90,12 +90,13 @@ function table(id: string, caption: string, headers: readonly string[], body: st
   );
 }
 
-function layout(title: string, main: string, extraHead = ''): string {
+function layout(title: string, current: string, main: string, extraHead = ''): string {
+  const link = (href: string, text: string) => `<li><a href="${href}"${href === current ? ' aria-current="page"' : ''}>${text}</a></li>`;
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
     `<meta name="color-scheme" content="light dark"><title>${title}</title><link rel="stylesheet" href="/status/style.css">${extraHead}</head>` +
     `<body><a class="skip" href="#main">Skip to content</a><header class="top"><div class="wrap"><p class="brand">Switchboard</p>` +
-    `<nav aria-label="Operator pages"><ul><li><a href="/status">Status</a></li><li><a href="/tools">Tools</a></li><li><a href="/metrics">Metrics</a></li></ul></nav></div></header>` +
+    `<nav aria-label="Operator pages"><ul>${link('/status', 'Status')}${link('/tools', 'Tools')}${link('/metrics', 'Metrics')}</ul></nav></div></header>` +
     `<main id="main" class="wrap">${main}</main><footer class="wrap muted"><p>Served by the gateway; no data leaves it. Secrets, headers and environment values are never shown.</p></footer></body></html>`
   );
 }
@@ -110,7 +111,7 @@ export function renderStatusPage(s: StatusSnapshot): string {
     table('sessions', 'Live sessions', ['Session', 'Endpoint', 'Transport', 'Era', 'Principal', 'Age', 'Idle'], f['sessions-body'] as string) +
     table('errors', 'Recent errors', ['Time (UTC)', 'Target', 'Method', 'Code', 'Session', 'Request id', 'Correlation id'], f['errors-body'] as string, '<p class="note muted">Newest first. The correlation id of an internal error is the one in the gateway log.</p>') +
     table('tools', 'Tools per target', ['Target', 'Tools', 'Names'], f['tools-body'] as string, '<p class="note muted">As each server last listed them to a client. Descriptions: <a href="/tools">Tools</a>.</p>');
-  return layout('Switchboard status', main, '<script src="/status/app.js" defer></script>');
+  return layout('Switchboard status', '/status', main, '<script src="/status/app.js" defer></script>');
 }
 
 /** GET /tools: every server and its tools with their descriptions. */
@@ -119,7 +120,7 @@ export function renderToolsPage(s: StatusSnapshot): string {
     .map((t) => {
       const tools = s.tools[t.name] ?? [];
       const id = `tools-${t.name}`;
-      const rows = tools.length === 0 ? empty(2, 'Not listed yet: tools appear once a client has listed them.') : tools.map((tool) => `<tr><th scope="row"><code>${escapeHtml(tool.name)}</code></th>${cell(tool.description)}</tr>`).join('');
+      const rows = tools.length === 0 ? empty(2, 'Not listed yet: tools appear once a client has listed them.') : tools.map((tool) => `<tr><th scope="row" class="tool"><code>${escapeHtml(tool.name)}</code></th>${cell(tool.description)}</tr>`).join('');
       return (
         `<section aria-labelledby="${escapeHtml(id)}"><h2 id="${escapeHtml(id)}">${escapeHtml(t.name)} <span class="muted small">${escapeHtml(t.type)} · ${tools.length} tools</span></h2>` +
         `<div class="scroll" role="region" aria-labelledby="${escapeHtml(id)}" tabindex="0"><table><caption class="visually-hidden">Tools of ${escapeHtml(t.name)}</caption>` +
@@ -127,5 +128,5 @@ export function renderToolsPage(s: StatusSnapshot): string {
       );
     })
     .join('');
-  return layout('Switchboard tools', `<div class="heading"><h1>Servers and tools</h1></div>${sections || '<p>No targets configured.</p>'}`);
+  return layout('Switchboard tools', '/tools', `<div class="heading"><h1>Servers and tools</h1></div>${sections || '<p>No targets configured.</p>'}`);
 }

@@ -95,6 +95,14 @@ export interface StatusBoard {
 
 const HEALTH: Readonly<Record<UpstreamEvent, string>> = { start: 'up', restart: 'up', exit: 'exited', 'start-failed': 'failing' };
 
+/** At most `max` characters, cut at a word and marked when cut. */
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > max * 0.6 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
 function toolsOf(result: unknown): ToolInfo[] {
   const tools = typeof result === 'object' && result !== null ? (result as { tools?: unknown }).tools : undefined;
   if (!Array.isArray(tools)) return [];
@@ -103,7 +111,7 @@ function toolsOf(result: unknown): ToolInfo[] {
     const name = (tool as { name?: unknown } | null)?.name;
     const description = (tool as { description?: unknown }).description;
     if (typeof name !== 'string') continue;
-    out.push({ name: name.slice(0, 128), description: typeof description === 'string' ? description.slice(0, MAX_DESCRIPTION) : '' });
+    out.push({ name: name.slice(0, 128), description: typeof description === 'string' ? clip(description, MAX_DESCRIPTION) : '' });
   }
   return out;
 }
