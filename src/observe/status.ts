@@ -130,8 +130,20 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
     }
     return state;
   };
-  // Only configured targets get state (a reload may add some): names from elsewhere are not kept.
-  const known = (name: string) => targets.get(name) ?? ([...sources.targets()].some((t) => t.name === name) ? stateOf(name) : undefined);
+  // Only configured targets get state: names from elsewhere are not kept. The configured names
+  // are read again at most once a second (a reload may add some), not per event.
+  let configured = new Set<string>();
+  let configuredAt = -Infinity;
+  const known = (name: string): TargetState | undefined => {
+    const state = targets.get(name);
+    if (state !== undefined) return state;
+    const now = performance.now();
+    if (now - configuredAt > 1_000) {
+      configured = new Set([...sources.targets()].map((t) => t.name));
+      configuredAt = now;
+    }
+    return configured.has(name) ? stateOf(name) : undefined;
+  };
 
   const observer: Observer = {
     observing: true,

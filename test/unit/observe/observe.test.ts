@@ -7,6 +7,7 @@ import { createHistogram, observe } from '../../../src/observe/histogram.ts';
 import { createLabelCap, OTHER } from '../../../src/observe/label-cap.ts';
 import { createMetricsCollector, eraOf } from '../../../src/observe/metrics.ts';
 import { createMetricsRegistry } from '../../../src/observe/metrics-export.ts';
+import { createStatusBoard } from '../../../src/observe/status.ts';
 import { createWindow, record, summarize } from '../../../src/observe/window.ts';
 import type { ObservedRequest, ObservedSession } from '../../../src/log/observer.ts';
 import { combineObservers, NOOP_OBSERVER } from '../../../src/log/observer.ts';
@@ -106,5 +107,29 @@ describe('combineObservers', () => {
     const b = createMetricsCollector(4);
     combineObservers([a.observer, b.observer]).bytes(1, 2);
     expect([...a.tallies.bytes, ...b.tallies.bytes]).toEqual([1, 2, 1, 2]);
+  });
+});
+
+describe('status board', () => {
+  const board = () => createStatusBoard({ targets: () => [{ name: 'a', type: 'stdio' }], children: () => [['a', 1]] }, 3);
+
+  it('keeps only the last recentErrors errors, newest first, without their messages', () => {
+    const b = board();
+    for (let i = 0; i < 5; i++) b.observer.requestEnded({ ...request('tools/call', 'x', 'a', 1), clientId: i }, 'error', 'GW_UPSTREAM_TIMEOUT', undefined);
+    const { errors } = b.snapshot();
+    expect(errors.map((e) => e.requestId)).toEqual(['4', '3', '2']);
+    expect(errors[0]).toMatchObject({ target: 'a', method: 'tools/call', code: 'GW_UPSTREAM_TIMEOUT', session: 's1' });
+  });
+
+  it('keeps state for configured targets only, and clips long tool descriptions at a word', () => {
+    const b = board();
+    b.observer.upstream('elsewhere', 'start');
+    b.observer.listed('a', 'tools/list', { tools: [{ name: 'long', description: 'word '.repeat(100) }, { nameless: true }] }, true);
+    const snap = b.snapshot();
+    expect(snap.targets.map((t) => t.name)).toEqual(['a']);
+    expect(snap.targets[0]).toMatchObject({ health: 'up', children: 1 });
+    expect(snap.tools.a).toHaveLength(1);
+    expect(snap.tools.a?.[0]?.description.length).toBeLessThanOrEqual(241);
+    expect(snap.tools.a?.[0]?.description.endsWith('word…')).toBe(true);
   });
 });
