@@ -54,6 +54,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     websocket: { ...gateway.websocket },
     health: { ...gateway.health },
     shutdownGraceMs: gateway.shutdownGraceMs,
+    admin: { ...gateway.admin },
     logging: { level: gateway.logging.level, audit: gateway.logging.audit === 'on' || (gateway.logging.audit === 'auto' && gateway.auth !== undefined) },
     targets,
     aggregate: toAggregateConfig(file, targets),

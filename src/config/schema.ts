@@ -7,7 +7,7 @@
  * reach us from `${VAR}`.
  */
 import { z } from 'zod';
-import { authSchema, policySchema, rateLimitsSchema } from './auth-schema.ts';
+import { authSchema, policySchema, rateLimitsSchema, scope } from './auth-schema.ts';
 import { telemetrySchema } from './telemetry-schema.ts';
 import type { LogLevel } from './types.ts';
 
@@ -433,6 +433,27 @@ const aggregateSchema = z.strictObject({
   listTimeoutMs: positive(MAX_DURATION_MS).default(10_000),
 }, anObject);
 
+/** The operator's pages: /metrics, /status (with /status/events) and /tools; see docs/operations.md. */
+const adminSchema = z.strictObject({
+  /** true: Prometheus metrics at /metrics (collection costs no more than noise in `npm run bench`). */
+  metrics: boolean().default(true),
+  /** true: the status page at /status, its live updates at /status/events, and the tool listing at /tools. */
+  status: boolean().default(true),
+  /** With gateway.auth: the scope a credential needs for these pages (clients calling tools need not have it). */
+  scope: scope.default('switchboard:admin'),
+  /**
+   * false: without gateway.auth the pages are served only while the gateway listens on loopback;
+   * they name sessions, principals and tools, which is for the operator, not for the network.
+   */
+  exposeWithoutAuth: boolean().default(false),
+  /** 64 distinct values per metric label (tool, target, method, endpoint, code); later ones count as "other". */
+  maxLabelValues: positive(10_000).default(64),
+  /** 50 recent errors on the status page (oldest dropped). */
+  recentErrors: positive(1_000).default(50),
+  /** 8 live /status/events readers at once; one more gets 503. */
+  maxStatusStreams: positive(100).default(8),
+}, anObject);
+
 const groupName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, {
   error: 'invalid group name: use 1-64 letters, digits, "_" or "-", starting with a letter or digit (it becomes a URL path segment)',
 });
@@ -484,6 +505,7 @@ export const gatewaySchema = z.strictObject({
   /** Unset: no key set, so the standard OTEL_* variables decide (docs/operations.md, "Traces"). */
   telemetry: telemetrySchema.optional(),
   aggregate: aggregateSchema.prefault({}),
+  admin: adminSchema.prefault({}),
   /** {}: no curated bundles; `/mcp` serves every server. */
   groups: z.record(groupName, groupSchema, { error: 'expected an object of groups by name' }).default({}),
 }, anObject);

@@ -256,6 +256,8 @@ export interface GatewayConfig {
   readonly health?: HealthConfig;
   /** On SIGTERM/SIGINT: how long in-flight requests may run before children are killed (ms). */
   readonly shutdownGraceMs: number;
+  /** /metrics, /status and /tools (docs/operations.md). Absent: ADMIN_DEFAULTS. */
+  readonly admin?: AdminConfig | undefined;
   /** `audit`: one line per tools/call, prompts/get and resources/read (resolved from "auto"). */
   readonly logging: { readonly level: LogLevel; readonly audit?: boolean };
   /** Targets by name, in config order. */
@@ -306,3 +308,27 @@ export function defaultExposure(name: string, eager = false): TargetExposureConf
 export function aggregateOf(config: GatewayConfig): AggregateConfig {
   return config.aggregate ?? { separator: '__', listTimeoutMs: 10_000, exposure: new Map(), groups: new Map() };
 }
+
+/** The operator's pages (`gateway.admin`): see docs/configuration.md. */
+export interface AdminConfig {
+  readonly metrics: boolean;
+  readonly status: boolean;
+  /** With gateway.auth: the scope a credential needs for these pages. */
+  readonly scope: string;
+  /** Without gateway.auth: served beyond a loopback listener too. */
+  readonly exposeWithoutAuth: boolean;
+  readonly maxLabelValues: number;
+  readonly recentErrors: number;
+  readonly maxStatusStreams: number;
+}
+
+/** What `gateway.admin: {}` means (and a config built in code without it). */
+export const ADMIN_DEFAULTS: AdminConfig = Object.freeze({
+  metrics: true,
+  status: true,
+  scope: 'switchboard:admin',
+  exposeWithoutAuth: false,
+  maxLabelValues: 64,
+  recentErrors: 50,
+  maxStatusStreams: 8,
+});

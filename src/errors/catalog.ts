@@ -46,6 +46,7 @@ export const catalog = Object.freeze({
   GW_SESSION_LIMIT: entry(JsonRpcCode.InternalError, 503, 'Too many sessions; try again later'),
   GW_STREAM_CONFLICT: entry(JsonRpcCode.InvalidRequest, 409, 'Conflict: a standalone SSE stream is already open for this session'),
   GW_SHUTTING_DOWN: entry(JsonRpcCode.InternalError, 503, 'Gateway is shutting down'),
+  GW_TOO_MANY_STREAMS: entry(JsonRpcCode.InternalError, 503, 'Too many status streams open; try again later'),
   GW_OVERLOADED: entry(JsonRpcCode.InternalError, 503, 'Too many requests in flight; retry after the time given'),
 
   // The stateless 2026-07-28 revision (SEP-2575, SEP-2243, SEP-2322).

@@ -10,6 +10,11 @@ import type { Duplex } from 'node:stream';
 import { GatewayError, isGatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
+import type { MetricsRegistry } from '../observe/metrics-export.ts';
+import type { StatusBoard } from '../observe/status.ts';
+import { registerAdminRoutes } from './admin-routes.ts';
+import { meterBytes } from './byte-meter.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
 import type { SessionStore } from '../session/store.ts';
 import { createStatelessServer, type StatelessServer } from '../session/stateless/serve.ts';
@@ -38,6 +43,12 @@ export interface HttpServerOptions {
   stateless?: StatelessServer;
   /** Per-target health (the Runtime's), listed by /readyz; absent: /readyz reports draining only. */
   health?: TargetHealthMonitor;
+  /** Told of refusals at the edge and of bytes moved (log/observer.ts); default: nobody. */
+  observer?: Observer;
+  /** Served at /metrics (admin-routes.ts); undefined: no /metrics. */
+  metrics?: MetricsRegistry | undefined;
+  /** Served at /status, /status/events and /tools; undefined: none of them. */
+  status?: StatusBoard | undefined;
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -95,7 +106,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.destroy();
 }
 
-export function createHttpServer({ config, store, logger, isReady, endpoints, stateless: given, health }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status }: HttpServerOptions): FastifyInstance {
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -118,6 +129,7 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
     forceCloseConnections: 'idle',
   });
   limitConnections(app.server, config.limits, log);
+  const flushBytes = meterBytes(app.server, observer);
   const keepAlive = createKeepAlive(config.session.keepAliveMs);
   const stateless = given ?? createStatelessServer({ store, logger, limits: config.session.stateless });
   const origins = createOriginPolicy(config);
@@ -169,12 +181,13 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
     const { code, body } = await readiness(store, health, named);
     return reply.code(code).send(body);
   });
+  registerAdminRoutes(app, { config, metrics, status, flushBytes, observer, origins, logger: log });
 
   void app.register(async (mcp) => {
     // Before the body is read: refuse foreign Origins and Hosts (DNS rebinding) cheaply.
     mcp.addHook('onRequest', async (request) => origins.check(request.headers));
     // Then who is calling, still before any body is read (no-op without gateway.auth).
-    registerAuthHook(mcp, config.auth, log);
+    registerAuthHook(mcp, config.auth, log, observer);
     const bases = ['/servers/:name', '/groups/:name', ''];
     registerCors(mcp, config.corsOrigins ?? [], bases.flatMap((base) => [`${base}/sse`, `${base}/messages`]));
     // One route per path shape, not per target: the table says per request what a name serves
@@ -188,7 +201,7 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
       ['', (request) => table.root(request.principal)],
     ];
     // Each gets the same three downstream transports: .../mcp, .../ws, .../sse with .../messages.
-    const limits = createRequestLimits(config.rateLimits);
+    const limits = createRequestLimits(config.rateLimits, () => observer.refused('rate-limit', 'GW_RATE_LIMITED'));
     for (const [base, resolve] of families) {
       registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless });
       registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws, limits });

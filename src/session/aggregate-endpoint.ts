@@ -70,6 +70,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       open: seed.open,
       inflight: seed.inflight,
       breakers: seed.breakers,
+      observer: seed.observer,
       onended: (ended: SessionCore) => {
         live.delete(session);
         seed.onended(ended);

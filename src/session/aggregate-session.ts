@@ -15,6 +15,7 @@ import { isSupportedVersion, LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions
 import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import { combineInstructions, mergeCapabilities, ASSUMED_CAPABILITIES } from '../router/capabilities.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { isListMethod } from '../router/list-merge.ts';
@@ -31,7 +32,7 @@ import { createSessionCore } from './core.ts';
 import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session, SessionCore } from './session.ts';
-import type { DownstreamInfo } from './store.ts';
+import { observed, type DownstreamInfo } from './store.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 
 export interface AggregateSession extends Session {
@@ -63,6 +64,8 @@ export interface AggregateSessionOptions {
   /** See SessionSeed.inflight and SessionSeed.breakers. */
   inflight?: InflightBudget | undefined;
   breakers?: Breakers | undefined;
+  /** Who hears about its requests and upstreams (log/observer.ts); default: nobody. */
+  observer?: Observer | undefined;
 }
 
 const local = (result: JsonObject): LocalAnswer => ({ local: result });
@@ -80,7 +83,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     audit: options.audit,
     tracing: options.tracing,
     inflight: options.inflight,
-    transport: options.downstream.transport,
+    ...observed(options),
   };
   const session = createSessionCore({ ...core, namespaced: true, tables }, (parts) => {
     const built = aggregateFlavour(options, parts, tables);
@@ -118,6 +121,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       reserveChild: options.reserveChild,
       breaker: options.breakers?.of(entry.target),
       open: options.open,
+      observer: options.observer,
       restart: 'on-use',
     });
     members.set(name, member);
@@ -139,6 +143,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       return view.separator;
     },
     logger,
+    observer: options.observer ?? NOOP_OBSERVER,
   };
 
   const setLevel = async (request: JsonRpcRequest): Promise<LocalAnswer> => {

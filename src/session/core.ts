@@ -12,6 +12,7 @@
  * (aggregate-session.ts) namespaces, merges lists and routes by name.
  */
 import type { JsonRpcNotification } from '../jsonrpc/types.ts';
+import { NOOP_OBSERVER } from '../log/observer.ts';
 import { withEra2025 } from './era-2025.ts';
 import { createEventLog } from './event-log.ts';
 import type { CoreOptions, CoreParts, Flavour, Pending } from './flavour.ts';
@@ -54,7 +55,8 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
           },
         };
   const budget = options.inflight ?? createInflightBudget(limits);
-  const requests = createRequests(streams, logger, budget, options.audit, traced);
+  const observer = options.observer ?? NOOP_OBSERVER;
+  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced });
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;
@@ -94,6 +96,9 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
   const session: SessionCore = {
     id,
     endpoint,
+    transport: options.transport ?? 'streamable-http',
+    principal: options.principal,
+    openedAt: Date.now(),
     lastActivity: Date.now(),
     get protocolVersion() {
       return protocolVersion;
@@ -116,7 +121,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     },
     serve(batch, sink, streamOptions, carrier) {
       const stream = streams.open(sink, batch.length, streamOptions);
-      for (const request of batch) requests.dispatch(request, stream, carrier);
+      for (const request of batch) requests.dispatch(request, stream, session, carrier);
     },
     async handleNotification(notification) {
       if (notification.method === 'notifications/cancelled') return requests.cancel(notification.params);

@@ -12,6 +12,7 @@
  */
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import { createAgentPool, type AgentPool } from '../transport/http-pool.ts';
@@ -36,14 +37,23 @@ export interface Runtime {
   readonly store: SessionStore;
   /** Serves 2026-07-28 requests on sessions it holds in `store` (its requestState key lives as long). */
   readonly stateless: StatelessServer;
+  /** Told of every session, request and upstream event (log/observer.ts). */
+  readonly observer: Observer;
+  /** Live stdio children per target: those sessions own, and those of shared pools. */
+  children(): Map<string, number>;
   /** A reloaded config: its paths for new sessions; agents of targets it dropped close once unused. */
   reload(next: GatewayConfig): void;
   /** Ends every session (in-flight requests get up to `graceMs`), then closes every agent and pool. */
   close(graceMs: number): Promise<void>;
 }
 
-/** `tracing`: the gateway's tracer; undefined: tracing off. */
-export function createRuntime(config: GatewayConfig, logger: Logger, tracing?: Tracing): Runtime {
+/** What the composition root lends the Runtime: the tracer (undefined: tracing off) and who hears about the gateway's work (metrics, status page). */
+export interface RuntimeExtras {
+  readonly tracing?: Tracing | undefined;
+  readonly observer?: Observer | undefined;
+}
+
+export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer = NOOP_OBSERVER }: RuntimeExtras = {}): Runtime {
   const agents = createAgentPool();
   const pools = createSharedPools();
   const upstreams = createUpstreamFactory(agents, pools);
@@ -51,7 +61,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, tracing?: T
   const health = createTargetHealth({ targets: config.targets.values(), breakers, config: config.health });
   const cursors = createCursorCodec();
   const endpoints = createEndpointTable(config, cursors);
-  const store = createSessionStore({ config, logger, upstreams, tracing, breakers });
+  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer });
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
     agents,
@@ -63,6 +73,14 @@ export function createRuntime(config: GatewayConfig, logger: Logger, tracing?: T
     endpoints,
     store,
     stateless,
+    observer,
+    children() {
+      const counts = pools.children();
+      for (const session of store.live()) {
+        for (const name of session.usage.children) counts.set(name, (counts.get(name) ?? 0) + 1);
+      }
+      return counts;
+    },
     reload(next) {
       // Breakers first: the sessions the new table creates find their target's (fresh) breaker.
       breakers.retain(next.targets.values());

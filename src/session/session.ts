@@ -13,6 +13,7 @@
  * (single.ts) or several (aggregate-session.ts).
  */
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { DownstreamTransport } from '../log/observer.ts';
 import type { SessionUsage } from './limits.ts';
 import type { ResponseSink, StreamOptions } from './streams.ts';
 
@@ -26,6 +27,12 @@ export interface SessionCore {
    * other endpoint, exactly like one that never existed.
    */
   readonly endpoint: string;
+  /** How the downstream reached the gateway. */
+  readonly transport: DownstreamTransport;
+  /** The principal's id (gateway.auth); undefined without. */
+  readonly principal: string | undefined;
+  /** Date.now() when it was created. */
+  readonly openedAt: number;
   /** The revision the downstream speaks; undefined until it is known (2025: initialize). */
   readonly protocolVersion: string | undefined;
   readonly ended: boolean;

@@ -25,7 +25,8 @@ import type { UpstreamFactory } from '../upstream/open.ts';
 import type { InflightBudget } from './inflight.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
-import type { DownstreamInfo } from './store.ts';
+import type { Observer } from '../log/observer.ts';
+import { observed, type DownstreamInfo } from './store.ts';
 import type { Session, SessionCore } from './session.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 
@@ -53,6 +54,8 @@ export interface SingleSessionOptions {
   /** See SessionSeed.inflight and SessionSeed.breakers. */
   inflight?: InflightBudget | undefined;
   breakers?: Breakers | undefined;
+  /** Who hears about its requests and upstream (log/observer.ts); default: nobody. */
+  observer?: Observer | undefined;
 }
 
 const NO_FILTERS: Exposure = { prefix: '', tools: PASS_ALL, prompts: PASS_ALL, resources: PASS_ALL };
@@ -74,7 +77,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
     audit: options.audit,
     tracing: options.tracing,
     inflight: options.inflight,
-    transport: options.downstream?.transport,
+    ...observed(options),
   };
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
   return createSessionCore({ ...core, namespaced: false, tables }, (parts) => {
@@ -91,6 +94,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       principal: options.downstream?.principal,
       reserveChild: options.reserveChild,
       breaker: options.breakers?.of(target),
+      observer: options.observer,
       restart: 'backoff',
     });
     const members = [member];

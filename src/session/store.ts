@@ -8,8 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type DownstreamTransport, type Observer, type SessionCloseCause } from '../log/observer.ts';
 import type { Caller } from '../router/policy.ts';
-import type { DownstreamTransport, Tracing } from '../telemetry/tracing.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
 import { createInflightBudget, type InflightBudget } from './inflight.ts';
@@ -40,6 +41,8 @@ export interface SessionSeed {
   readonly inflight: InflightBudget;
   /** The targets' circuit breakers (the Runtime's); absent: none. */
   readonly breakers?: Breakers | undefined;
+  /** Who hears about the session's requests and upstreams (the Runtime's observer). */
+  readonly observer?: Observer | undefined;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -53,11 +56,16 @@ export interface DownstreamInfo {
   readonly principal?: Caller | undefined;
   /** Held by the gateway for 2026 clients (session/stateless/): no client may address it by id. */
   readonly held?: boolean;
-  /** The wire the session came in on (named in its spans). */
+  /** How it reached the gateway (default: Streamable HTTP): named in its spans and metrics. */
   readonly transport?: DownstreamTransport | undefined;
 }
 
 const NO_DOWNSTREAM_INFO: DownstreamInfo = { authorization: undefined };
+
+/** The session-core options (CoreOptions) that make a session observable, from what its factory got. */
+export function observed(options: { readonly downstream?: DownstreamInfo | undefined; readonly observer?: Observer | undefined }) {
+  return { observer: options.observer, transport: options.downstream?.transport, principal: options.downstream?.principal?.id };
+}
 
 /**
  * Builds one kind of session (one target's pass-through session, an aggregate over many targets,
@@ -73,6 +81,8 @@ export interface SessionStore {
   readonly size: number;
   /** Requests in flight in all sessions now (limits.maxInflight caps it). */
   readonly inflight: number;
+  /** The live sessions (the status page, the children census); do not end them while iterating. */
+  live(): IterableIterator<Session>;
   /** Ends sessions idle past their TTL or not initialized in time; returns how many. Runs on a timer too. */
   sweep(now?: number): number;
   /**
@@ -91,9 +101,11 @@ export interface SessionStoreOptions {
   tracing?: Tracing | undefined;
   /** The targets' circuit breakers (the Runtime's); absent: none. */
   breakers?: Breakers | undefined;
+  /** Told of every session's life and requests (log/observer.ts); default: nobody. */
+  observer?: Observer | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing, breakers }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER }: SessionStoreOptions): SessionStore {
   const inflight = createInflightBudget(config.limits);
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -108,15 +120,22 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
   const policy: SessionPolicy = config.session;
   let closing = false;
 
+  /** Why a session is being ended by the store, until it has (for the observer). */
+  const causes = new Map<string, SessionCloseCause>();
   const onended = (session: SessionCore) => {
+    const known = sessions.get(session.id);
+    if (known === undefined) return;
     sessions.delete(session.id);
     created.delete(session.id);
     owners.delete(session.id);
     held.delete(session.id);
+    observer.sessionClosed(known, causes.get(session.id) ?? 'ended');
+    causes.delete(session.id);
   };
 
   /** Ends `session` now for room: it leaves the map at once, its children stop in the background. */
   const evict = (session: Session, why: string) => {
+    causes.set(session.id, 'evicted');
     onended(session);
     logger.info({ session: session.id, why }, 'ending a session to make room for a new one');
     void session.end(`ended to make room (${why})`);
@@ -180,8 +199,10 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         inflight,
         breakers,
         tracing,
+        observer,
       });
       sessions.set(id, session);
+      observer.sessionOpened(session);
       created.set(id, Date.now());
       if (downstream.principal !== undefined) owners.set(id, downstream.principal.id);
       if (downstream.held === true) held.add(id);
@@ -201,6 +222,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
     get inflight() {
       return inflight.active;
     },
+    live: () => sessions.values(),
 
     sweep(now = Date.now()) {
       let reaped = 0;
@@ -210,6 +232,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         const why = expiry(session, created.get(session.id) ?? now, now, policy);
         if (why !== undefined) {
           reaped++;
+          causes.set(session.id, 'reaped');
           void session.end(why);
         }
       }

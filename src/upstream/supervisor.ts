@@ -19,6 +19,7 @@ import { isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import type { UpstreamConnection } from './connection.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import { askUpstream, composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
@@ -59,6 +60,8 @@ export interface SupervisorOptions<M> {
   /** The target's circuit breaker (the Runtime's): asked before every start, told how it went. */
   breaker?: CircuitBreaker | undefined;
   restart: 'backoff' | 'on-use';
+  /** Hears starts, restarts, exits and failed starts (log/observer.ts); default: nobody. */
+  observer?: Observer | undefined;
 }
 
 export interface SupervisedUpstream {
@@ -97,6 +100,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   const name = target.name;
   const logger = options.logger.child({ target: name });
   const handshakeTimeouts = startupTimeouts(target);
+  const observer = options.observer ?? NOOP_OBSERVER;
   let connection: UpstreamConnection | undefined;
   let opening: Promise<UpstreamConnection> | undefined;
   let starting: UpstreamConnection | undefined;
@@ -145,6 +149,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     connection = next;
     starting = undefined;
     replayLogLevel(next, options.logLevel?.(), caps, target.timeouts);
+    observer.upstream(name, starts > 1 ? 'restart' : 'start');
     hooks.onready(member);
   };
 
@@ -169,6 +174,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     } catch (err) {
       starting = undefined;
       await next?.close('start failed');
+      observer.upstream(name, 'start-failed');
       const error = toGatewayError(err);
       attempt.ended(error);
       if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
@@ -197,6 +203,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     if (which !== connection || closed) return;
     connection = undefined;
     opening = undefined;
+    observer.upstream(name, 'exit');
     if (!mayStartAgain()) {
       failure = unavailable(name, reason.message);
       logger.warn({ reason: reason.message }, 'upstream exited; unavailable for the rest of the session');
@@ -273,6 +280,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
         next = await begin(undefined, attempt);
       } catch (err) {
         attempt.ended(toGatewayError(err));
+        observer.upstream(name, 'start-failed');
         throw err;
       }
       // The client's initialize goes first and nothing else can arrive before its answer (the
