@@ -162,18 +162,19 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     return host;
   };
 
-  /** The host of `key` a request should use now, or undefined when a new one should open. */
-  const choose = (key: string, opening: number, mayAsk: boolean): Host | undefined => {
+  /**
+   * The host of `key` a request should use now, or undefined when a new one should open. `slots`:
+   * the key's hosts, open or opening (one hot loop, no allocation).
+   */
+  const choose = (key: string, slots: number, mayAsk: boolean): Host | undefined => {
     let best: Host | undefined;
-    let count = opening;
     for (const host of ready.values()) {
       if (host.key !== key || host.session.ended) continue;
-      count++;
       const load = mayAsk ? host.askers.size : host.active;
       if (best === undefined || load < (mayAsk ? best.askers.size : best.active)) best = host;
     }
     if (best === undefined) return undefined;
-    if (mayAsk && best.askers.size > 0 && count < perCaller) return undefined;
+    if (mayAsk && best.askers.size > 0 && slots < perCaller) return undefined;
     return best;
   };
 
@@ -186,12 +187,11 @@ export function createHostPool(options: HostPoolOptions): HostPool {
       const scope = pool.scopeOf(caller);
       const key = `${scope}\u0000${askingCapabilities(caller.capabilities)}`;
       const list = byKey.get(key) ?? [];
-      const pending = list.length - [...ready.values()].filter((h) => h.key === key).length;
-      const chosen = choose(key, Math.max(0, pending), mayAsk);
+      const chosen = choose(key, list.length, mayAsk);
       if (chosen !== undefined) return take(chosen);
       // Wait for a host already opening rather than open one past the cap (or at all, when the
       // request cannot ask and so needs no host of its own).
-      if (list.length >= perCaller || (!mayAsk && pending > 0)) return take(await (list[list.length - 1] as Promise<Host>));
+      if (list.length >= perCaller || (!mayAsk && list.length > 0)) return take(await (list[list.length - 1] as Promise<Host>));
       let slot: Promise<Host> | undefined;
       const opening = open(caller, key, scope, () => slot as Promise<Host>);
       slot = opening;

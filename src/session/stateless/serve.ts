@@ -110,7 +110,15 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     };
   };
 
-  const hooksFor = (host: Host): RelayHooks => ({
+  /** One set of relay hooks per host (not per request). */
+  const hooksOf = new WeakMap<Host, RelayHooks>();
+  const hooksFor = (host: Host): RelayHooks => {
+    let hooks = hooksOf.get(host);
+    if (hooks === undefined) hooksOf.set(host, (hooks = makeHooks(host)));
+    return hooks;
+  };
+
+  const makeHooks = (host: Host): RelayHooks => ({
     // A question belongs to the one call on the host that may ask, whichever stream the host wrote
     // it to: only tools/call, prompts/get and resources/read may answer input_required (SEP-2322).
     ask: (_relay, message) => bridge.ask(host, askerOf(host), message),
