@@ -84,7 +84,7 @@ function toAuthConfig(auth: AuthSection): AuthConfig {
     jwt:
       jwt === undefined
         ? undefined
-        : { issuers: jwt.issuers, jwksUrl: jwt.jwksUrl, jwksRefetchSec: jwt.jwksRefetchSec, keys: jwt.keys, algorithms: jwt.algorithms, clockSkewSec: jwt.clockSkewSec, audiences: jwt.audiences },
+        : { issuers: jwt.issuers, jwksUrl: jwt.jwksUrl, jwksRefetchSec: jwt.jwksRefetchSec, jwksMinCacheSec: jwt.jwksMinCacheSec, jwksMaxCacheSec: jwt.jwksMaxCacheSec, keys: jwt.keys, algorithms: jwt.algorithms, clockSkewSec: jwt.clockSkewSec, audiences: jwt.audiences },
     scopes: auth.scopes,
     authorizationServers: auth.authorizationServers ?? jwt?.issuers ?? [],
   };

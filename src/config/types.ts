@@ -102,6 +102,9 @@ export interface JwtConfig {
   readonly jwksUrl: string | undefined;
   /** Least time between two JWKS fetches (s). */
   readonly jwksRefetchSec: number;
+  /** The JWKS response's max-age is clamped to [jwksMinCacheSec, jwksMaxCacheSec] (s). */
+  readonly jwksMinCacheSec: number;
+  readonly jwksMaxCacheSec: number;
   /** Static public keys (JWK objects), when no jwksUrl. */
   readonly keys: readonly Readonly<Record<string, unknown>>[] | undefined;
   readonly algorithms: readonly string[];

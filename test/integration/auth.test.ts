@@ -84,7 +84,7 @@ beforeAll(async () => {
     publicUrl: undefined,
     apiKeys: [{ name: 'ci', sha256: createHash('sha256').update(API_KEY).digest('hex'), scopes: ['mcp'] }],
     apiKeyHeader: 'authorization',
-    jwt: { issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl, jwksRefetchSec: 1, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
+    jwt: { issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl, jwksRefetchSec: 1, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
     scopes: ['mcp'],
     authorizationServers: [issuer.issuer],
   };
@@ -274,7 +274,7 @@ describe('a token that expires on an open connection', () => {
       publicUrl: 'http://gw.test',
       apiKeys: [],
       apiKeyHeader: 'authorization',
-      jwt: { issuers: [short.issuer], jwksUrl: short.jwksUrl, jwksRefetchSec: 30, keys: undefined, algorithms: ['ES256'], clockSkewSec: 0, audiences: [] },
+      jwt: { issuers: [short.issuer], jwksUrl: short.jwksUrl, jwksRefetchSec: 30, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: undefined, algorithms: ['ES256'], clockSkewSec: 0, audiences: [] },
       scopes: [],
       authorizationServers: [short.issuer],
     };

@@ -63,7 +63,7 @@ beforeAll(async () => {
     publicUrl: undefined,
     apiKeys: [],
     apiKeyHeader: 'authorization',
-    jwt: { issuers: [as.issuer], jwksUrl: as.jwksUrl, jwksRefetchSec: 1, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
+    jwt: { issuers: [as.issuer], jwksUrl: as.jwksUrl, jwksRefetchSec: 1, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
     scopes: ['mcp'],
     authorizationServers: [as.issuer],
   };
