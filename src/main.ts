@@ -8,6 +8,7 @@ import type { GatewayConfig } from './config/types.ts';
 import { isLoopbackAddress } from './http/guards.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
+import { claimNamesOf } from './router/policy.ts';
 import { createRuntime } from './session/runtime.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
 
@@ -124,5 +125,8 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   if (!same(before.limits, after.limits) || !same(before.session, after.session)) out.push('limits and session settings');
   if (!same(before.allowedOrigins, after.allowedOrigins) || !same(before.allowedHosts, after.allowedHosts)) out.push('allowed origins and hosts');
   if (!same(before.auth, after.auth)) out.push('client authentication');
+  // Tokens keep the claims the policy named at start; new names fail closed until a restart.
+  const claims = new Set(claimNamesOf(before.policy?.rules));
+  if (claimNamesOf(after.policy?.rules).some((name) => !claims.has(name))) out.push('token claims named by the policy');
   return out;
 }

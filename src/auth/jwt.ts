@@ -13,6 +13,7 @@
  */
 import { createLocalJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { JwtConfig } from '../config/types.ts';
+import { pickClaims } from './claims.ts';
 import { createJwksCache } from './jwks.ts';
 import { AuthFailure, type Principal } from './principal.ts';
 
@@ -47,7 +48,8 @@ function reasonOf(err: unknown): string {
   return 'token could not be verified';
 }
 
-export function createJwtCheck(config: JwtConfig): JwtCheck {
+/** `claimNames`: the token claims the policy names, kept on the principal (claims.ts). */
+export function createJwtCheck(config: JwtConfig, claimNames: readonly string[] = []): JwtCheck {
   const keys = keySet(config);
   const options = {
     issuer: [...config.issuers],
@@ -67,7 +69,7 @@ export function createJwtCheck(config: JwtConfig): JwtCheck {
     if (protectedHeader.typ?.toLowerCase() === 'id_token' || ID_TOKEN_CLAIMS.some((c) => c in payload)) {
       throw new AuthFailure(401, 'an ID token is not an access token');
     }
-    const principal: Principal = Object.freeze({ id: `${String(payload.iss)}#${String(payload.sub)}`, kind: 'jwt', subject: String(payload.sub), scopes: scopesOf(payload) });
+    const principal: Principal = Object.freeze({ id: `${String(payload.iss)}#${String(payload.sub)}`, kind: 'jwt', subject: String(payload.sub), scopes: scopesOf(payload), claims: pickClaims(payload, claimNames) });
     return { principal, until: ((payload.exp as number) + config.clockSkewSec) * 1000 };
   };
   return async (token, resource) => {

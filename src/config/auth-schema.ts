@@ -109,6 +109,20 @@ export const ruleSchema = z.strictObject(
     principals: globs('principal ids').default(['*']),
     /** Scopes the principal must all hold for the rule to apply ([]: none needed). */
     scopes: z.array(scope, { error: 'expected a list of scopes' }).default([]),
+    /**
+     * Token claims the principal must carry: each named claim (a string, or a list of strings)
+     * must have a value matching the glob, or one of the globs, given for it ({}: none needed).
+     */
+    claims: z
+      .record(
+        text().max(256, { error: 'a claim name of at most 256 characters' }),
+        z.union([text(), z.array(text(), { error: 'expected a glob or a list of globs' }).min(1, { error: 'name at least one glob' })], {
+          error: 'expected a glob or a list of globs',
+        }),
+        { error: 'expected claim names with a glob or a list of globs' },
+      )
+      .refine((c) => Object.keys(c).length <= 16, { error: 'at most 16 claims per rule' })
+      .default({}),
     servers: globs('server names').default(['*']),
     /**
      * Names as the server gives them (no aggregate prefix). Unset in an allow rule: every name. In a

@@ -66,7 +66,8 @@ function toBucket(bucket: { perSecond: number; burst?: number | undefined } | un
 function toPolicyRule(rule: PolicySection['rules'][number]): PolicyRule {
   const whole = rule.tools === undefined && rule.prompts === undefined && rule.resources === undefined;
   const fill = (list: string[] | undefined) => list ?? (rule.effect === 'allow' || whole ? ['*'] : []);
-  return { ...rule, tools: fill(rule.tools), prompts: fill(rule.prompts), resources: fill(rule.resources) };
+  const claims = Object.fromEntries(Object.entries(rule.claims).map(([name, globs]) => [name, typeof globs === 'string' ? [globs] : globs]));
+  return { ...rule, claims, tools: fill(rule.tools), prompts: fill(rule.prompts), resources: fill(rule.resources) };
 }
 
 /** Keys given as themselves are hashed here: the running config holds no key. */

@@ -144,6 +144,8 @@ export interface PolicyRule {
   readonly effect: 'allow' | 'deny';
   readonly principals: readonly string[];
   readonly scopes: readonly string[];
+  /** Token claims the caller must carry: name -> globs, one of which a value must match. */
+  readonly claims: Readonly<Record<string, readonly string[]>>;
   readonly servers: readonly string[];
   readonly tools: readonly string[];
   readonly prompts: readonly string[];

@@ -79,10 +79,10 @@ interface Proven {
 }
 
 /** Adds the hook to `mcp` (the plugin that holds every MCP route); no-op without `auth`. */
-export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefined, logger: Logger): void {
+export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefined, logger: Logger, claimNames: readonly string[] = []): void {
   mcp.decorateRequest('principal', undefined);
   if (auth === undefined) return;
-  const authenticate = createAuthenticator(auth);
+  const authenticate = createAuthenticator(auth, claimNames);
   const log = logger.child({ component: 'auth' });
   const proven = new WeakMap<object, Proven>();
   const headerOf = (request: FastifyRequest) => {

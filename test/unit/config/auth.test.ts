@@ -13,6 +13,7 @@ describe('gateway.auth', () => {
     ['a short key', { apiKeys: [{ name: 'ci', key: 'short' }] }, 'an API key needs at least 16 characters'],
     ['a key and its hash', { apiKeys: [{ name: 'ci', key: '0123456789abcdef', sha256: 'a'.repeat(64) }] }, 'give exactly one of "sha256" or "key"'],
     ['a public URL with a path', { anonymous: true, publicUrl: 'https://mcp.example.com/base' }, 'expected an origin'],
+    ['a JWKS floor above its ceiling', { jwt: { issuers: ['https://as.example'], jwksUrl: 'https://as.example/jwks', jwksMinCacheSec: 600, jwksMaxCacheSec: 60 } }, '"jwksMinCacheSec" must not exceed "jwksMaxCacheSec"'],
   ])('refuses %s, saying how to fix it', (_label, auth, message) => {
     expect(withAuth(auth)).toThrow(message);
   });
@@ -23,5 +24,13 @@ describe('gateway.auth', () => {
 
   it('no auth section: no client authentication', () => {
     expect(parseConfig({ mcpServers: { a: { command: 'x' } } }).auth).toBeUndefined();
+  });
+
+  it('policy rules match claims by a glob or a list of globs; an empty list is refused', () => {
+    const policy = (rules: unknown) => () => parseConfig({ mcpServers: { a: { command: 'x' } }, gateway: { auth: { anonymous: true }, policy: { rules } } });
+    expect(policy([{ claims: { groups: 'admins', roles: ['a*', 'b'] } }])().policy?.rules[0]?.claims).toEqual({ groups: ['admins'], roles: ['a*', 'b'] });
+    expect(policy([{}])().policy?.rules[0]?.claims).toEqual({});
+    expect(policy([{ claims: { groups: [] } }])).toThrow('name at least one glob');
+    expect(policy([{ claims: { groups: 5 } }])).toThrow('expected a glob or a list of globs');
   });
 });

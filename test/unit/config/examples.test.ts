@@ -90,7 +90,7 @@ describe('config/ examples', () => {
     expect(config.auth?.apiKeys).toEqual([{ name: 'ci', sha256: createHash('sha256').update(env.SWITCHBOARD_CI_KEY).digest('hex'), scopes: ['mcp'] }]);
     expect(JSON.stringify(config)).not.toContain(env.SWITCHBOARD_CI_KEY);
     // Kind lists left out: all names in an allow rule, none in a deny rule that names a kind.
-    expect(config.policy?.rules[1]).toEqual({ effect: 'deny', principals: ['*'], scopes: [], servers: ['*'], tools: ['trigger-long-running-operation'], prompts: [], resources: [] });
+    expect(config.policy?.rules[1]).toEqual({ effect: 'deny', principals: ['*'], scopes: [], claims: {}, servers: ['*'], tools: ['trigger-long-running-operation'], prompts: [], resources: [] });
     expect(config.policy?.rules[2]).toMatchObject({ principals: ['key:ci'], tools: ['echo', 'get-sum'], prompts: ['*'], resources: ['*'] });
   });
 
