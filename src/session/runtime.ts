@@ -14,6 +14,7 @@ import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import { createAgentPool, type AgentPool } from '../transport/http-pool.ts';
 import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts';
 import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts';
+import { createTokenCache } from '../upstream/token-cache.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
 import { createSessionStore, type SessionStore } from './store.ts';
 
@@ -33,7 +34,8 @@ export interface Runtime {
 export function createRuntime(config: GatewayConfig, logger: Logger): Runtime {
   const agents = createAgentPool();
   const pools = createSharedPools();
-  const upstreams = createUpstreamFactory(agents, pools);
+  const tokens = createTokenCache({ logger });
+  const upstreams = createUpstreamFactory(agents, pools, tokens);
   const cursors = createCursorCodec();
   const endpoints = createEndpointTable(config, cursors);
   const store = createSessionStore({ config, logger, upstreams });
@@ -52,6 +54,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger): Runtime {
       await store.close(graceMs);
       // Sessions sent their DELETEs while ending; what is left of the agents and pools goes now.
       await Promise.all([agents.close(), pools.close()]);
+      tokens.clear();
     },
   };
 }

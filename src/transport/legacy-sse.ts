@@ -29,6 +29,11 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
   const { target, logger, agent } = options;
   const name = target.name;
   const headers = upstreamHeaders(target, options.authorization, options.extraHeaders);
+  const { credential } = options;
+  /** Puts the current credential (an exchanged token) into the headers before a request. */
+  const authorize = async () => {
+    if (credential !== undefined) headers.authorization = `Bearer ${await credential()}`;
+  };
   const stream = new AbortController();
   const posts = new Set<AbortController>();
   let endpoint: string | undefined;
@@ -95,6 +100,7 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
     void (async () => {
       let res: Dispatcher.ResponseData;
       try {
+        await authorize();
         res = await request(target.url, { method: 'GET', headers: { ...headers, accept: 'text/event-stream' }, dispatcher: agent, signal: stream.signal });
       } catch (err) {
         refuse(stream.signal.aborted ? closedError() : toNetworkError(name, err));
@@ -131,6 +137,7 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
       // Every POST here is only an acknowledgement (answers come on the stream), so all are bounded.
       const timer = boundPost(controller, target.timeouts.requestMs);
       try {
+        if (credential !== undefined) await authorize();
         const res = await request(endpoint, {
           method: 'POST',
           headers: { ...headers, 'content-type': 'application/json' },

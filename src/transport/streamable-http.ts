@@ -43,6 +43,11 @@ export interface RemoteTransportOptions {
   agents: Pick<AgentPool, 'offersGetStream' | 'noteNoGetStream'>;
   /** Headers on top of the target's own (per-principal identity); never logged. */
   extraHeaders?: Readonly<Record<string, string>> | undefined;
+  /**
+   * The bearer token to send as `Authorization`, asked before every request (an exchanged token,
+   * RFC 8693, renewed as it nears expiry). Rejects with the GatewayError the request then fails with.
+   */
+  credential?: (() => Promise<string>) | undefined;
 }
 
 const ACCEPT_POST = 'application/json, text/event-stream';
@@ -85,6 +90,11 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   const byRequest = new Map<string, Abortable>();
 
   const headersFor = (extra: Record<string, string>) => session.headers(fixedHeaders, extra);
+  const { credential } = options;
+  /** Puts the current credential into the fixed headers (no-op without one: no await on the common path). */
+  const authorize = async () => {
+    if (credential !== undefined) fixedHeaders.authorization = `Bearer ${await credential()}`;
+  };
 
   const closedError = () => new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" connection is closed`, { target: name });
 
@@ -126,6 +136,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
    * (405), or it forgot the session, which `recover` then handles (re-initializing reopens it).
    */
   const openStream = async (lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableBody | undefined> => {
+    if (credential !== undefined) await authorize();
     const usedSession = session.sessionId;
     const extra: Record<string, string> = { accept: 'text/event-stream' };
     if (lastEventId !== undefined) extra['last-event-id'] = lastEventId;
@@ -151,6 +162,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
 
   /** One POST and its whole answer. Throws GW_UPSTREAM_SESSION_EXPIRED (status 404) for a lost session. */
   const post = async (body: string, exchange: Exchange, abort: AbortHandle, initialize: boolean): Promise<void> => {
+    if (credential !== undefined) await authorize();
     const usedSession = session.sessionId;
     const headers = headersFor({ accept: ACCEPT_POST, 'content-type': 'application/json' });
     // The version header belongs to requests after initialize (2025-06-18, "Protocol Version Header").

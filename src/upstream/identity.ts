@@ -10,6 +10,18 @@
 export interface UpstreamPrincipal {
   readonly id: string;
   readonly subject?: string | undefined;
+  /** `jwt` when the caller proved itself with a verified bearer token (the only kind exchanged). */
+  readonly kind?: string | undefined;
+}
+
+/**
+ * The token a token exchange may present as the subject: the caller's bearer token, and only when
+ * the gateway verified it as a JWT (an API key must never be sent to an authorization server).
+ */
+export function subjectTokenOf(principal: UpstreamPrincipal | undefined, authorization: string | undefined): string | undefined {
+  if (principal?.kind !== 'jwt' || authorization === undefined) return undefined;
+  const match = /^Bearer +([\x21-\x7E]+)$/i.exec(authorization);
+  return match?.[1];
 }
 
 const HEADER_UNSAFE = /[^\x20-\x7e]/g;

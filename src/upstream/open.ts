@@ -11,6 +11,7 @@ import type { AgentPool } from '../transport/http-pool.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
 import type { UpstreamPrincipal } from './identity.ts';
 import type { SharedPools } from './shared-pool.ts';
+import type { TokenCache } from './token-cache.ts';
 
 export interface OpenUpstreamOptions {
   target: TargetConfig;
@@ -27,14 +28,17 @@ export interface OpenUpstreamOptions {
 /** Makes a new (not yet started) upstream connection for one session. */
 export type UpstreamFactory = (options: OpenUpstreamOptions) => UpstreamConnection;
 
-/** The gateway's factory: real transports over its agents, its shared pools where a target asks. */
-export function createUpstreamFactory(agents: AgentPool, pools: SharedPools): UpstreamFactory {
+/**
+ * The gateway's factory: real transports over its agents, its shared pools where a target asks,
+ * its exchanged tokens for targets with `tokenExchange`.
+ */
+export function createUpstreamFactory(agents: AgentPool, pools: SharedPools, tokens?: TokenCache): UpstreamFactory {
   return ({ target, logger, poolLogger, authorization, principal }) => {
     if (target.type === 'stdio' && target.upstream?.mode === 'shared') {
       // A child started with one principal's variables serves that principal only.
       const perPrincipal = Object.keys(target.principalEnv).length > 0;
       return pools.poolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS, ...(perPrincipal ? { principal } : {}) }).lease();
     }
-    return createUpstreamConnection({ target, logger, authorization, agents, principal });
+    return createUpstreamConnection({ target, logger, authorization, agents, principal, tokens });
   };
 }

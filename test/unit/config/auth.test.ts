@@ -34,3 +34,26 @@ describe('gateway.auth', () => {
     expect(policy([{ claims: { groups: 5 } }])).toThrow('expected a glob or a list of globs');
   });
 });
+
+describe('mcpServers.<name>.tokenExchange', () => {
+  const remote = (server: Record<string, unknown>) => () => parseConfig({ mcpServers: { up: { type: 'http', url: 'https://up.example/mcp', ...server } } });
+  const te = { tokenEndpoint: 'https://as.example/token', clientId: 'gw', clientSecret: 'secret' };
+
+  it('defaults the resource to the server URL, unless an audience names the upstream', () => {
+    expect(remote({ tokenExchange: te })().targets.get('up')).toMatchObject({ tokenExchange: { ...te, resource: 'https://up.example/mcp', audience: undefined, maxCachedTokens: 10_000 } });
+    expect(remote({ tokenExchange: { ...te, audience: 'api://up' } })().targets.get('up')).toMatchObject({ tokenExchange: { audience: 'api://up', resource: undefined } });
+  });
+
+  it.each([
+    ['forwardAuthorization', { forwardAuthorization: true }],
+    ['an Authorization header', { headers: { Authorization: 'Bearer x' } }],
+    ['an Authorization template', { principalHeaders: { authorization: '{sub}' } }],
+  ])('refuses it beside %s: the exchanged token is the Authorization', (_label, extra) => {
+    expect(remote({ tokenExchange: te, ...extra })).toThrow('"tokenExchange" sets the upstream\'s Authorization itself');
+  });
+
+  it('needs its endpoint, client id and secret', () => {
+    expect(remote({ tokenExchange: { clientId: 'gw', clientSecret: 's' } })).toThrow('tokenEndpoint');
+    expect(remote({ tokenExchange: { ...te, clientSecret: '' } })).toThrow('must not be empty');
+  });
+});
