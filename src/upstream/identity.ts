@@ -6,6 +6,8 @@
  * stripped of NUL (env): an issuer's `sub` must not be able to inject a header or a variable.
  */
 
+import type { TargetConfig } from '../config/types.ts';
+
 /** Who the upstream works for. */
 export interface UpstreamPrincipal {
   readonly id: string;
@@ -40,3 +42,13 @@ export const principalHeaders = (templates: Readonly<Record<string, string>>, pr
   fill(templates, principal, HEADER_UNSAFE);
 
 export const principalEnv = (templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined) => fill(templates, principal, /\0/g);
+
+/**
+ * Whether what the upstream says may depend on who calls (per-principal headers or variables, an
+ * exchanged or forwarded token): then anything learnt from it in one principal's session (its
+ * capabilities, instructions) must not be shown to another.
+ */
+export function hasPrincipalIdentity(target: TargetConfig): boolean {
+  if (target.type === 'stdio') return Object.keys(target.principalEnv).length > 0;
+  return Object.keys(target.principalHeaders).length > 0 || target.tokenExchange !== undefined || target.forwardAuthorization;
+}
