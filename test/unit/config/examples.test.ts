@@ -21,6 +21,7 @@ const env = {
   SWITCHBOARD_PUBLIC_HOST: 'mcp.example.com',
   GITHUB_TOKEN: 'ghp_example',
   SWITCHBOARD_CI_KEY: 'ci-key-0123456789abcdef',
+  SWITCHBOARD_EXCHANGE_SECRET: 'exchange-secret-0123456789',
 };
 
 describe('config/ examples', () => {
@@ -94,4 +95,20 @@ describe('config/ examples', () => {
     expect(config.policy?.rules[2]).toMatchObject({ principals: ['key:ci'], tools: ['echo', 'get-sum'], prompts: ['*'], resources: ['*'] });
   });
 
+
+  it('token-exchange.yaml exchanges tokens for its remote servers and matches claims in its policy', async () => {
+    const config = await loadConfigFile(join(folder, 'token-exchange.yaml'), { env });
+    expect(config.targets.get('crm')).toMatchObject({ tokenExchange: { clientId: 'switchboard', clientSecret: env.SWITCHBOARD_EXCHANGE_SECRET, resource: 'https://crm.example.com/mcp', scope: 'crm.read crm.write' } });
+    expect(config.targets.get('admin')).toMatchObject({ tokenExchange: { audience: 'admin-api', resource: undefined } });
+    expect(config.auth?.jwt).toMatchObject({ jwksMinCacheSec: 60, jwksMaxCacheSec: 3600 });
+    expect(config.policy?.rules.map((r) => r.claims)).toEqual([{}, { groups: ['admins'] }, { groups: ['contractors'] }]);
+  });
+
+  it('auth-api-keys.yaml and auth-anonymous.yaml: keys only, and anonymous said explicitly', async () => {
+    const keys = await loadConfigFile(join(folder, 'auth-api-keys.yaml'), { env });
+    expect(keys.auth).toMatchObject({ anonymous: false, jwt: undefined });
+    expect(keys.auth?.apiKeys.map((k) => k.name)).toEqual(['ci', 'nightly']);
+    const anonymous = await loadConfigFile(join(folder, 'auth-anonymous.yaml'), { env });
+    expect(anonymous.auth).toMatchObject({ anonymous: true });
+  });
 });
