@@ -13,6 +13,7 @@ import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts
 import { buildAggregateConfig } from '../support/aggregate.ts';
 import { createTestLogger, remoteTarget } from '../support/gateway.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
+import { initializeWs, openWs, wsUrl } from '../support/ws-client.ts';
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
 const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'exchange-test', version: '1' } } };
@@ -130,6 +131,21 @@ describe('token exchange (RFC 8693) for a remote target', () => {
     const good = await as.issue('svc-b', gatewayResource('/servers/remote/mcp'));
     secrets.push(good);
     expect(await upstreamAuthorization(good)).toMatch(/^Bearer /);
+  });
+
+  it("a browser's WebSocket token (carried as a subprotocol) is exchanged like a header's", async () => {
+    const token = await as.issue('gateway', gatewayResource('/servers/remote/ws'));
+    secrets.push(token);
+    const peer = await openWs(wsUrl(gw.url, '/servers/remote/ws'), ['mcp', `bearer.${token}`]);
+    await initializeWs(peer);
+    peer.send({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'headers', arguments: {} } });
+    const [answer] = (await peer.until(5)).slice(-1) as Array<{ result: { content: Array<{ text: string }> } }>;
+    const seen = (JSON.parse(answer!.result.content[0]!.text) as Record<string, string>).authorization!;
+    const exchanged = seen.replace(/^Bearer /, '');
+    secrets.push(exchanged);
+    expect(exchanged).not.toBe(token);
+    expect(claimsOf(exchanged)).toMatchObject({ sub: 'gateway', aud: upstream.url });
+    peer.socket.close();
   });
 
   it('no token, key or secret used in this file appears in any log line', () => {
