@@ -107,6 +107,7 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
         return;
       }
       if (res.statusCode >= 400) {
+        if (res.statusCode === 401) options.credentialRejected?.();
         refuse(toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger));
         return;
       }
@@ -145,6 +146,7 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
           dispatcher: agent,
           signal: controller.signal,
         });
+        if (res.statusCode === 401) options.credentialRejected?.();
         if (res.statusCode >= 400) {
           const error = toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger);
           // The server no longer knows the stream's session: every later message would fail too.

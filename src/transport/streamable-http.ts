@@ -48,6 +48,8 @@ export interface RemoteTransportOptions {
    * RFC 8693, renewed as it nears expiry). Rejects with the GatewayError the request then fails with.
    */
   credential?: (() => Promise<string>) | undefined;
+  /** The upstream answered 401 to the credential: forget it, so the next request gets a fresh one. */
+  credentialRejected?: (() => void) | undefined;
 }
 
 const ACCEPT_POST = 'application/json, text/event-stream';
@@ -152,6 +154,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
       await recover(usedSession).catch(() => undefined);
       return undefined;
     }
+    if (res.statusCode === 401) options.credentialRejected?.();
     if (res.statusCode >= 400) throw toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger);
     if (mediaType(res.headers) !== 'text/event-stream') {
       await discard(res.body);
@@ -195,6 +198,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     if (status === 404 && usedSession !== undefined) {
       throw new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" no longer knows its session`, { target: name, status });
     }
+    if (status === 401) options.credentialRejected?.();
     if (status >= 400) throw toHttpError(name, status, res.text, logger);
     if (exchange.waiting.size === 0 && parser === undefined) return; // 202 for notifications and responses
     if (parser !== undefined) {

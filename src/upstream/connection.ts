@@ -62,7 +62,8 @@ function createTransport({ target, logger, authorization, agents, principal, tok
   // The caller's own token is only the subject of the exchange; the upstream sees the exchanged one.
   const subjectToken = subjectTokenOf(principal, authorization);
   const credential = target.tokenExchange !== undefined && tokens !== undefined ? () => tokens.tokenFor(target, principal, subjectToken) : undefined;
-  const remote = { target, logger, authorization, agent, agents, extraHeaders: principalHeaders(target.principalHeaders, principal), credential };
+  const credentialRejected = credential !== undefined ? () => tokens?.forget(target, principal) : undefined;
+  const remote = { target, logger, authorization, agent, agents, extraHeaders: principalHeaders(target.principalHeaders, principal), credential, credentialRejected };
   return { transport: target.type === 'http' ? createStreamableHttpTransport(remote) : createLegacySseTransport(remote), done };
 }
 

@@ -20,6 +20,8 @@ export const DEFAULT_LIFETIME_SEC = 60;
 export interface TokenCache {
   /** The upstream token for `principal` at `target`, exchanging `subjectToken` when none is fresh. */
   tokenFor(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined, subjectToken: string | undefined): Promise<string>;
+  /** The upstream refused `principal`'s token: forget it (the next request exchanges again). */
+  forget(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined): void;
   /** Tokens held now, across targets (tests, status). */
   readonly size: number;
   /** Forgets every token (shutdown). */
@@ -102,6 +104,9 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
         inflight.set(flightKey, pending);
       }
       return pending;
+    },
+    forget(target, principal) {
+      byTarget.get(target.name)?.delete(principal?.id ?? 'anonymous');
     },
     get size() {
       let n = 0;

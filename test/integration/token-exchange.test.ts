@@ -117,6 +117,23 @@ describe('token exchange (RFC 8693) for a remote target', () => {
     expect(as.exchanges - before).toBe(2);
   });
 
+  it('a token the upstream refuses (401) is forgotten: the next request exchanges again', async () => {
+    const client = await as.issue('svc-a', gatewayResource('/servers/remote/mcp'));
+    secrets.push(client);
+    const s = await sessionWith(client, '/servers/remote/mcp');
+    try {
+      const first = JSON.parse((await s.call('headers')).result.content[0].text as string) as Record<string, string>;
+      const before = as.exchanges;
+      expect((await s.call('fail401')).error.data).toMatchObject({ code: 'GW_UPSTREAM_HTTP_ERROR', status: 401 });
+      const after = JSON.parse((await s.call('headers')).result.content[0].text as string) as Record<string, string>;
+      secrets.push(after.authorization!.replace(/^Bearer /, ''));
+      expect(as.exchanges - before).toBe(1);
+      expect(after.authorization).not.toBe(first.authorization);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a refused exchange is GW_TOKEN_EXCHANGE_FAILED, without token or secret, and the gateway keeps serving', async () => {
     const token = await as.issue('svc-a', gatewayResource('/servers/broken/mcp'));
     secrets.push(token);
