@@ -99,6 +99,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       poolLogger: options.logger,
       authorization: options.downstream.authorization,
       principal: options.downstream.principal,
+      downstream: options.downstream,
       reserveChild: options.reserveChild,
       open: options.open,
       restart: 'on-use',

@@ -71,6 +71,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       poolLogger: options.logger,
       authorization: options.downstream?.authorization,
       principal: options.downstream?.principal,
+      downstream: options.downstream,
       reserveChild: options.reserveChild,
       restart: 'backoff',
     });

@@ -37,9 +37,11 @@ export interface SessionSeed {
 export interface DownstreamInfo {
   /**
    * The downstream's own Authorization header. Never sent upstream unless a target opts in
-   * (the gateway is the downstream's audience, not the upstream's).
+   * (the gateway is the downstream's audience, not the upstream's). With gateway.auth, the latest
+   * one the session's own principal presented (the store updates it): a refreshed token is the one
+   * a later token exchange presents.
    */
-  readonly authorization: string | undefined;
+  authorization: string | undefined;
   /** The authenticated principal (gateway.auth): the session is unknown to anyone else; policy reads it. */
   readonly principal?: Caller | undefined;
 }
@@ -55,8 +57,11 @@ export type SessionFactory = (seed: SessionSeed) => Session;
 export interface SessionStore {
   /** A new, empty session built by `factory`. Throws GW_SESSION_LIMIT or GW_SHUTTING_DOWN. */
   create(factory: SessionFactory, downstream?: DownstreamInfo): Session;
-  /** The session `id` if it exists and belongs to `principal` (undefined when auth is off). */
-  get(id: string, principal: Caller | undefined): Session | undefined;
+  /**
+   * The session `id` if it exists and belongs to `principal` (undefined when auth is off). With a
+   * principal, `authorization` (the request's header) becomes the session's latest.
+   */
+  get(id: string, principal: Caller | undefined, authorization?: string | undefined): Session | undefined;
   readonly size: number;
   /** Ends sessions idle past their TTL or not initialized in time; returns how many. Runs on a timer too. */
   sweep(now?: number): number;
@@ -80,6 +85,8 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
   const owners = new Map<string, string>();
   /** Creation time per session id: the start of its initialize deadline. */
   const created = new Map<string, number>();
+  /** The downstream record of each session with a principal, kept current (`get`). */
+  const downstreams = new Map<string, DownstreamInfo>();
   const { maxSessions } = config.limits;
   const audit = config.logging.audit === true;
   const { maxUninitialized, maxChildren, maxChildrenPerTarget } = config.session;
@@ -90,6 +97,7 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
     sessions.delete(session.id);
     created.delete(session.id);
     owners.delete(session.id);
+    downstreams.delete(session.id);
   };
 
   /** Ends `session` now for room: it leaves the map at once, its children stop in the background. */
@@ -138,7 +146,9 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
   };
 
   const store: SessionStore = {
-    create(factory, downstream = NO_DOWNSTREAM_INFO) {
+    create(factory, given = NO_DOWNSTREAM_INFO) {
+      // The session's own copy: `get` may update its authorization.
+      const downstream = given.principal === undefined ? given : { ...given };
       if (closing) throw new GatewayError('GW_SHUTTING_DOWN');
       makeRoom();
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
@@ -148,14 +158,22 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
       const session = factory({ id, limits: config.limits, logger: bound, onended, downstream, reserveChild, open: upstreams, audit: audit ? bound.child({ audit: true, session: id }) : undefined });
       sessions.set(id, session);
       created.set(id, Date.now());
-      if (downstream.principal !== undefined) owners.set(id, downstream.principal.id);
+      if (downstream.principal !== undefined) {
+        owners.set(id, downstream.principal.id);
+        downstreams.set(id, downstream);
+      }
       return session;
     },
 
-    get(id, principal) {
+    get(id, principal, authorization) {
       const session = sessions.get(id);
       // Another principal's session is as unknown as one that never existed.
-      return session !== undefined && owners.get(id) === principal?.id ? session : undefined;
+      if (session === undefined || owners.get(id) !== principal?.id) return undefined;
+      if (authorization !== undefined && principal !== undefined) {
+        const downstream = downstreams.get(id);
+        if (downstream !== undefined && downstream.authorization !== authorization) downstream.authorization = authorization;
+      }
+      return session;
     },
 
     get size() {

@@ -21,7 +21,7 @@ import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { UpstreamConnection } from './connection.ts';
 import { askUpstream, composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
-import type { UpstreamPrincipal } from './identity.ts';
+import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
 import type { UpstreamFactory } from './open.ts';
 import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
@@ -52,6 +52,8 @@ export interface SupervisorOptions<M> {
   authorization: string | undefined;
   /** Who the session serves: fills the target's per-principal headers or env. */
   principal?: UpstreamPrincipal | undefined;
+  /** The session's live downstream record: its latest Authorization is what a token exchange presents. */
+  downstream?: LiveAuthorization | undefined;
   /** Makes room under the child caps before a child starts; throws GW_SESSION_LIMIT. */
   reserveChild?: ((target: TargetConfig) => void) | undefined;
   restart: 'backoff' | 'on-use';
@@ -110,7 +112,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   /** A new connection wired to the hooks, started (spawned or dialled), not yet handshaken. */
   const begin = async (roots: RootsSettle | undefined): Promise<UpstreamConnection> => {
     starts++;
-    const next = options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization, principal: options.principal });
+    const next = options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization, principal: options.principal, downstream: options.downstream });
     next.correlator.onrequest = (request) => {
       if (roots !== undefined && settle === roots) roots.asked(request);
       hooks.onrequest(member, request);

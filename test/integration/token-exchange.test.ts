@@ -28,7 +28,7 @@ const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1]!,
 
 /** A session on `path` with `token`: its tool calls answer with their JSON-RPC message. */
 async function sessionWith(token: string, path: string) {
-  const auth = { authorization: `Bearer ${token}` };
+  let auth = { authorization: `Bearer ${token}` };
   const opened = await fetch(new URL(path, gw.url), { method: 'POST', headers: { ...HEADERS, ...auth }, body: JSON.stringify(INIT) });
   const initText = await opened.text();
   const session = { 'mcp-session-id': opened.headers.get('mcp-session-id') ?? '' };
@@ -40,6 +40,10 @@ async function sessionWith(token: string, path: string) {
     async call(tool: string): Promise<Record<string, any>> {
       const res = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {} } });
       return (await res.json()) as Record<string, any>;
+    },
+    /** The client refreshed its token: later requests carry this one. */
+    refresh(next: string) {
+      auth = { authorization: `Bearer ${next}` };
     },
     close: () => fetch(new URL(path, gw.url), { method: 'DELETE', headers: { ...auth, ...session } }),
   };
@@ -129,6 +133,24 @@ describe('token exchange (RFC 8693) for a remote target', () => {
       secrets.push(after.authorization!.replace(/^Bearer /, ''));
       expect(as.exchanges - before).toBe(1);
       expect(after.authorization).not.toBe(first.authorization);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a client's refreshed token on the same session is the subject of the next exchange", async () => {
+    const first = await as.issue('svc-b', gatewayResource('/servers/remote/mcp'));
+    const refreshed = await as.issue('svc-b', gatewayResource('/servers/remote/mcp'));
+    secrets.push(first, refreshed);
+    const s = await sessionWith(first, '/servers/remote/mcp');
+    try {
+      expect((await s.call('headers')).result).toBeDefined();
+      s.refresh(refreshed);
+      // The upstream refuses the exchanged token: the next request exchanges again, with the refreshed token.
+      await s.call('fail401');
+      const after = JSON.parse((await s.call('headers')).result.content[0].text as string) as Record<string, string>;
+      secrets.push(after.authorization!.replace(/^Bearer /, ''));
+      expect(as.lastSubjectToken === refreshed, 'the refreshed token was presented').toBe(true);
     } finally {
       await s.close();
     }

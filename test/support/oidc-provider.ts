@@ -34,6 +34,8 @@ export interface AuthorizationServer {
   readonly jwksFetches: number;
   /** Token exchanges answered (successful or not). */
   readonly exchanges: number;
+  /** The subject token of the last token exchange. */
+  readonly lastSubjectToken: string | undefined;
   /** A static confidential client (client_secret_basic), allowed client credentials and token exchange. */
   client(id: string): { clientId: string; clientSecret: string };
   /** An access token from client credentials for `resource` (its `sub` is the client id). */
@@ -76,6 +78,7 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   const clientIds = options.clients ?? ['gateway', 'svc-a', 'svc-b'];
   let jwksFetches = 0;
   let exchanges = 0;
+  let lastSubjectToken: string | undefined;
   const keys: SigningKey[] = [await newKey('k1')];
 
   let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => void res.writeHead(503).end();
@@ -128,6 +131,7 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   const exchangeHandler = (provider: Provider) => async (ctx: KoaContextWithOIDC) => {
     exchanges++;
     const params = ctx.oidc.params as Record<string, string | undefined>;
+    lastSubjectToken = params.subject_token;
     if (params.subject_token_type !== ACCESS_TOKEN_TYPE) throw new errors.InvalidRequest('subject_token_type must be an access token');
     let sub: string;
     try {
@@ -184,6 +188,9 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
     },
     get exchanges() {
       return exchanges;
+    },
+    get lastSubjectToken() {
+      return lastSubjectToken;
     },
     client: (clientId) => ({ clientId, clientSecret: secretOf(clientId) }),
     async issue(clientId, resource, asked = scope) {
