@@ -4,8 +4,9 @@
  * RFC 8707). The gateway authenticates as a confidential client with `client_secret_basic`
  * (RFC 6749 section 2.3.1). One POST, bounded by transport/http-json.ts.
  *
- * Failures are GW_TOKEN_EXCHANGE_FAILED with a short `reason`; the server's own error text goes to
- * `internal` (the log), and no token or secret is ever put in an error.
+ * Failures are GW_TOKEN_EXCHANGE_FAILED with a short `reason`; the server's OAuth error code goes
+ * to `internal` (the log) but not its `error_description`, which may quote the refused token; no
+ * token or secret is ever put in an error.
  */
 import { GatewayError, correlated } from '../errors/gateway-error.ts';
 import { postForm } from './http-json.ts';
@@ -56,8 +57,8 @@ export async function exchangeToken(req: TokenExchangeRequest): Promise<Exchange
     throw failure(req.target, 'unreachable', {}, { cause: (err as { code?: unknown }).code ?? (err as Error).name });
   }
   if (res.status !== 200) {
-    const description = (res.body as { error_description?: unknown } | undefined)?.error_description;
-    throw failure(req.target, 'refused', { status: res.status }, { oauthError: oauthError(res.body), description: typeof description === 'string' ? description.slice(0, 200) : undefined });
+    // Only the error code is logged: a server's error_description may quote the token it refused.
+    throw failure(req.target, 'refused', { status: res.status }, { oauthError: oauthError(res.body) });
   }
   const body = res.body as { access_token?: unknown; token_type?: unknown; expires_in?: unknown } | undefined;
   const token = body?.access_token;

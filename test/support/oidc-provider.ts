@@ -117,7 +117,7 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
       scopes: ['openid', 'offline_access', ...scope.split(' ')],
       findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
       interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-      // Keep the test log clean: oidc-provider warns about its in-memory adapter and dev keys.
+      // Errors at the authorization endpoint as JSON, so a failing test shows why (not an HTML page).
       renderError: (ctx, out) => {
         ctx.type = 'json';
         ctx.body = out;
