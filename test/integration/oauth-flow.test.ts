@@ -78,6 +78,9 @@ afterAll(async () => {
 describe('OAuth against a real authorization server', () => {
   it('the SDK client goes from 401 through discovery, registration and PKCE to calling tools', async () => {
     const url = new URL('/servers/col/mcp', gw.url);
+    // The gateway's RFC 9728 document names the provider as the authorization server for this URL.
+    const metadata = await (await fetch(new URL('/.well-known/oauth-protected-resource/servers/col/mcp', gw.url))).json();
+    expect(metadata).toMatchObject({ resource: url.href, authorization_servers: [as.issuer] });
     const provider = oauthClient();
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
     await expect(new Client({ name: 'oauth-test', version: '1' }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
