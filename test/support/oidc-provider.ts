@@ -21,7 +21,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, jwtVerify, createLocalJWKSet, type JWK } from 'jose';
-import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
@@ -69,6 +69,47 @@ async function newKey(kid: string): Promise<SigningKey> {
   return { kid, privateJwk: { ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' }, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' } };
 }
 
+/**
+ * oidc-provider's storage, in memory, per server (its built-in one is process-wide and warns on
+ * every start). Every model's records expire with their own TTL.
+ */
+function memoryAdapter() {
+  const store = new Map<string, { payload: AdapterPayload; expiresAt: number }>();
+  const live = (key: string) => {
+    const entry = store.get(key);
+    if (entry === undefined || Date.now() >= entry.expiresAt) return undefined;
+    return entry.payload;
+  };
+  return class {
+    readonly key: (id: string) => string;
+    constructor(model: string) {
+      this.key = (id) => `${model}:${id}`;
+    }
+    async upsert(id: string, payload: AdapterPayload, expiresIn: number) {
+      store.set(this.key(id), { payload, expiresAt: Date.now() + expiresIn * 1000 });
+    }
+    async find(id: string) {
+      return live(this.key(id));
+    }
+    async findByUid(uid: string) {
+      return [...store.keys()].map((k) => live(k)).find((p) => p?.uid === uid);
+    }
+    async findByUserCode(userCode: string) {
+      return [...store.keys()].map((k) => live(k)).find((p) => p?.userCode === userCode);
+    }
+    async consume(id: string) {
+      const payload = live(this.key(id));
+      if (payload !== undefined) payload.consumed = Math.floor(Date.now() / 1000);
+    }
+    async destroy(id: string) {
+      store.delete(this.key(id));
+    }
+    async revokeByGrantId(grantId: string) {
+      for (const [k, entry] of store) if (entry.payload.grantId === grantId) store.delete(k);
+    }
+  };
+}
+
 const secretOf = (clientId: string) => `${clientId}-secret-0123456789abcdef`;
 
 export async function startAuthorizationServer(options: AuthorizationServerOptions = {}): Promise<AuthorizationServer> {
@@ -89,8 +130,12 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+  const adapter = memoryAdapter();
   const build = () => {
     const provider = new Provider(issuer, {
+      adapter,
+      // Lifetimes given, so the provider does not warn about its defaults on every run.
+      ttl: { AccessToken: ttl, ClientCredentials: ttl, AuthorizationCode: 60, Interaction: 600, Session: 3_600, Grant: 3_600, RefreshToken: 3_600 },
       clients: clientIds.map((id) => ({
         client_id: id,
         client_secret: secretOf(id),
