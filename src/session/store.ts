@@ -44,6 +44,8 @@ export interface DownstreamInfo {
   authorization: string | undefined;
   /** The authenticated principal (gateway.auth): the session is unknown to anyone else; policy reads it. */
   readonly principal?: Caller | undefined;
+  /** Held by the gateway for 2026 clients (session/stateless/): no client may address it by id. */
+  readonly held?: boolean;
 }
 
 const NO_DOWNSTREAM_INFO: DownstreamInfo = { authorization: undefined };
@@ -83,6 +85,8 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
   const owners = new Map<string, string>();
+  /** Sessions the gateway holds for 2026 clients: never found by id. */
+  const held = new Set<string>();
   /** Creation time per session id: the start of its initialize deadline. */
   const created = new Map<string, number>();
   /** The downstream record of each session with a principal, kept current (`get`). */
@@ -97,6 +101,7 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
     sessions.delete(session.id);
     created.delete(session.id);
     owners.delete(session.id);
+    held.delete(session.id);
     downstreams.delete(session.id);
   };
 
@@ -162,13 +167,14 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
         owners.set(id, downstream.principal.id);
         downstreams.set(id, downstream);
       }
+      if (downstream.held === true) held.add(id);
       return session;
     },
 
     get(id, principal, authorization) {
       const session = sessions.get(id);
       // Another principal's session is as unknown as one that never existed.
-      if (session === undefined || owners.get(id) !== principal?.id) return undefined;
+      if (session === undefined || owners.get(id) !== principal?.id || held.has(id)) return undefined;
       if (authorization !== undefined && principal !== undefined) {
         const downstream = downstreams.get(id);
         if (downstream !== undefined && downstream.authorization !== authorization) downstream.authorization = authorization;
