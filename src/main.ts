@@ -11,6 +11,7 @@ import { isLoopbackAddress } from './http/guards.ts';
 import { createObservability } from './observe/setup.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
+import { claimNamesOf } from './router/policy.ts';
 import { VERSION } from './session/gateway-info.ts';
 import { createRuntime, type Runtime } from './session/runtime.ts';
 import { createTracingSdk } from './telemetry/sdk.ts';
@@ -148,5 +149,8 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   if (!same(before.allowedOrigins, after.allowedOrigins) || !same(before.allowedHosts, after.allowedHosts)) out.push('allowed origins and hosts');
   if (!same(before.auth, after.auth)) out.push('client authentication');
   if (!same(before.telemetry, after.telemetry)) out.push('telemetry');
+  // Tokens keep the claims the policy named at start; new names fail closed until a restart.
+  const claims = new Set(claimNamesOf(before.policy?.rules));
+  if (claimNamesOf(after.policy?.rules).some((name) => !claims.has(name))) out.push('token claims named by the policy');
   return out;
 }

@@ -22,9 +22,10 @@ export type Authenticate = (credentials: Credentials, resource: string) => Promi
 /** A compact JWS: three base64url parts. */
 const looksLikeJwt = (value: string) => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(value);
 
-export function createAuthenticator(config: AuthConfig): Authenticate {
+/** `claimNames`: the token claims the policy names (router/policy.ts claimNamesOf). */
+export function createAuthenticator(config: AuthConfig, claimNames: readonly string[] = []): Authenticate {
   const apiKey = config.apiKeys.length > 0 ? createApiKeyCheck(config.apiKeys) : undefined;
-  const jwt = config.jwt !== undefined ? createJwtCheck(config.jwt) : undefined;
+  const jwt = config.jwt !== undefined ? createJwtCheck(config.jwt, claimNames) : undefined;
   const bearerIsKey = config.apiKeyHeader === 'authorization';
 
   const identify = async ({ bearer, apiKey: headerKey }: Credentials, resource: string): Promise<Verified> => {

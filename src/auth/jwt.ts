@@ -1,6 +1,7 @@
 /**
- * Bearer JWTs, verified with `jose`: signature against the issuers' keys (a JWKS URL, cached and
- * refetched for an unknown `kid` at most every `jwksRefetchSec`, or static keys), issuer on the allow-list,
+ * Bearer JWTs, verified with `jose`: signature against the issuers' keys (a JWKS URL, cached per
+ * its max-age within bounds and refetched for an unknown `kid` at most every `jwksRefetchSec`
+ * (jwks.ts), or static keys), issuer on the allow-list,
  * audience equal to the resource URL the client called (RFC 8707) or a configured extra, `exp`
  * and `nbf` with bounded skew, asymmetric algorithms only (`none` and HMAC never), and no ID
  * tokens (OpenID Connect's `nonce`, `at_hash`, `c_hash` mark one).
@@ -10,8 +11,10 @@
  * once per token, not per call (an ES256 verification costs about 0.15 ms, two thirds of the
  * gateway's whole budget for a call). At most `CACHE_ENTRIES`, the oldest going first.
  */
-import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { JwtConfig } from '../config/types.ts';
+import { pickClaims } from './claims.ts';
+import { createJwksCache } from './jwks.ts';
 import { AuthFailure, type Principal } from './principal.ts';
 
 /** The principal, and until when (ms) the token stays valid. */
@@ -28,7 +31,7 @@ const CACHE_ENTRIES = 10_000;
 
 function keySet(config: JwtConfig): JWTVerifyGetKey {
   if (config.jwksUrl !== undefined) {
-    return createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: config.jwksRefetchSec * 1_000, cacheMaxAge: 10 * 60_000, timeoutDuration: 5_000 });
+    return createJwksCache({ url: config.jwksUrl, minCacheSec: config.jwksMinCacheSec, maxCacheSec: config.jwksMaxCacheSec, refetchSec: config.jwksRefetchSec }).getKey;
   }
   return createLocalJWKSet({ keys: (config.keys ?? []) as never });
 }
@@ -45,7 +48,8 @@ function reasonOf(err: unknown): string {
   return 'token could not be verified';
 }
 
-export function createJwtCheck(config: JwtConfig): JwtCheck {
+/** `claimNames`: the token claims the policy names, kept on the principal (claims.ts). */
+export function createJwtCheck(config: JwtConfig, claimNames: readonly string[] = []): JwtCheck {
   const keys = keySet(config);
   const options = {
     issuer: [...config.issuers],
@@ -65,7 +69,7 @@ export function createJwtCheck(config: JwtConfig): JwtCheck {
     if (protectedHeader.typ?.toLowerCase() === 'id_token' || ID_TOKEN_CLAIMS.some((c) => c in payload)) {
       throw new AuthFailure(401, 'an ID token is not an access token');
     }
-    const principal: Principal = Object.freeze({ id: `${String(payload.iss)}#${String(payload.sub)}`, kind: 'jwt', subject: String(payload.sub), scopes: scopesOf(payload) });
+    const principal: Principal = Object.freeze({ id: `${String(payload.iss)}#${String(payload.sub)}`, kind: 'jwt', subject: String(payload.sub), scopes: scopesOf(payload), claims: pickClaims(payload, claimNames) });
     return { principal, until: ((payload.exp as number) + config.clockSkewSec) * 1000 };
   };
   return async (token, resource) => {

@@ -10,6 +10,8 @@ export interface Principal {
   /** The token's `sub`, the key's name, or `anonymous`: what `{sub}` becomes in upstream templates. */
   readonly subject: string;
   readonly scopes: ReadonlySet<string>;
+  /** A token's claims that the policy names (auth/claims.ts); undefined for keys and anonymous. */
+  readonly claims?: Readonly<Record<string, readonly string[]>> | undefined;
 }
 
 export const ANONYMOUS: Principal = Object.freeze({ id: 'anonymous', kind: 'anonymous', subject: 'anonymous', scopes: new Set<string>() });

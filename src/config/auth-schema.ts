@@ -53,8 +53,12 @@ const jwtSchema = z
     {
       /** Issuers whose tokens are accepted (`iss`, exact match). */
       issuers: z.array(httpUrl, { error: 'expected a list of issuer URLs' }).min(1, { error: 'name at least one issuer' }),
-      /** Where the issuers' signing keys are (cached 10 minutes; refetched early for an unknown `kid`). */
+      /** Where the issuers' signing keys are (cached per the response's max-age, clamped; refetched early for an unknown `kid`). */
       jwksUrl: httpUrl.optional(),
+      /** 60 s at least: a JWKS served with `max-age=0` or `no-store` must not cost one fetch per token. */
+      jwksMinCacheSec: z.int({ error: 'expected an integer' }).min(0).max(86_400).default(60),
+      /** 3600 s at most: a key the issuer withdrew stops verifying here within the hour. */
+      jwksMaxCacheSec: z.int({ error: 'expected an integer' }).min(1).max(604_800).default(3_600),
       /** 30 s at least between two fetches of the JWKS: tokens with made-up `kid`s cannot make the gateway hammer it. */
       jwksRefetchSec: z.int({ error: 'expected an integer' }).min(1).max(3_600).default(30),
       /** Or the public keys themselves (JWK objects). */
@@ -68,7 +72,8 @@ const jwtSchema = z
     },
     anObject,
   )
-  .refine((j) => (j.jwksUrl === undefined) !== (j.keys === undefined), { error: 'give exactly one of "jwksUrl" or "keys"' });
+  .refine((j) => (j.jwksUrl === undefined) !== (j.keys === undefined), { error: 'give exactly one of "jwksUrl" or "keys"' })
+  .refine((j) => j.jwksMinCacheSec <= j.jwksMaxCacheSec, { error: '"jwksMinCacheSec" must not exceed "jwksMaxCacheSec"', path: ['jwksMinCacheSec'] });
 
 export const authSchema = z
   .strictObject(
@@ -104,6 +109,20 @@ export const ruleSchema = z.strictObject(
     principals: globs('principal ids').default(['*']),
     /** Scopes the principal must all hold for the rule to apply ([]: none needed). */
     scopes: z.array(scope, { error: 'expected a list of scopes' }).default([]),
+    /**
+     * Token claims the principal must carry: each named claim (a string, or a list of strings)
+     * must have a value matching the glob, or one of the globs, given for it ({}: none needed).
+     */
+    claims: z
+      .record(
+        text().max(256, { error: 'a claim name of at most 256 characters' }),
+        z.union([text(), z.array(text(), { error: 'expected a glob or a list of globs' }).min(1, { error: 'name at least one glob' })], {
+          error: 'expected a glob or a list of globs',
+        }),
+        { error: 'expected claim names with a glob or a list of globs' },
+      )
+      .refine((c) => Object.keys(c).length <= 16, { error: 'at most 16 claims per rule' })
+      .default({}),
     servers: globs('server names').default(['*']),
     /**
      * Names as the server gives them (no aggregate prefix). Unset in an allow rule: every name. In a

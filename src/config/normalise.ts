@@ -8,7 +8,7 @@ import { DEFAULT_INHERITED_ENV } from './default-env.ts';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigFile, ServerEntry } from './schema.ts';
 import type { TelemetrySection } from './telemetry-schema.ts';
-import type { AggregateConfig, AuthConfig, BucketConfig, GatewayConfig, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig, TracesConfig } from './types.ts';
+import type { AggregateConfig, AuthConfig, BucketConfig, GatewayConfig, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig, TokenExchangeConfig, TracesConfig } from './types.ts';
 
 /**
  * Restart backoff is not exposed in the file yet: 250 ms first (a child that died at once usually
@@ -75,7 +75,15 @@ function toBucket(bucket: { perSecond: number; burst?: number | undefined } | un
 function toPolicyRule(rule: PolicySection['rules'][number]): PolicyRule {
   const whole = rule.tools === undefined && rule.prompts === undefined && rule.resources === undefined;
   const fill = (list: string[] | undefined) => list ?? (rule.effect === 'allow' || whole ? ['*'] : []);
-  return { ...rule, tools: fill(rule.tools), prompts: fill(rule.prompts), resources: fill(rule.resources) };
+  const claims = Object.fromEntries(Object.entries(rule.claims).map(([name, globs]) => [name, typeof globs === 'string' ? [globs] : globs]));
+  return { ...rule, claims, tools: fill(rule.tools), prompts: fill(rule.prompts), resources: fill(rule.resources) };
+}
+
+/** Neither audience nor resource: the target's own URL is the resource the token is for. */
+function toTokenExchange(te: Extract<ServerEntry, { type: 'http' }>['tokenExchange'], url: string): TokenExchangeConfig | undefined {
+  if (te === undefined) return undefined;
+  const resource = te.resource ?? (te.audience === undefined ? url : undefined);
+  return { tokenEndpoint: te.tokenEndpoint, clientId: te.clientId, clientSecret: te.clientSecret, audience: te.audience, resource, scope: te.scope, maxCachedTokens: te.maxCachedTokens };
 }
 
 /** Keys given as themselves are hashed here: the running config holds no key. */
@@ -93,7 +101,7 @@ function toAuthConfig(auth: AuthSection): AuthConfig {
     jwt:
       jwt === undefined
         ? undefined
-        : { issuers: jwt.issuers, jwksUrl: jwt.jwksUrl, jwksRefetchSec: jwt.jwksRefetchSec, keys: jwt.keys, algorithms: jwt.algorithms, clockSkewSec: jwt.clockSkewSec, audiences: jwt.audiences },
+        : { issuers: jwt.issuers, jwksUrl: jwt.jwksUrl, jwksRefetchSec: jwt.jwksRefetchSec, jwksMinCacheSec: jwt.jwksMinCacheSec, jwksMaxCacheSec: jwt.jwksMaxCacheSec, keys: jwt.keys, algorithms: jwt.algorithms, clockSkewSec: jwt.clockSkewSec, audiences: jwt.audiences },
     scopes: auth.scopes,
     authorizationServers: auth.authorizationServers ?? jwt?.issuers ?? [],
   };
@@ -140,6 +148,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
       headers: Object.fromEntries(Object.entries(server.headers).map(([key, value]) => [key.toLowerCase(), value])),
       forwardAuthorization: server.forwardAuthorization,
       principalHeaders: Object.fromEntries(Object.entries(server.principalHeaders).map(([key, value]) => [key.toLowerCase(), value])),
+      tokenExchange: toTokenExchange(server.tokenExchange, server.url),
       maxConnections: server.maxConnections,
       timeouts,
       restart,

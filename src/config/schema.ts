@@ -254,6 +254,29 @@ const headerName = z
 /** No CR, LF or NUL: a header value must not be able to inject another header. */
 const headerValue = scalarString().refine((value) => !/[\r\n\0]/.test(value), { error: 'header values must not contain CR, LF or NUL' });
 
+/**
+ * RFC 8693 token exchange for this upstream: the caller's token is exchanged at the authorization
+ * server for one meant for the upstream, which then goes as `Authorization: Bearer`.
+ */
+const tokenExchangeSchema = z.strictObject(
+  {
+    tokenEndpoint: remoteUrl,
+    /** The gateway's own client at the authorization server (client_secret_basic). */
+    clientId: scalarString().pipe(z.string().min(1, { error: 'must not be empty' })),
+    /** Usually `${ENV_VAR}`; never logged, never in error data. */
+    clientSecret: scalarString().pipe(z.string().min(1, { error: 'must not be empty' })),
+    /** Who the new token is for (RFC 8693 `audience`), as the authorization server names it. */
+    audience: scalarString().pipe(z.string().min(1, { error: 'must not be empty' })).optional(),
+    /** The upstream's URL as a resource indicator (RFC 8707). Unset with no audience: the target's url. */
+    resource: remoteUrl.optional(),
+    /** Space-separated scopes to ask for; unset: the server's default for that resource. */
+    scope: scalarString().pipe(z.string().min(1, { error: 'must not be empty' })).optional(),
+    /** 10000 exchanged tokens kept at most for this target (one per principal); the least recently used goes first. */
+    maxCachedTokens: positive(1_000_000).default(10_000),
+  },
+  { error: 'expected an object' },
+);
+
 /** Keys of both remote kinds (`http`, `sse`). */
 const remoteCommon = {
   url: remoteUrl,
@@ -271,6 +294,8 @@ const remoteCommon = {
   forwardAuthorization: boolean().default(false),
   /** {}: none. Per-principal headers: `{sub}` and `{principal}` in a value become the caller's subject and id. */
   principalHeaders: z.record(headerName, headerValue, { error: 'expected an object of strings' }).default({}),
+  /** Unset: none. The caller's token is exchanged (RFC 8693) for one meant for this upstream. */
+  tokenExchange: tokenExchangeSchema.optional(),
   /**
    * 0 = no cap. Every session of the target holds one connection for its GET stream for as long
    * as it lives, so any fixed cap below sessions x (1 + concurrent requests) queues requests
@@ -289,10 +314,16 @@ const remoteCommon = {
   maxMessageBytes: positive().default(32 * MiB),
 };
 
+/** With tokenExchange, the exchanged token is the upstream's Authorization: nothing else may set it. */
+const oneAuthorization = (server: { tokenExchange?: unknown; forwardAuthorization: boolean; headers: Record<string, string>; principalHeaders: Record<string, string> }) =>
+  server.tokenExchange === undefined ||
+  (!server.forwardAuthorization && ![...Object.keys(server.headers), ...Object.keys(server.principalHeaders)].some((k) => k.toLowerCase() === 'authorization'));
+const authorizationClash = { error: '"tokenExchange" sets the upstream\'s Authorization itself: drop "forwardAuthorization" and any Authorization header' };
+
 /** Streamable HTTP (2025-03-26 and later). */
-export const httpServerSchema = z.strictObject({ type: z.literal('http'), ...remoteCommon });
+export const httpServerSchema = z.strictObject({ type: z.literal('http'), ...remoteCommon }).refine(oneAuthorization, authorizationClash);
 /** Legacy HTTP+SSE (2024-11-05). */
-export const sseServerSchema = z.strictObject({ type: z.literal('sse'), ...remoteCommon });
+export const sseServerSchema = z.strictObject({ type: z.literal('sse'), ...remoteCommon }).refine(oneAuthorization, authorizationClash);
 
 const serverVariants = z.discriminatedUnion('type', [stdioServerSchema, httpServerSchema, sseServerSchema], {
   error: 'expected an object',

@@ -89,6 +89,20 @@ export interface StdioTargetConfig {
 }
 
 /** A remote upstream: Streamable HTTP (`http`) or legacy HTTP+SSE (`sse`, 2024-11-05). */
+/** RFC 8693 token exchange for a remote target (docs/security.md). */
+export interface TokenExchangeConfig {
+  readonly tokenEndpoint: string;
+  readonly clientId: string;
+  /** A secret: never logged, never in error data. */
+  readonly clientSecret: string;
+  readonly audience: string | undefined;
+  /** Resource indicator (RFC 8707); the target's url when neither this nor audience is set. */
+  readonly resource: string | undefined;
+  readonly scope: string | undefined;
+  /** Exchanged tokens kept at most (one per principal); least recently used first out. */
+  readonly maxCachedTokens: number;
+}
+
 export interface RemoteTargetConfig {
   readonly type: 'http' | 'sse';
   readonly name: string;
@@ -100,6 +114,8 @@ export interface RemoteTargetConfig {
   readonly forwardAuthorization: boolean;
   /** Templates (`{sub}`, `{principal}`) sent per principal, names lower-cased. */
   readonly principalHeaders: Readonly<Record<string, string>>;
+  /** The caller's token exchanged for the upstream's (RFC 8693); undefined: none. */
+  readonly tokenExchange?: TokenExchangeConfig | undefined;
   /** Most connections the target's pooled agent opens; 0 = no cap. */
   readonly maxConnections: number;
   readonly timeouts: TimeoutPolicy;
@@ -125,6 +141,9 @@ export interface JwtConfig {
   readonly jwksUrl: string | undefined;
   /** Least time between two JWKS fetches (s). */
   readonly jwksRefetchSec: number;
+  /** The JWKS response's max-age is clamped to [jwksMinCacheSec, jwksMaxCacheSec] (s). */
+  readonly jwksMinCacheSec: number;
+  readonly jwksMaxCacheSec: number;
   /** Static public keys (JWK objects), when no jwksUrl. */
   readonly keys: readonly Readonly<Record<string, unknown>>[] | undefined;
   readonly algorithms: readonly string[];
@@ -164,6 +183,8 @@ export interface PolicyRule {
   readonly effect: 'allow' | 'deny';
   readonly principals: readonly string[];
   readonly scopes: readonly string[];
+  /** Token claims the caller must carry: name -> globs, one of which a value must match. */
+  readonly claims: Readonly<Record<string, readonly string[]>>;
   readonly servers: readonly string[];
   readonly tools: readonly string[];
   readonly prompts: readonly string[];

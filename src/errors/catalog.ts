@@ -66,6 +66,7 @@ export const catalog = Object.freeze({
   GW_UPSTREAM_UNREACHABLE: entry(JsonRpcCode.InternalError, 502, 'Upstream server could not be reached'),
   GW_UPSTREAM_HTTP_ERROR: entry(JsonRpcCode.InternalError, 502, 'Upstream server answered with an HTTP error'),
   GW_UPSTREAM_SESSION_EXPIRED: entry(JsonRpcCode.InternalError, 502, 'Upstream session expired'),
+  GW_TOKEN_EXCHANGE_FAILED: entry(JsonRpcCode.InternalError, 502, 'Token exchange for the upstream failed'),
   GW_REQUEST_CANCELLED: entry(JsonRpcCode.InternalError, 200, 'Request cancelled'),
   GW_DOWNSTREAM_UNAVAILABLE: entry(JsonRpcCode.InternalError, 200, 'No downstream stream could take this server-to-client request'),
   GW_SERVER_REQUEST_UNATTRIBUTABLE: entry(

@@ -51,6 +51,19 @@ export function credentialsOf(request: FastifyRequest, auth: AuthConfig): Creden
   return { bearer: bearer || undefined, apiKey: typeof keyHeader === 'string' && keyHeader !== '' ? keyHeader : undefined };
 }
 
+/**
+ * The Authorization the session records for its upstreams (forwardAuthorization, token exchange):
+ * the header, or for a browser's WebSocket the token it carried as a subprotocol, in header form,
+ * so a token is a token whichever way it came.
+ */
+export function downstreamAuthorization(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (header !== undefined || request.headers.upgrade?.toLowerCase() !== 'websocket') return header;
+  const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+  const token = offered.find((p) => p.startsWith(WS_TOKEN_PREFIX))?.slice(WS_TOKEN_PREFIX.length);
+  return token ? `Bearer ${token}` : undefined;
+}
+
 function challenge(auth: AuthConfig, origin: string, resourcePath: string, failure: AuthFailure, presented: boolean): string {
   const parts = [`resource_metadata="${origin}${METADATA_PREFIX}${resourcePath}"`];
   if (failure.status === 403) parts.unshift('error="insufficient_scope"');
@@ -84,12 +97,13 @@ interface Proven {
 
 /**
  * Adds the hook to `mcp` (the plugin that holds every MCP route); no-op without `auth`. Refusals
- * are reported to `observer` (the auth-failure metric).
+ * are reported to `observer` (the auth-failure metric). `claimNames`: the token claims the policy
+ * reads (kept on the principal).
  */
-export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefined, logger: Logger, observer: Observer = NOOP_OBSERVER): void {
+export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefined, logger: Logger, observer: Observer = NOOP_OBSERVER, claimNames: readonly string[] = []): void {
   mcp.decorateRequest('principal', undefined);
   if (auth === undefined) return;
-  const authenticate = createAuthenticator(auth);
+  const authenticate = createAuthenticator(auth, claimNames);
   const log = logger.child({ component: 'auth' });
   const proven = new WeakMap<object, Proven>();
   const headerOf = (request: FastifyRequest) => {

@@ -109,7 +109,7 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
       throw new GatewayError('GW_SESSION_REQUIRED', 'Bad Request: the sessionId query parameter is required');
     }
     const channel = channels.get(sessionId);
-    const session = store.get(sessionId, request.principal);
+    const session = store.get(sessionId, request.principal, request.headers.authorization);
     if (channel === undefined || session === undefined || session.ended || !entry.owns(session)) {
       throw new GatewayError('GW_SESSION_NOT_FOUND', 'Session not found: it ended or never existed; open a new SSE stream');
     }

@@ -60,7 +60,7 @@ export function openEndpointOf(request: FastifyRequest, resolve: ResolveEndpoint
 function sessionOf(request: FastifyRequest, store: SessionStore, entry: RouteEndpoint): Session {
   const id = request.headers[SESSION_HEADER];
   if (typeof id !== 'string' || id === '') throw new GatewayError('GW_SESSION_REQUIRED');
-  const session = store.get(id, request.principal);
+  const session = store.get(id, request.principal, request.headers.authorization);
   // A session of another endpoint is as unknown here as one that never existed.
   if (session === undefined || session.ended || !entry.owns(session)) {
     throw new GatewayError('GW_SESSION_NOT_FOUND', 'Session not found: it ended or never existed; initialize a new one');

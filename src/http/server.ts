@@ -28,6 +28,7 @@ import { registerMcpRoute, type ResolveEndpoint } from './mcp-route.ts';
 import { replyError } from './reply-error.ts';
 import { registerAuthHook, registerResourceMetadata } from './auth-hook.ts';
 import { createRequestLimits } from '../auth/rate-limit.ts';
+import { claimNamesOf } from '../router/policy.ts';
 import { createKeepAlive } from './sink.ts';
 import { createWsHeartbeat, pickSubprotocol, registerWsRoute } from './ws-route.ts';
 
@@ -187,7 +188,8 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
     // Before the body is read: refuse foreign Origins and Hosts (DNS rebinding) cheaply.
     mcp.addHook('onRequest', async (request) => origins.check(request.headers));
     // Then who is calling, still before any body is read (no-op without gateway.auth).
-    registerAuthHook(mcp, config.auth, log, observer);
+    // Tokens keep the claims the policy names at start; a reload naming others fails closed (router/policy.ts).
+    registerAuthHook(mcp, config.auth, log, observer, claimNamesOf(config.policy?.rules));
     const bases = ['/servers/:name', '/groups/:name', ''];
     registerCors(mcp, config.corsOrigins ?? [], bases.flatMap((base) => [`${base}/sse`, `${base}/messages`]));
     // One route per path shape, not per target: the table says per request what a name serves

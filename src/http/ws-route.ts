@@ -21,6 +21,7 @@ import type { SessionStore } from '../session/store.ts';
 import { createChannel, isRejected, parseOneMessage, type ChannelWire } from './channel.ts';
 import { endpointOf, openEndpointOf, type ResolveEndpoint } from './mcp-route.ts';
 import { replyError } from './reply-error.ts';
+import { downstreamAuthorization } from './auth-hook.ts';
 
 /** The subprotocol MCP WebSocket clients ask for. */
 export const WS_SUBPROTOCOL = 'mcp';
@@ -108,7 +109,7 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
     try {
       const entry = endpointOf(request, resolve);
       endpoint = entry.endpoint;
-      session = store.create(entry.factory, { authorization: request.headers.authorization, principal: request.principal, transport: 'websocket' });
+      session = store.create(entry.factory, { authorization: downstreamAuthorization(request), principal: request.principal, transport: 'websocket' });
     } catch (err) {
       // Session limit or shutdown: say why in a frame, then close with "try again later".
       const error = toGatewayError(err);

@@ -1,8 +1,9 @@
 /**
  * `gateway.policy` as pure functions: which targets, tools, prompts and resources a caller may
  * reach. With a policy, what no allow rule grants is denied and a deny rule wins over every allow.
- * A rule applies to a caller whose id matches one of its `principals` globs and who holds all its
- * `scopes`. A target is reachable when an allow rule names it and no deny rule takes all of it
+ * A rule applies to a caller whose id matches one of its `principals` globs, who holds all its
+ * `scopes`, and each of whose `claims` named by the rule has a value matching one of the rule's
+ * globs for it (a string claim, or any element of a list claim). A target is reachable when an allow rule names it and no deny rule takes all of it
  * away; then each name passes when an allow rule's globs match it and no deny rule's do.
  *
  * The result is a `Grant` of name filters, combined with the target's own filters (`restrict`),
@@ -19,6 +20,11 @@ export interface Caller {
   readonly scopes: ReadonlySet<string>;
   /** The token's `sub` or the key's name (upstream identity templates). */
   readonly subject?: string;
+  /**
+   * The token claims the policy names, as strings (auth/claims.ts); undefined without a token. A
+   * claim name missing here was not captured (a reload named it later): see `claimsMatch`.
+   */
+  readonly claims?: Readonly<Record<string, readonly string[]>> | undefined;
 }
 
 export const ANONYMOUS_CALLER: Caller = Object.freeze({ id: 'anonymous', subject: 'anonymous', scopes: new Set<string>() });
@@ -44,6 +50,7 @@ interface CompiledRule {
   readonly rule: PolicyRule;
   readonly principals: RegExp;
   readonly servers: RegExp;
+  readonly claims: readonly (readonly [string, RegExp])[];
   readonly names: Record<Kind, RegExp>;
 }
 
@@ -53,6 +60,7 @@ function compileRule(rule: PolicyRule): CompiledRule {
     rule,
     principals: re(rule.principals),
     servers: re(rule.servers),
+    claims: Object.entries(rule.claims).map(([name, globs]) => [name, re(globs)] as const),
     names: { tools: re(rule.tools), prompts: re(rule.prompts), resources: re(rule.resources) },
   };
 }
@@ -63,6 +71,28 @@ function filterOf(kind: Kind, allows: CompiledRule[], denies: CompiledRule[]): N
   return (name) => allows.some((r) => r.names[kind].test(name)) && !denied.some((r) => r.names[kind].test(name));
 }
 
+/**
+ * Whether `caller`'s claims satisfy the rule's. A caller without a token has no claims: a rule
+ * that names claims is not for it. A claim the principal did not capture (the policy that named
+ * it came with a reload, after the token was read) fails closed: an allow rule does not apply,
+ * a deny rule does.
+ */
+function claimsMatch(r: CompiledRule, caller: Caller): boolean {
+  if (r.claims.length === 0) return true;
+  const claims = caller.claims;
+  if (claims === undefined) return false;
+  return r.claims.every(([name, glob]) => {
+    const values = claims[name];
+    if (values === undefined) return r.rule.effect === 'deny';
+    return values.some((v) => glob.test(v));
+  });
+}
+
+/** Every claim name the rules use: what the edge keeps of a token for the policy. */
+export function claimNamesOf(rules: readonly PolicyRule[] | undefined): string[] {
+  return [...new Set((rules ?? []).flatMap((r) => Object.keys(r.claims)))];
+}
+
 export function compilePolicy(rules: readonly PolicyRule[] | undefined): Policy | undefined {
   if (rules === undefined) return undefined;
   const compiled = rules.map(compileRule);
@@ -70,7 +100,7 @@ export function compilePolicy(rules: readonly PolicyRule[] | undefined): Policy 
     fingerprint: JSON.stringify(rules),
     grant(caller = ANONYMOUS_CALLER, target) {
       const applies = (r: CompiledRule) =>
-        r.principals.test(caller.id) && r.servers.test(target) && r.rule.scopes.every((s) => caller.scopes.has(s));
+        r.principals.test(caller.id) && r.servers.test(target) && r.rule.scopes.every((s) => caller.scopes.has(s)) && claimsMatch(r, caller);
       const allows = compiled.filter((r) => r.rule.effect === 'allow' && applies(r));
       const denies = compiled.filter((r) => r.rule.effect === 'deny' && applies(r));
       if (allows.length === 0) return undefined;

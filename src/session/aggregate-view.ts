@@ -8,6 +8,7 @@ import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig, ty
 import { createNameFilter } from '../router/glob.ts';
 import { restrict, type Caller, type Policy } from '../router/policy.ts';
 import type { Exposure } from '../router/list-merge.ts';
+import { hasPrincipalIdentity } from '../upstream/identity.ts';
 
 export interface ViewTarget {
   readonly target: TargetConfig;
@@ -23,8 +24,35 @@ export interface AggregateView {
   readonly targets: ReadonlyMap<string, ViewTarget>;
 }
 
-/** What the gateway learnt of a target in a handshake; keyed by the (frozen) target config. */
-export type KnownTargets = WeakMap<TargetConfig, { readonly capabilities: JsonObject; readonly instructions: string | undefined }>;
+/** What the gateway learnt of a target in a handshake. */
+export interface Learnt {
+  readonly capabilities: JsonObject;
+  readonly instructions: string | undefined;
+}
+
+/**
+ * What the gateway learnt of each target, keyed by the (frozen) target config, then by principal
+ * id for a target whose answers may depend on the caller (upstream/identity.ts): one principal's
+ * instructions never reach another's session. At most `KNOWN_PER_TARGET` principals per target,
+ * the oldest forgotten first (its sessions then assume the defaults until the target answers).
+ */
+export type KnownTargets = WeakMap<TargetConfig, Map<string, Learnt>>;
+export const KNOWN_PER_TARGET = 1_000;
+
+const knownKey = (target: TargetConfig, principal: string | undefined) => (hasPrincipalIdentity(target) ? (principal ?? 'anonymous') : '');
+
+export function learntOf(known: KnownTargets, target: TargetConfig, principal: string | undefined): Learnt | undefined {
+  return known.get(target)?.get(knownKey(target, principal));
+}
+
+export function learn(known: KnownTargets, target: TargetConfig, principal: string | undefined, learnt: Learnt): void {
+  let byPrincipal = known.get(target);
+  if (byPrincipal === undefined) known.set(target, (byPrincipal = new Map()));
+  const key = knownKey(target, principal);
+  byPrincipal.delete(key);
+  if (byPrincipal.size >= KNOWN_PER_TARGET) byPrincipal.delete(byPrincipal.keys().next().value as string);
+  byPrincipal.set(key, learnt);
+}
 
 /** The view of `config` over `names` (a group's targets), or over every target when undefined. */
 export function toAggregateView(config: GatewayConfig, names?: readonly string[]): AggregateView {

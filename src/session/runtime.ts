@@ -20,6 +20,7 @@ import { createBreakers, type Breakers } from '../upstream/breakers.ts';
 import { createTargetHealth, type TargetHealthMonitor } from '../upstream/target-health.ts';
 import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts';
 import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts';
+import { createTokenCache } from '../upstream/token-cache.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
 import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
 import { createSessionStore, type SessionStore } from './store.ts';
@@ -56,7 +57,8 @@ export interface RuntimeExtras {
 export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer = NOOP_OBSERVER }: RuntimeExtras = {}): Runtime {
   const agents = createAgentPool();
   const pools = createSharedPools();
-  const upstreams = createUpstreamFactory(agents, pools);
+  const tokens = createTokenCache({ logger });
+  const upstreams = createUpstreamFactory(agents, pools, tokens);
   const breakers = createBreakers(config.targets.values(), logger);
   const health = createTargetHealth({ targets: config.targets.values(), breakers, config: config.health });
   const cursors = createCursorCodec();
@@ -93,6 +95,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       await store.close(graceMs);
       // Sessions sent their DELETEs while ending; what is left of the agents and pools goes now.
       await Promise.all([agents.close(), pools.close()]);
+      tokens.clear();
     },
   };
 }

@@ -92,6 +92,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       poolLogger: options.logger,
       authorization: options.downstream?.authorization,
       principal: options.downstream?.principal,
+      downstream: options.downstream,
       reserveChild: options.reserveChild,
       breaker: options.breakers?.of(target),
       observer: options.observer,

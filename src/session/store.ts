@@ -49,9 +49,11 @@ export interface SessionSeed {
 export interface DownstreamInfo {
   /**
    * The downstream's own Authorization header. Never sent upstream unless a target opts in
-   * (the gateway is the downstream's audience, not the upstream's).
+   * (the gateway is the downstream's audience, not the upstream's). With gateway.auth, the latest
+   * one the session's own principal presented (the store updates it): a refreshed token is the one
+   * a later token exchange presents.
    */
-  readonly authorization: string | undefined;
+  authorization: string | undefined;
   /** The authenticated principal (gateway.auth): the session is unknown to anyone else; policy reads it. */
   readonly principal?: Caller | undefined;
   /** Held by the gateway for 2026 clients (session/stateless/): no client may address it by id. */
@@ -76,8 +78,11 @@ export type SessionFactory = (seed: SessionSeed) => Session;
 export interface SessionStore {
   /** A new, empty session built by `factory`. Throws GW_SESSION_LIMIT or GW_SHUTTING_DOWN. */
   create(factory: SessionFactory, downstream?: DownstreamInfo): Session;
-  /** The session `id` if it exists and belongs to `principal` (undefined when auth is off). */
-  get(id: string, principal: Caller | undefined): Session | undefined;
+  /**
+   * The session `id` if it exists and belongs to `principal` (undefined when auth is off). With a
+   * principal, `authorization` (the request's header) becomes the session's latest.
+   */
+  get(id: string, principal: Caller | undefined, authorization?: string | undefined): Session | undefined;
   readonly size: number;
   /** Requests in flight in all sessions now (limits.maxInflight caps it). */
   readonly inflight: number;
@@ -114,6 +119,8 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
   const held = new Set<string>();
   /** Creation time per session id: the start of its initialize deadline. */
   const created = new Map<string, number>();
+  /** The downstream record of each session with a principal, kept current (`get`). */
+  const downstreams = new Map<string, DownstreamInfo>();
   const { maxSessions } = config.limits;
   const audit = config.logging.audit === true;
   const { maxUninitialized, maxChildren, maxChildrenPerTarget } = config.session;
@@ -131,6 +138,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
     held.delete(session.id);
     observer.sessionClosed(known, causes.get(session.id) ?? 'ended');
     causes.delete(session.id);
+    downstreams.delete(session.id);
   };
 
   /** Ends `session` now for room: it leaves the map at once, its children stop in the background. */
@@ -180,7 +188,9 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
   };
 
   const store: SessionStore = {
-    create(factory, downstream = NO_DOWNSTREAM_INFO) {
+    create(factory, given = NO_DOWNSTREAM_INFO) {
+      // The session's own copy: `get` may update its authorization.
+      const downstream = given.principal === undefined ? given : { ...given };
       if (closing) throw new GatewayError('GW_SHUTTING_DOWN');
       makeRoom();
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
@@ -204,15 +214,23 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
       sessions.set(id, session);
       observer.sessionOpened(session);
       created.set(id, Date.now());
-      if (downstream.principal !== undefined) owners.set(id, downstream.principal.id);
+      if (downstream.principal !== undefined) {
+        owners.set(id, downstream.principal.id);
+        downstreams.set(id, downstream);
+      }
       if (downstream.held === true) held.add(id);
       return session;
     },
 
-    get(id, principal) {
+    get(id, principal, authorization) {
       const session = sessions.get(id);
       // Another principal's session is as unknown as one that never existed.
-      return session !== undefined && owners.get(id) === principal?.id && !held.has(id) ? session : undefined;
+      if (session === undefined || owners.get(id) !== principal?.id || held.has(id)) return undefined;
+      if (authorization !== undefined && principal !== undefined) {
+        const downstream = downstreams.get(id);
+        if (downstream !== undefined && downstream.authorization !== authorization) downstream.authorization = authorization;
+      }
+      return session;
     },
 
     get size() {

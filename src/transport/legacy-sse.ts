@@ -31,6 +31,11 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
   const { target, logger, agent } = options;
   const name = target.name;
   const headers = upstreamHeaders(target, options.authorization, options.extraHeaders);
+  const { credential } = options;
+  /** Puts the current credential (an exchanged token) into the headers before a request. */
+  const authorize = async () => {
+    if (credential !== undefined) headers.authorization = `Bearer ${await credential()}`;
+  };
   const stream = new AbortController();
   const posts = new Set<AbortController>();
   let endpoint: string | undefined;
@@ -97,12 +102,14 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
     void (async () => {
       let res: Dispatcher.ResponseData;
       try {
+        await authorize();
         res = await request(target.url, { method: 'GET', headers: { ...headers, accept: 'text/event-stream' }, dispatcher: agent, signal: stream.signal });
       } catch (err) {
         refuse(stream.signal.aborted ? closedError() : toNetworkError(name, err));
         return;
       }
       if (res.statusCode >= 400) {
+        if (res.statusCode === 401) options.credentialRejected?.();
         refuse(toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger));
         return;
       }
@@ -135,6 +142,7 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
       // Every POST here is only an acknowledgement (answers come on the stream), so all are bounded.
       const timer = boundPost(controller, target.timeouts.requestMs);
       try {
+        if (credential !== undefined) await authorize();
         const res = await request(endpoint, {
           method: 'POST',
           headers: { ...headers, 'content-type': 'application/json' },
@@ -142,6 +150,7 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
           dispatcher: agent,
           signal: controller.signal,
         });
+        if (res.statusCode === 401) options.credentialRejected?.();
         if (res.statusCode >= 400) {
           const error = toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger);
           // The server no longer knows the stream's session: every later message would fail too.

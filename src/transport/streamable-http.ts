@@ -44,6 +44,13 @@ export interface RemoteTransportOptions {
   agents: Pick<AgentPool, 'offersGetStream' | 'noteNoGetStream'>;
   /** Headers on top of the target's own (per-principal identity); never logged. */
   extraHeaders?: Readonly<Record<string, string>> | undefined;
+  /**
+   * The bearer token to send as `Authorization`, asked before every request (an exchanged token,
+   * RFC 8693, renewed as it nears expiry). Rejects with the GatewayError the request then fails with.
+   */
+  credential?: (() => Promise<string>) | undefined;
+  /** The upstream answered 401 to the credential: forget it, so the next request gets a fresh one. */
+  credentialRejected?: (() => void) | undefined;
 }
 
 const ACCEPT_POST = 'application/json, text/event-stream';
@@ -86,6 +93,11 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   const byRequest = new Map<string, Abortable>();
 
   const headersFor = (extra: Record<string, string>) => session.headers(fixedHeaders, extra);
+  const { credential } = options;
+  /** Puts the current credential into the fixed headers (no-op without one: no await on the common path). */
+  const authorize = async () => {
+    if (credential !== undefined) fixedHeaders.authorization = `Bearer ${await credential()}`;
+  };
 
   const closedError = () => new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" connection is closed`, { target: name });
 
@@ -127,6 +139,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
    * (405), or it forgot the session, which `recover` then handles (re-initializing reopens it).
    */
   const openStream = async (lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableBody | undefined> => {
+    if (credential !== undefined) await authorize();
     const usedSession = session.sessionId;
     const extra: Record<string, string> = { accept: 'text/event-stream' };
     if (lastEventId !== undefined) extra['last-event-id'] = lastEventId;
@@ -142,6 +155,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
       await recover(usedSession).catch(() => undefined);
       return undefined;
     }
+    if (res.statusCode === 401) options.credentialRejected?.();
     if (res.statusCode >= 400) throw toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger);
     if (mediaType(res.headers) !== 'text/event-stream') {
       await discard(res.body);
@@ -152,6 +166,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
 
   /** One POST and its whole answer. Throws GW_UPSTREAM_SESSION_EXPIRED (status 404) for a lost session. */
   const post = async (body: string, exchange: Exchange, abort: AbortHandle, initialize: boolean, trace?: TraceContext): Promise<void> => {
+    if (credential !== undefined) await authorize();
     const usedSession = session.sessionId;
     const headers = headersFor({ accept: ACCEPT_POST, 'content-type': 'application/json' });
     // Each request is its own POST, so its trace context goes as the W3C headers (trace-context.ts).
@@ -189,6 +204,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     if (status === 404 && usedSession !== undefined) {
       throw new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" no longer knows its session`, { target: name, status });
     }
+    if (status === 401) options.credentialRejected?.();
     if (status >= 400) throw toHttpError(name, status, res.text, logger);
     if (exchange.waiting.size === 0 && parser === undefined) return; // 202 for notifications and responses
     if (parser !== undefined) {

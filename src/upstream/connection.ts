@@ -7,7 +7,8 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { AgentPool } from '../transport/http-pool.ts';
-import { principalEnv, principalHeaders, type UpstreamPrincipal } from './identity.ts';
+import { principalEnv, principalHeaders, subjectTokenOf, type LiveAuthorization, type UpstreamPrincipal } from './identity.ts';
+import type { TokenCache } from './token-cache.ts';
 import { createLegacySseTransport } from '../transport/legacy-sse.ts';
 import { createStdioTransport } from '../transport/stdio.ts';
 import { createStreamableHttpTransport } from '../transport/streamable-http.ts';
@@ -39,12 +40,16 @@ export interface UpstreamOptions {
   agents?: AgentPool | undefined;
   /** Who the upstream works for: fills the target's principalHeaders / principalEnv. */
   principal?: UpstreamPrincipal | undefined;
+  /** Exchanged tokens per (target, principal), for targets with `tokenExchange`. */
+  tokens?: TokenCache | undefined;
+  /** The session's live downstream record: a refreshed token is the subject of the next exchange. */
+  downstream?: LiveAuthorization | undefined;
 }
 
 export type UpstreamTransport = Transport & { readonly pid?: number | undefined; garbage?(): StdoutGarbage };
 
 /** The target's transport, and what to do once it is closed for good (give its agent back). */
-function createTransport({ target, logger, authorization, agents, principal }: UpstreamOptions): { transport: UpstreamTransport; done(): void } {
+function createTransport({ target, logger, authorization, agents, principal, tokens, downstream }: UpstreamOptions): { transport: UpstreamTransport; done(): void } {
   if (target.type === 'stdio') {
     const extraEnv = principalEnv(target.principalEnv, principal);
     return { transport: createStdioTransport({ target, logger, extraEnv }), done: () => undefined };
@@ -56,7 +61,13 @@ function createTransport({ target, logger, authorization, agents, principal }: U
     if (!released) agents.release(target);
     released = true;
   };
-  const remote = { target, logger, authorization, agent, agents, extraHeaders: principalHeaders(target.principalHeaders, principal) };
+  // The caller's own token (its latest) is only the subject of the exchange; the upstream sees the exchanged one.
+  const credential =
+    target.tokenExchange !== undefined && tokens !== undefined
+      ? () => tokens.tokenFor(target, principal, subjectTokenOf(principal, downstream?.authorization ?? authorization))
+      : undefined;
+  const credentialRejected = credential !== undefined ? () => tokens?.forget(target, principal) : undefined;
+  const remote = { target, logger, authorization, agent, agents, extraHeaders: principalHeaders(target.principalHeaders, principal), credential, credentialRejected };
   return { transport: target.type === 'http' ? createStreamableHttpTransport(remote) : createLegacySseTransport(remote), done };
 }
 

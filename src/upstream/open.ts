@@ -9,8 +9,9 @@ import type { Logger } from '../log/logger.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
 import type { AgentPool } from '../transport/http-pool.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
-import type { UpstreamPrincipal } from './identity.ts';
+import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
 import type { SharedPools } from './shared-pool.ts';
+import type { TokenCache } from './token-cache.ts';
 
 export interface OpenUpstreamOptions {
   target: TargetConfig;
@@ -22,19 +23,24 @@ export interface OpenUpstreamOptions {
   authorization: string | undefined;
   /** Who the session serves (gateway.auth): fills the target's per-principal headers or env. */
   principal?: UpstreamPrincipal | undefined;
+  /** The session's live downstream record (its latest Authorization), for token exchange. */
+  downstream?: LiveAuthorization | undefined;
 }
 
 /** Makes a new (not yet started) upstream connection for one session. */
 export type UpstreamFactory = (options: OpenUpstreamOptions) => UpstreamConnection;
 
-/** The gateway's factory: real transports over its agents, its shared pools where a target asks. */
-export function createUpstreamFactory(agents: AgentPool, pools: SharedPools): UpstreamFactory {
-  return ({ target, logger, poolLogger, authorization, principal }) => {
+/**
+ * The gateway's factory: real transports over its agents, its shared pools where a target asks,
+ * its exchanged tokens for targets with `tokenExchange`.
+ */
+export function createUpstreamFactory(agents: AgentPool, pools: SharedPools, tokens?: TokenCache): UpstreamFactory {
+  return ({ target, logger, poolLogger, authorization, principal, downstream }) => {
     if (target.type === 'stdio' && target.upstream?.mode === 'shared') {
       // A child started with one principal's variables serves that principal only.
       const perPrincipal = Object.keys(target.principalEnv).length > 0;
       return pools.poolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS, ...(perPrincipal ? { principal } : {}) }).lease();
     }
-    return createUpstreamConnection({ target, logger, authorization, agents, principal });
+    return createUpstreamConnection({ target, logger, authorization, agents, principal, tokens, downstream });
   };
 }

@@ -23,7 +23,7 @@ import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import type { UpstreamConnection } from './connection.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import { askUpstream, composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
-import type { UpstreamPrincipal } from './identity.ts';
+import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
 import type { UpstreamFactory } from './open.ts';
 import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
 import { createStartAttempt, type StartAttempt } from './start-attempt.ts';
@@ -55,6 +55,8 @@ export interface SupervisorOptions<M> {
   authorization: string | undefined;
   /** Who the session serves: fills the target's per-principal headers or env. */
   principal?: UpstreamPrincipal | undefined;
+  /** The session's live downstream record: its latest Authorization is what a token exchange presents. */
+  downstream?: LiveAuthorization | undefined;
   /** Makes room under the child caps before a child starts; throws GW_SESSION_LIMIT. */
   reserveChild?: ((target: TargetConfig) => void) | undefined;
   /** The target's circuit breaker (the Runtime's): asked before every start, told how it went. */
@@ -120,7 +122,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   /** A new connection wired to the hooks, started (spawned or dialled), not yet handshaken. */
   const begin = async (roots: RootsSettle | undefined, attempt: StartAttempt): Promise<UpstreamConnection> => {
     starts++;
-    const next = options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization, principal: options.principal });
+    const next = options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization, principal: options.principal, downstream: options.downstream });
     next.correlator.onrequest = (request) => {
       if (roots !== undefined && settle === roots) roots.asked(request);
       hooks.onrequest(member, request);

@@ -84,7 +84,7 @@ beforeAll(async () => {
     publicUrl: undefined,
     apiKeys: [{ name: 'ci', sha256: createHash('sha256').update(API_KEY).digest('hex'), scopes: ['mcp'] }],
     apiKeyHeader: 'authorization',
-    jwt: { issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl, jwksRefetchSec: 1, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
+    jwt: { issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl, jwksRefetchSec: 1, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
     scopes: ['mcp'],
     authorizationServers: [issuer.issuer],
   };
@@ -274,14 +274,16 @@ describe('a token that expires on an open connection', () => {
       publicUrl: 'http://gw.test',
       apiKeys: [],
       apiKeyHeader: 'authorization',
-      jwt: { issuers: [short.issuer], jwksUrl: short.jwksUrl, jwksRefetchSec: 30, keys: undefined, algorithms: ['ES256'], clockSkewSec: 0, audiences: [] },
+      jwt: { issuers: [short.issuer], jwksUrl: short.jwksUrl, jwksRefetchSec: 30, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: undefined, algorithms: ['ES256'], clockSkewSec: 0, audiences: [] },
       scopes: [],
       authorizationServers: [short.issuer],
     };
     const gateway = await startGateway({ ...base, auth }, { logger: createTestLogger('silent', undefined) });
     const pool = new Pool(gateway.url, { connections: 1 });
     try {
-      const token = await short.mint({ aud: 'http://gw.test/mcp', exp: Math.floor(Date.now() / 1000) + 1 });
+      // Three seconds of life: the first initialize starts a child, which takes a while on a loaded machine.
+      const exp = Math.floor(Date.now() / 1000) + 3;
+      const token = await short.mint({ aud: 'http://gw.test/mcp', exp });
       const post = async () => {
         const res = await pool.request({ path: '/mcp', method: 'POST', headers: { ...JSON_HEADERS, ...bearer(token) }, body: INIT });
         await res.body.text();
@@ -289,7 +291,7 @@ describe('a token that expires on an open connection', () => {
       };
       expect(await post()).toBe(200);
       expect(await post()).toBe(200);
-      await new Promise((r) => setTimeout(r, 1_100 + (1000 - (Date.now() % 1000))));
+      await new Promise((r) => setTimeout(r, Math.max(0, exp * 1000 - Date.now()) + 100));
       expect(await post()).toBe(401);
     } finally {
       await pool.close();

@@ -18,7 +18,7 @@ const BOB = 'bob-key-0123456789abcdef0';
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
 const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'policy-test', version: '1' } } };
 
-const rule = (r: Partial<PolicyRule>): PolicyRule => ({ effect: 'allow', principals: ['*'], scopes: [], servers: ['*'], tools: ['*'], prompts: ['*'], resources: ['*'], ...r });
+const rule = (r: Partial<PolicyRule>): PolicyRule => ({ effect: 'allow', principals: ['*'], scopes: [], claims: {}, servers: ['*'], tools: ['*'], prompts: ['*'], resources: ['*'], ...r });
 const RULES: PolicyRule[] = [
   // Alice: both servers, but not col's secret_* tools nor its "summarise" prompt.
   rule({ principals: ['key:alice'], servers: ['col', 'other'] }),

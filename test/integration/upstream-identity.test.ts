@@ -49,7 +49,7 @@ beforeAll(async () => {
   remote = await startHttpFixture({ getStream: false });
   const base = buildAggregateConfig({
     targets: {
-      remote: { target: remoteTarget('remote', { type: 'http', url: remote.url, principalHeaders: { 'x-user': '{sub}', 'x-principal': '{principal}' } }) },
+      remote: { target: remoteTarget('remote', { type: 'http', url: remote.url, principalHeaders: { 'x-user': '{sub}', 'x-principal': '{principal}' } }), exposure: { eager: false } },
       child: { ...colliderServer(), principalEnv: { MCP_USER: 'user-{sub}' } },
       pooled: { ...colliderServer(), principalEnv: { MCP_USER: '{sub}' }, upstream: { mode: 'shared', children: 1 } },
     },
@@ -93,5 +93,21 @@ describe('upstream identity per principal', () => {
     } finally {
       await Promise.all([alice.close(), alice2.close(), bob.close()]);
     }
+  });
+
+  it("an aggregate session never sees what a per-principal upstream told another principal's session", async () => {
+    // Alice's session starts the (lazy) remote member: the gateway learns its capabilities and instructions.
+    const alice = await sessionAs('alice', '/mcp');
+    expect(JSON.parse(await alice.call('remote__headers'))['x-user']).toBe('alice');
+    await alice.close();
+    // Bob's initialize answers before his own remote member starts: Alice's instructions must not be in it.
+    const opened = await fetch(new URL('/mcp', gw.url), { method: 'POST', headers: { ...HEADERS, authorization: `Bearer ${KEYS.bob}` }, body: JSON.stringify(INIT) });
+    const init = (await opened.json()) as { result: { instructions?: string } };
+    expect(init.result.instructions ?? '').not.toContain('alice');
+    await fetch(new URL('/mcp', gw.url), { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.bob}`, 'mcp-session-id': opened.headers.get('mcp-session-id')! } });
+    // Alice's next session is told what her own upstream said.
+    const again = await fetch(new URL('/mcp', gw.url), { method: 'POST', headers: { ...HEADERS, authorization: `Bearer ${KEYS.alice}` }, body: JSON.stringify(INIT) });
+    expect(((await again.json()) as { result: { instructions?: string } }).result.instructions).toContain('Serving alice');
+    await fetch(new URL('/mcp', gw.url), { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.alice}`, 'mcp-session-id': again.headers.get('mcp-session-id')! } });
   });
 });

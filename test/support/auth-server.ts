@@ -15,6 +15,8 @@ export interface Issuer {
   readonly jwksUrl: string;
   /** Times the JWKS was fetched. */
   readonly fetches: number;
+  /** The JWKS response's Cache-Control (unset: none). */
+  cacheControl: string | undefined;
   /** Signs an access token; `claims` override the defaults (sub, exp in 5 min, scope). */
   mint(claims: Record<string, unknown>, options?: { kid?: string; alg?: string; typ?: string; key?: CryptoKey }): Promise<string>;
   /** A key pair with `kid`, signing only until published. */
@@ -31,7 +33,8 @@ export async function startIssuer(): Promise<Issuer> {
     if (req.url !== '/jwks') return void res.writeHead(404).end();
     fetches++;
     const published = [...keys.values()].filter((k) => k.published).map((k) => k.jwk);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: published }));
+    const headers = { 'content-type': 'application/json', ...(api.cacheControl !== undefined ? { 'cache-control': api.cacheControl } : {}) };
+    res.writeHead(200, headers).end(JSON.stringify({ keys: published }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -44,7 +47,8 @@ export async function startIssuer(): Promise<Issuer> {
   await addKey('k1');
   keys.get('k1')!.published = true;
 
-  return {
+  const api: Issuer = {
+    cacheControl: undefined,
     issuer: origin,
     jwksUrl: `${origin}/jwks`,
     get fetches() {
@@ -65,6 +69,7 @@ export async function startIssuer(): Promise<Issuer> {
     },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+  return api;
 }
 
 /** `alg: none`: an unsigned token, which no verifier may accept. */

@@ -66,6 +66,7 @@ export function remoteTarget(name: string, t: RemoteTestTarget): RemoteTargetCon
     headers: t.headers ?? {},
     forwardAuthorization: t.forwardAuthorization ?? false,
     principalHeaders: t.principalHeaders ?? {},
+    tokenExchange: t.tokenExchange,
     maxConnections: t.maxConnections ?? 0,
     timeouts: t.timeouts ?? { requestMs: 30_000, resetOnProgress: true, maxTotalMs: 0 },
     restart: t.restart ?? { onExit: 'end', maxRestarts: 3, initialBackoffMs: 100, maxBackoffMs: 2_000 },

@@ -13,7 +13,7 @@ beforeAll(async () => {
   const jwk = { ...(await exportJWK(publicKey)), kid: 'k1' };
   sign = (claims) =>
     new SignJWT({ sub: 'alice', iss: ISSUER, aud: RESOURCE, exp: Math.floor(Date.now() / 1000) + 300, ...claims }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).sign(privateKey);
-  check = createJwtCheck({ issuers: [ISSUER], jwksUrl: undefined, jwksRefetchSec: 30, keys: [jwk], algorithms: ['ES256'], clockSkewSec: 0, audiences: [] });
+  check = createJwtCheck({ issuers: [ISSUER], jwksUrl: undefined, jwksRefetchSec: 30, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: [jwk], algorithms: ['ES256'], clockSkewSec: 0, audiences: [] });
 });
 
 async function refusal(promise: Promise<unknown>): Promise<string> {

@@ -13,6 +13,7 @@ describe('gateway.auth', () => {
     ['a short key', { apiKeys: [{ name: 'ci', key: 'short' }] }, 'an API key needs at least 16 characters'],
     ['a key and its hash', { apiKeys: [{ name: 'ci', key: '0123456789abcdef', sha256: 'a'.repeat(64) }] }, 'give exactly one of "sha256" or "key"'],
     ['a public URL with a path', { anonymous: true, publicUrl: 'https://mcp.example.com/base' }, 'expected an origin'],
+    ['a JWKS floor above its ceiling', { jwt: { issuers: ['https://as.example'], jwksUrl: 'https://as.example/jwks', jwksMinCacheSec: 600, jwksMaxCacheSec: 60 } }, '"jwksMinCacheSec" must not exceed "jwksMaxCacheSec"'],
   ])('refuses %s, saying how to fix it', (_label, auth, message) => {
     expect(withAuth(auth)).toThrow(message);
   });
@@ -23,5 +24,36 @@ describe('gateway.auth', () => {
 
   it('no auth section: no client authentication', () => {
     expect(parseConfig({ mcpServers: { a: { command: 'x' } } }).auth).toBeUndefined();
+  });
+
+  it('policy rules match claims by a glob or a list of globs; an empty list is refused', () => {
+    const policy = (rules: unknown) => () => parseConfig({ mcpServers: { a: { command: 'x' } }, gateway: { auth: { anonymous: true }, policy: { rules } } });
+    expect(policy([{ claims: { groups: 'admins', roles: ['a*', 'b'] } }])().policy?.rules[0]?.claims).toEqual({ groups: ['admins'], roles: ['a*', 'b'] });
+    expect(policy([{}])().policy?.rules[0]?.claims).toEqual({});
+    expect(policy([{ claims: { groups: [] } }])).toThrow('name at least one glob');
+    expect(policy([{ claims: { groups: 5 } }])).toThrow('expected a glob or a list of globs');
+  });
+});
+
+describe('mcpServers.<name>.tokenExchange', () => {
+  const remote = (server: Record<string, unknown>) => () => parseConfig({ mcpServers: { up: { type: 'http', url: 'https://up.example/mcp', ...server } } });
+  const te = { tokenEndpoint: 'https://as.example/token', clientId: 'gw', clientSecret: 'secret' };
+
+  it('defaults the resource to the server URL, unless an audience names the upstream', () => {
+    expect(remote({ tokenExchange: te })().targets.get('up')).toMatchObject({ tokenExchange: { ...te, resource: 'https://up.example/mcp', audience: undefined, maxCachedTokens: 10_000 } });
+    expect(remote({ tokenExchange: { ...te, audience: 'api://up' } })().targets.get('up')).toMatchObject({ tokenExchange: { audience: 'api://up', resource: undefined } });
+  });
+
+  it.each([
+    ['forwardAuthorization', { forwardAuthorization: true }],
+    ['an Authorization header', { headers: { Authorization: 'Bearer x' } }],
+    ['an Authorization template', { principalHeaders: { authorization: '{sub}' } }],
+  ])('refuses it beside %s: the exchanged token is the Authorization', (_label, extra) => {
+    expect(remote({ tokenExchange: te, ...extra })).toThrow('"tokenExchange" sets the upstream\'s Authorization itself');
+  });
+
+  it('needs its endpoint, client id and secret', () => {
+    expect(remote({ tokenExchange: { clientId: 'gw', clientSecret: 's' } })).toThrow('tokenEndpoint');
+    expect(remote({ tokenExchange: { ...te, clientSecret: '' } })).toThrow('must not be empty');
   });
 });

