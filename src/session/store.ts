@@ -83,6 +83,8 @@ export interface SessionStore {
    * principal, `authorization` (the request's header) becomes the session's latest.
    */
   get(id: string, principal: Caller | undefined, authorization?: string | undefined): Session | undefined;
+  /** A session the gateway holds for 2026 callers was used by its principal with `authorization`: its latest (token exchange reads it). */
+  noteAuthorization(id: string, principal: Caller | undefined, authorization: string | undefined): void;
   readonly size: number;
   /** Requests in flight in all sessions now (limits.maxInflight caps it). */
   readonly inflight: number;
@@ -231,6 +233,11 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         if (downstream !== undefined && downstream.authorization !== authorization) downstream.authorization = authorization;
       }
       return session;
+    },
+
+    noteAuthorization(id, principal, authorization) {
+      const downstream = downstreams.get(id);
+      if (downstream !== undefined && authorization !== undefined && owners.get(id) === principal?.id) downstream.authorization = authorization;
     },
 
     get size() {

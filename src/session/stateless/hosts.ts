@@ -156,7 +156,9 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     return host;
   };
 
-  const take = (host: Host): Host => {
+  const take = (host: Host, caller: HostCaller): Host => {
+    // A caller's refreshed token is the one its held session's upstreams see next (token exchange).
+    store.noteAuthorization(host.id, caller.principal, caller.authorization);
     host.active++;
     host.lastUsed = Date.now();
     return host;
@@ -188,10 +190,10 @@ export function createHostPool(options: HostPoolOptions): HostPool {
       const key = `${scope}\u0000${askingCapabilities(caller.capabilities)}`;
       const list = byKey.get(key) ?? [];
       const chosen = choose(key, list.length, mayAsk);
-      if (chosen !== undefined) return take(chosen);
+      if (chosen !== undefined) return take(chosen, caller);
       // Wait for a host already opening rather than open one past the cap (or at all, when the
       // request cannot ask and so needs no host of its own).
-      if (list.length >= perCaller || (!mayAsk && list.length > 0)) return take(await (list[list.length - 1] as Promise<Host>));
+      if (list.length >= perCaller || (!mayAsk && list.length > 0)) return take(await (list[list.length - 1] as Promise<Host>), caller);
       let slot: Promise<Host> | undefined;
       const opening = open(caller, key, scope, () => slot as Promise<Host>);
       slot = opening;
@@ -203,7 +205,7 @@ export function createHostPool(options: HostPoolOptions): HostPool {
         if (at >= 0) list.splice(at, 1);
         if (list.length === 0 && byKey.get(key) === list) byKey.delete(key);
       });
-      return take(await opening);
+      return take(await opening, caller);
     },
 
     release(host) {
