@@ -175,7 +175,8 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
         method: r.method,
         code: code ?? 'upstream',
         session: r.session.id,
-        requestId: typeof r.clientId === 'string' ? r.clientId.slice(0, 64) : String(r.clientId),
+        // A number id may be kept as its exact text (JSON.rawJSON), which String() cannot convert.
+        requestId: typeof r.clientId === 'string' ? r.clientId.slice(0, 64) : JSON.stringify(r.clientId),
         correlationId,
       });
     },

@@ -111,7 +111,12 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     // A withdrawn request was reported as cancelled: whatever it still runs into is not news.
     if (timed && !rec.cancelled) {
       rec.endedAt = performance.now();
-      observer.requestEnded(rec, outcome, code, correlationId);
+      // A failing observer (metrics, status page) must never keep an answer from its client.
+      try {
+        observer.requestEnded(rec, outcome, code, correlationId);
+      } catch (err) {
+        logger.error({ err }, 'an observer failed on a request that ended; the request is answered anyway');
+      }
     }
     const a = rec.audited;
     if (a === undefined || audit === undefined) return;

@@ -155,6 +155,11 @@ describe('2026 requests on a 2025 upstream', () => {
     running.push(gw);
     const url = new URL('/mcp', gw.url);
     const as = (key: string) => ({ authorization: `Bearer ${key}` });
+    // A 2026 request is authenticated like a 2025 one: before its body is read.
+    const anonymous = await modern(url, 'tools/list', {}, { meta });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toContain('Bearer');
+    expect((await modern(url, 'tools/list', {}, { meta, headers: as('wrong-key') })).status).toBe(401);
     const pid = async (key: string) => JSON.parse(textOf(resultOf(await modern(url, 'tools/call', { name: 'whoami' }, { meta, headers: as(key) })))).pid as number;
     expect(await pid('alice-key')).not.toBe(await pid('bob-key'));
 

@@ -32,6 +32,13 @@ describe('numeric ids keep their text', () => {
     }
   });
 
+  it.each(IDS)('%s is kept in an error answer too (the request is not left hanging)', async (id) => {
+    const answer = await single.postRaw(`{"jsonrpc":"2.0","id":${id},"method":"resources/list"}`);
+    expect(answer.status).toBe(200);
+    expect(answer.text).toContain(`"id":${id},`);
+    expect(answer.json.error).toMatchObject({ code: -32601 });
+  });
+
   it('over WebSocket, every form at once', async () => {
     const ws = await openWs(wsUrl(gw.url, '/servers/rec/ws'));
     const texts: string[] = [];
