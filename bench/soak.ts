@@ -8,7 +8,11 @@
  *
  *   npm run soak -- [--cycles 10000] [--calls 1000000] [--minutes 120] [--concurrency 4]
  *                   [--cycle-workers 2] [--crash-every 20] [--sample-sec 10]
- *                   [--json out.json] [--svg out.svg]
+ *                   [--heap-mb N] [--json out.json] [--svg out.svg]
+ *
+ * `--heap-mb N` caps the gateway's V8 old space (`--max-old-space-size`): RSS that grows because
+ * garbage is collected late stays under the cap, a leak of live objects ends in an out-of-memory
+ * exit, which the soak reports.
  *
  * Every loop stops at its count or at `--minutes`, whichever comes first; loopback only. Exit code
  * 1 when a child or descriptor leaked or an answer was wrong. Figures: docs/soak.md.
@@ -33,6 +37,7 @@ const { values: argv } = parseArgs({
     'cycle-workers': { type: 'string', default: '2' },
     'crash-every': { type: 'string', default: '20' },
     'sample-sec': { type: 'string', default: '10' },
+    'heap-mb': { type: 'string' },
     json: { type: 'string' },
     svg: { type: 'string' },
   },
@@ -81,7 +86,8 @@ async function startGateway(): Promise<Gateway> {
       mcpServers: { echo: { command: process.execPath, args: [ECHO] }, crashy: { command: process.execPath, args: [MISBEHAVING, 'normal'] } },
     }),
   );
-  const child = spawn(process.execPath, [join(ROOT, 'src', 'cli.ts'), '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const heap = argv['heap-mb'] === undefined ? [] : [`--max-old-space-size=${num('heap-mb')}`];
+  const child = spawn(process.execPath, [...heap, join(ROOT, 'src', 'cli.ts'), '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const logLines = { warn: 0, error: 0, last: [] as string[] };
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let buffer = '';
@@ -247,7 +253,7 @@ const summary = {
   firstFailures: stats.first,
   gatewayLog: gateway.logLines,
   gatewayExitCode: exitCode,
-  options: { cycles: CYCLES, calls: CALLS, minutes: num('minutes'), concurrency: CONCURRENCY, cycleWorkers: CYCLE_WORKERS, crashEvery: CRASH_EVERY, sampleSec: SAMPLE_MS / 1000 },
+  options: { heapMb: argv['heap-mb'] ?? null, cycles: CYCLES, calls: CALLS, minutes: num('minutes'), concurrency: CONCURRENCY, cycleWorkers: CYCLE_WORKERS, crashEvery: CRASH_EVERY, sampleSec: SAMPLE_MS / 1000 },
 };
 console.log(JSON.stringify(summary, null, 2));
 if (argv.json !== undefined) writeFileSync(argv.json, JSON.stringify({ summary, samples }, null, 2));
