@@ -88,9 +88,10 @@ describe.each(sections)('docs/configuration.md, $name keys', ({ defaults, rows }
 });
 
 describe('docs/configuration.md, remote servers', () => {
-  it('documents http and sse in one table because their keys are the same', () => {
+  it('documents http and sse in one table because their keys are the same (but `protocol`, http only)', () => {
     const sse = [...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse' })).keys()].filter((key) => !aggregateDefaults.has(key));
-    expect(sse).toEqual([...remoteDefaults.keys()]);
+    expect(sse).toEqual([...remoteDefaults.keys()].filter((key) => key !== 'protocol'));
+    expect(docs).toMatch(/\| `protocol` \| [^|]*`http` only/);
   });
 });
 

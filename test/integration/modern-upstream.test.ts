@@ -1,0 +1,267 @@
+/**
+ * A 2025-era client (the SDK v1 client) through the gateway to a 2026-07-28-only upstream (the SDK
+ * v2 server with `legacy: 'reject'`, test/fixtures/modern-upstream.ts), on a single-target path and
+ * on an aggregate `/mcp` beside a 2025 stdio member: the handshake composed from server/discover,
+ * stateless POSTs with the `_meta` envelope and headers, input_required turned into real sampling
+ * and elicitation requests and retried with a new id, progress, cancel, bad answers. Era detection:
+ * `auto` finds 2026 for the fixture and 2025 for the 2025 HTTP fixture, and a 401 or 500 on the
+ * probe is not remembered.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningGateway } from '../../src/main.ts';
+import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
+import { startModernFixture, type ModernFixture } from '../fixtures/modern-upstream.ts';
+import { connectClient, startAggregateGateway } from '../support/aggregate.ts';
+import { everythingServer, remoteTarget, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { textOf } from '../support/recorder.ts';
+
+const ENVELOPE_VERSION = 'io.modelcontextprotocol/protocolVersion';
+const ENVELOPE_CAPS = 'io.modelcontextprotocol/clientCapabilities';
+
+let modern: ModernFixture;
+let legacy: HttpFixture;
+let gw: TestGateway;
+
+async function connect(url: URL, handlers = true): Promise<Client> {
+  const client = new Client({ name: 'v1-client', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation: {} } });
+  if (handlers) {
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      const first = request.params.messages[0]?.content;
+      const asked = first !== undefined && !Array.isArray(first) && first.type === 'text' ? first.text : '';
+      return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `forty-two (${asked})` } };
+    });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { sure: true } }));
+  }
+  await client.connect(new StreamableHTTPClientTransport(url));
+  return client;
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<McpError> {
+  const outcome = await promise.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  if (outcome instanceof McpError) return outcome;
+  throw new Error(`expected an McpError, got ${String(outcome)}`);
+}
+
+const paramsOf = (seen: { body: Record<string, unknown> }) => seen.body.params as Record<string, unknown>;
+
+beforeAll(async () => {
+  [modern, legacy] = await Promise.all([startModernFixture(), startHttpFixture({ getStream: false })]);
+  gw = await startTestGateway({ targets: { modern: { type: 'http', url: modern.url }, legacy: { type: 'http', url: legacy.url } } });
+});
+afterAll(async () => {
+  await gw?.close();
+  await Promise.all([modern?.close(), legacy?.close()]);
+});
+
+describe('2025 client -> 2026 upstream, single target', () => {
+  it('answers initialize from server/discover and never sends initialize upstream', async () => {
+    const client = await connect(gw.mcpUrl('modern'));
+    expect(client.getServerVersion()).toEqual({ name: 'modern-fixture', version: '2.4.0' });
+    expect(client.getInstructions()).toBe('A 2026-07-28-only fixture.');
+    // list_changed needs a subscriptions/listen stream, which this bridge does not open.
+    expect(client.getServerCapabilities()?.tools).toEqual({});
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['confirm', 'echo', 'progress', 'sample', 'slow']);
+    expect(modern.calls('initialize')).toEqual([]);
+    expect(modern.calls('notifications/initialized')).toEqual([]);
+    await client.close();
+  });
+
+  it('sends each request as a stateless 2026 POST with the envelope and the headers', async () => {
+    const client = await connect(gw.mcpUrl('modern'));
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+    expect(textOf(result)).toBe('hi');
+    expect(result).not.toHaveProperty('resultType');
+    const seen = modern.calls('tools/call', 'echo').at(-1)!;
+    expect(seen.headers).toMatchObject({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo', 'mcp-session-id': undefined });
+    const meta = paramsOf(seen)._meta as Record<string, unknown>;
+    expect(meta[ENVELOPE_VERSION]).toBe('2026-07-28');
+    expect(meta[ENVELOPE_CAPS]).toEqual({ sampling: {}, elicitation: {} });
+    await client.close();
+  });
+
+  it('sends Mcp-Name in the =?base64?...?= form when the name is not plain ASCII', async () => {
+    const client = await connect(gw.mcpUrl('modern'));
+    const outcome = await client.callTool({ name: 'grüße', arguments: {} }).catch((err: unknown) => err);
+    const seen = modern.calls('tools/call', 'grüße').at(-1)!;
+    expect(seen.headers['mcp-name']).toBe(`=?base64?${Buffer.from('grüße').toString('base64')}?=`);
+    // The upstream accepted the header (no -32020) and answered about the tool itself.
+    expect(JSON.stringify(outcome)).not.toContain('GW_UPSTREAM_HTTP_ERROR');
+    await client.close();
+  });
+
+  it('turns input_required for sampling into a real sampling request, then retries with a new id', async () => {
+    const client = await connect(gw.mcpUrl('modern'));
+    const result = await client.callTool({ name: 'sample', arguments: { prompt: 'meaning' } });
+    expect(textOf(result)).toBe('model said: forty-two (meaning)');
+    const [first, retry] = modern.calls('tools/call', 'sample').slice(-2);
+    expect(retry!.body.id).not.toEqual(first!.body.id);
+    expect(paramsOf(first!).inputResponses).toBeUndefined();
+    expect(paramsOf(retry!).requestState).toBe('fixture-state:meaning');
+    expect(paramsOf(retry!).inputResponses).toEqual({
+      llm: { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'forty-two (meaning)' } },
+    });
+    expect(paramsOf(retry!).arguments).toEqual({ prompt: 'meaning' });
+    expect((paramsOf(retry!)._meta as Record<string, unknown>)[ENVELOPE_VERSION]).toBe('2026-07-28');
+    await client.close();
+  });
+
+  it('turns input_required for elicitation into a real elicitation request', async () => {
+    const client = await connect(gw.mcpUrl('modern'));
+    const result = await client.callTool({ name: 'confirm', arguments: { action: 'deploy' } });
+    expect(textOf(result)).toBe('accept: {"sure":true}');
+    const retry = modern.calls('tools/call', 'confirm').at(-1)!;
+    expect(paramsOf(retry).inputResponses).toEqual({ ok: { action: 'accept', content: { sure: true } } });
+    expect(paramsOf(retry).requestState).toBe('fixture-state:deploy');
+    await client.close();
+  });
+
+  it('fails the call with GW_INPUT_REQUEST_FAILED when the client answers the input request with an error', async () => {
+    const client = await connect(gw.mcpUrl('modern'), false);
+    const before = modern.calls('tools/call', 'sample').length;
+    const error = await errorOf(client.callTool({ name: 'sample', arguments: { prompt: 'x' } }));
+    expect(error.code).toBe(-32603);
+    expect(error.data).toMatchObject({ code: 'GW_INPUT_REQUEST_FAILED', target: 'modern', method: 'sampling/createMessage' });
+    // Not retried upstream: it has no way to hear of a failed input.
+    expect(modern.calls('tools/call', 'sample').length).toBe(before + 1);
+    await client.close();
+  });
+
+  it('forwards progress', async () => {
+    const client = await connect(gw.mcpUrl('modern'));
+    const seen: number[] = [];
+    const result = await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
+    expect(textOf(result)).toBe('done after 3');
+    expect(seen).toEqual([1, 2, 3]);
+    await client.close();
+  });
+
+  it('cancels by closing the upstream exchange, and the session goes on', async () => {
+    const client = await connect(gw.mcpUrl('modern'));
+    const abort = new AbortController();
+    const call = client.callTool({ name: 'slow', arguments: {} }, undefined, { signal: abort.signal });
+    await expect.poll(() => modern.calls('tools/call', 'slow').length).toBeGreaterThan(0);
+    abort.abort();
+    await call.catch(() => undefined);
+    const id = String(modern.calls('tools/call', 'slow').at(-1)!.body.id);
+    await expect.poll(() => modern.cancelled).toContain(id);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'after' } }))).toBe('after');
+    await client.close();
+  });
+
+  it('answers ping and logging/setLevel itself, and sends the level as the _meta logLevel', async () => {
+    const client = await connect(gw.mcpUrl('modern'));
+    await client.ping();
+    await client.setLoggingLevel('debug');
+    await client.callTool({ name: 'echo', arguments: { text: 'level' } });
+    expect(modern.calls('ping')).toEqual([]);
+    expect(modern.calls('logging/setLevel')).toEqual([]);
+    const meta = paramsOf(modern.calls('tools/call', 'echo').at(-1)!)._meta as Record<string, unknown>;
+    expect(meta['io.modelcontextprotocol/logLevel']).toBe('debug');
+    await client.close();
+  });
+});
+
+describe('bad answers from a 2026 upstream', () => {
+  it.each([
+    ['unknown-kind', { resultType: 'later', content: [] }, 'resultType "later"'],
+    ['empty-input', { resultType: 'input_required' }, 'neither inputRequests nor requestState'],
+    ['bad-input', { resultType: 'input_required', inputRequests: { a: 'nope' } }, 'input request "a" has no method'],
+  ])('%s becomes GW_UPSTREAM_INVALID_ANSWER for that call only', async (tool, result, reason) => {
+    modern.rawAnswer(tool, (id) => ({ jsonrpc: '2.0', id, result }));
+    const client = await connect(gw.mcpUrl('modern'));
+    const error = await errorOf(client.callTool({ name: tool, arguments: {} }));
+    expect(error.code).toBe(-32603);
+    expect(error.data).toMatchObject({ code: 'GW_UPSTREAM_INVALID_ANSWER', target: 'modern' });
+    expect(String((error.data as { reason?: unknown }).reason)).toContain(reason);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'still' } }))).toBe('still');
+    await client.close();
+  });
+
+  it('an upstream JSON-RPC error passes through with the client id', async () => {
+    modern.rawAnswer('refused', (id) => ({ jsonrpc: '2.0', id, error: { code: -32602, message: 'no such thing' } }));
+    const client = await connect(gw.mcpUrl('modern'));
+    const error = await errorOf(client.callTool({ name: 'refused', arguments: {} }));
+    expect(error.code).toBe(-32602);
+    expect(error.message).toContain('no such thing');
+    await client.close();
+  });
+});
+
+describe('era detection (protocol: auto)', () => {
+  it('finds 2025 for a 2025 Streamable HTTP server, and asks only once', async () => {
+    const discoverBefore = legacy.messages().filter((m) => m.method === 'server/discover').length;
+    const a = await connect(gw.mcpUrl('legacy'));
+    const b = await connect(gw.mcpUrl('legacy'));
+    const messages = legacy.messages();
+    expect(messages.filter((m) => m.method === 'server/discover').length - discoverBefore).toBeLessThanOrEqual(1);
+    expect(messages.filter((m) => m.method === 'initialize').length).toBeGreaterThanOrEqual(2);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it.each([401, 500])('does not remember an HTTP %i to the probe: the next session asks again', async (status) => {
+    const fixture = await startModernFixture();
+    const gateway = await startTestGateway({ targets: { m: { type: 'http', url: fixture.url } } });
+    try {
+      fixture.failDiscover(status);
+      // Inconclusive: this connection is tried as 2025, and the 2026-only server refuses initialize.
+      await expect(connect(gateway.mcpUrl('m'))).rejects.toThrow();
+      expect(fixture.calls('initialize').length).toBe(1);
+      const client = await connect(gateway.mcpUrl('m'));
+      expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'ok' } }))).toBe('ok');
+      expect(fixture.calls('server/discover').length).toBe(2);
+      await client.close();
+    } finally {
+      await gateway.close();
+      await fixture.close();
+    }
+  });
+
+  it('protocol: 2026 refuses a server whose server/discover does not list 2026-07-28', async () => {
+    const gateway = await startTestGateway({ targets: { old: { type: 'http', url: legacy.url, protocol: '2026' } } });
+    try {
+      const initializeBefore = legacy.messages().filter((m) => m.method === 'initialize').length;
+      const error = await errorOf(connect(gateway.mcpUrl('old')));
+      // Its refusal of the session-less discover is the start's failure; no initialize is tried.
+      expect(error.code).toBe(-32603);
+      expect(error.data).toMatchObject({ code: 'GW_UPSTREAM_HTTP_ERROR', status: 400, target: 'old' });
+      expect(legacy.messages().filter((m) => m.method === 'initialize').length).toBe(initializeBefore);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+describe('2025 client -> 2026 upstream, aggregate /mcp beside a 2025 stdio member', () => {
+  let agg: RunningGateway;
+  beforeAll(async () => {
+    agg = await startAggregateGateway({
+      targets: { modern: { target: remoteTarget('modern', { type: 'http', url: modern.url }) }, everything: everythingServer() },
+    });
+  });
+  afterAll(async () => {
+    await agg?.close();
+  });
+
+  it('lists and calls tools of both eras, with sampling and elicitation through the 2026 member', async () => {
+    const client = await connectClient(agg, '/mcp', { capabilities: { sampling: {}, elicitation: {} } });
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'agg' } }));
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['modern__echo', 'modern__sample', 'everything__echo']));
+    expect(textOf(await client.callTool({ name: 'modern__echo', arguments: { text: 'new' } }))).toBe('new');
+    expect(textOf(await client.callTool({ name: 'everything__echo', arguments: { message: 'old' } }))).toContain('old');
+    expect(textOf(await client.callTool({ name: 'modern__sample', arguments: { prompt: 'p' } }))).toBe('model said: agg');
+    expect(textOf(await client.callTool({ name: 'modern__confirm', arguments: { action: 'x' } }))).toBe('decline: null');
+    const seen: number[] = [];
+    await client.callTool({ name: 'modern__progress', arguments: { steps: 2 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
+    expect(seen).toEqual([1, 2]);
+    await client.close();
+  });
+});
