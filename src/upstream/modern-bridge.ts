@@ -6,8 +6,10 @@
  * - `initialize` is answered here, from the upstream's `server/discover` (serverInfo,
  *   capabilities, instructions) and the version negotiated with the 2025 client; the client's
  *   capabilities and info go into every later request's `_meta` envelope.
- * - `notifications/initialized`, other client notifications and `ping` stay here (2026 has no
- *   handshake and no ping); `logging/setLevel` is remembered and sent as the `_meta` logLevel of
+ * - `notifications/initialized` opens a `subscriptions/listen` stream for the list_changed kinds
+ *   the upstream offers (listen-stream.ts), whose notifications go to the client as a 2025
+ *   server's would; other client notifications and `ping` stay here (2026 has no handshake and
+ *   no ping); `logging/setLevel` is remembered and sent as the `_meta` logLevel of
  *   every later request (2026 carries the level per request); resources/(un)subscribe are not in
  *   2026 and get "Method not found" (their capability is not offered).
  * - Every other request is one stateless POST (transport/stateless-http.ts) under the request's
@@ -40,6 +42,7 @@ import { createAbortHandle, type AbortHandle } from '../transport/http-dispatch.
 import type { StatelessHttpWire } from '../transport/stateless-http.ts';
 import type { Transport } from '../transport/types.ts';
 import { createInputAsker, toInputRequests } from './input-requests.ts';
+import { createListenStream, listenFilter } from './listen-stream.ts';
 
 /** Input rounds one request may take; an upstream asking forever is broken. */
 export const MAX_INPUT_ROUNDS = 16;
@@ -57,16 +60,14 @@ export interface ModernBridgeOptions {
 }
 
 /**
- * Capabilities for a 2025 client: what needs a `subscriptions/listen` stream (listChanged,
- * resources.subscribe) is not offered, since this bridge opens none.
+ * Capabilities for a 2025 client: list_changed is relayed from a `subscriptions/listen` stream
+ * (listen-stream.ts); per-resource subscriptions are not (`resources.subscribe` is not offered).
  */
 export function toLegacyCapabilities(capabilities: unknown): JsonObject {
   const out: JsonObject = isObject(capabilities) ? { ...capabilities } : {};
-  for (const feature of ['tools', 'prompts', 'resources']) {
-    const value = out[feature];
-    if (!isObject(value)) continue;
-    const { listChanged: _l, subscribe: _s, ...rest } = value;
-    out[feature] = rest;
+  if (isObject(out.resources)) {
+    const { subscribe: _s, ...rest } = out.resources;
+    out.resources = rest;
   }
   return out;
 }
@@ -99,6 +100,9 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
     if (!closed) bridge.onmessage?.(message);
   };
   const asker = createInputAsker(name, up);
+  const filter = listenFilter(discovered.capabilities);
+  const listen =
+    filter === undefined ? undefined : createListenStream({ wire, logger, filter, envelope: () => envelope(undefined), deliver: up });
   const answer = (id: RequestId, result: JsonObject) => queueMicrotask(() => up({ jsonrpc: '2.0', id, result }));
 
   const envelope = (meta: unknown): JsonObject => {
@@ -169,7 +173,9 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
       if (!asker.answer(message)) logger.debug({ id: message.id }, 'answer to no input request of ours; dropped');
       return;
     }
-    if (message.method !== 'notifications/cancelled') return; // initialized, roots/list_changed...: 2026 has none
+    // The client is ready for notifications: listen for the upstream's (the 2025 GET stream's part).
+    if (message.method === 'notifications/initialized') return listen?.open();
+    if (message.method !== 'notifications/cancelled') return; // roots/list_changed...: 2026 has none
     const id = cancelledRequestId(message.params);
     const key = id === undefined ? undefined : idKey(id);
     const abort = key === undefined ? undefined : calls.get(key);
@@ -202,6 +208,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
     close() {
       if (!closed) {
         closed = true;
+        listen?.close();
         for (const [key, abort] of calls) {
           asker.withdraw(key, 'closed');
           abort.abort();

@@ -9,7 +9,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../src/main.ts';
 import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
@@ -64,8 +64,7 @@ describe('2025 client -> 2026 upstream, single target', () => {
     const client = await connect(gw.mcpUrl('modern'));
     expect(client.getServerVersion()).toEqual({ name: 'modern-fixture', version: '2.4.0' });
     expect(client.getInstructions()).toBe('A 2026-07-28-only fixture.');
-    // list_changed needs a subscriptions/listen stream, which this bridge does not open.
-    expect(client.getServerCapabilities()?.tools).toEqual({});
+    expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
     const tools = await client.listTools();
     expect(tools.tools.map((t) => t.name).sort()).toEqual(['confirm', 'echo', 'progress', 'sample', 'slow']);
     expect(modern.calls('initialize')).toEqual([]);
@@ -152,6 +151,27 @@ describe('2025 client -> 2026 upstream, single target', () => {
     const id = String(modern.calls('tools/call', 'slow').at(-1)!.body.id);
     await expect.poll(() => modern.cancelled).toContain(id);
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'after' } }))).toBe('after');
+    await client.close();
+  });
+
+  it('relays list_changed from a subscriptions/listen stream to the client', async () => {
+    const client = await connect(gw.mcpUrl('modern'));
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      changed++;
+    });
+    // The listen request goes up once the client said initialized, with the kinds discover offers.
+    await expect.poll(() => modern.calls('subscriptions/listen').length).toBeGreaterThan(0);
+    const listen = modern.calls('subscriptions/listen').at(-1)!;
+    expect(paramsOf(listen).notifications).toEqual({ toolsListChanged: true });
+    expect(listen.headers['mcp-method']).toBe('subscriptions/listen');
+    // Published until it arrives: the stream may still be acknowledging when the first goes out.
+    await expect
+      .poll(() => {
+        modern.toolsChanged();
+        return changed;
+      })
+      .toBeGreaterThan(0);
     await client.close();
   });
 
