@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import type { RemoteTargetConfig } from '../../../src/config/types.ts';
+import { ERA_MEMORY_PRINCIPALS, createEraMemory } from '../../../src/upstream/era-probe.ts';
+import { createInputAsker, MAX_INPUT_REQUESTS, toInputRequests } from '../../../src/upstream/input-requests.ts';
+import { listenFilter } from '../../../src/upstream/listen-stream.ts';
+import { toLegacyCapabilities } from '../../../src/upstream/modern-bridge.ts';
+import type { JsonRpcMessage } from '../../../src/jsonrpc/types.ts';
+
+const target = (extra: Partial<RemoteTargetConfig> = {}): RemoteTargetConfig =>
+  ({ type: 'http', name: 't', url: 'http://h/mcp', headers: {}, forwardAuthorization: false, principalHeaders: {}, ...extra }) as RemoteTargetConfig;
+
+describe('era memory', () => {
+  it('remembers per target object, for every principal when the upstream identity is the same', () => {
+    const memory = createEraMemory();
+    const a = target();
+    memory.set(a, { id: 'alice' }, '2026');
+    expect(memory.get(a, { id: 'bob' })).toBe('2026');
+    expect(memory.get(a, undefined)).toBe('2026');
+    expect(memory.get(target(), { id: 'alice' })).toBeUndefined();
+  });
+
+  it('remembers per principal where the upstream identity differs, within a bound', () => {
+    const memory = createEraMemory();
+    const perUser = target({ principalHeaders: { 'x-user': '{sub}' } });
+    memory.set(perUser, { id: 'alice' }, '2026');
+    expect(memory.get(perUser, { id: 'bob' })).toBeUndefined();
+    for (let i = 0; i < ERA_MEMORY_PRINCIPALS; i++) memory.set(perUser, { id: `p${i}` }, '2025');
+    expect(memory.get(perUser, { id: 'alice' })).toBeUndefined(); // the oldest went first
+    expect(memory.get(perUser, { id: `p${ERA_MEMORY_PRINCIPALS - 1}` })).toBe('2025');
+    const forwarding = target({ forwardAuthorization: true });
+    memory.set(forwarding, { id: 'alice' }, '2025');
+    expect(memory.get(forwarding, { id: 'bob' })).toBeUndefined();
+  });
+});
+
+describe('input requests of an input_required result', () => {
+  it('reads each request, and says why an unusable one is refused', () => {
+    expect([...(toInputRequests({ a: { method: 'roots/list' } }) as Map<string, unknown>)]).toEqual([['a', { method: 'roots/list' }]]);
+    expect(toInputRequests(undefined)).toEqual(new Map());
+    expect(toInputRequests([1])).toBe('inputRequests is not an object');
+    expect(toInputRequests({ a: 'nope' })).toBe('input request "a" has no method');
+    expect(toInputRequests('x')).toBe('inputRequests is not an object');
+    expect(toInputRequests({ a: { method: 'm', params: 3 } })).toBe('input request "a" has params that are not an object');
+    const many = Object.fromEntries(Array.from({ length: MAX_INPUT_REQUESTS + 1 }, (_, i) => [`k${i}`, { method: 'roots/list' }]));
+    expect(toInputRequests(many)).toBe(`more than ${MAX_INPUT_REQUESTS} input requests`);
+  });
+
+  it('asks each one as a server->client request and resolves with the answers by key', async () => {
+    const sent: JsonRpcMessage[] = [];
+    const asker = createInputAsker('t', (m) => sent.push(m));
+    const answers = asker.ask('call-1', new Map([['a', { method: 'roots/list' }], ['b', { method: 'elicitation/create', params: { message: 'm' } }]]));
+    expect(sent.map((m) => ('method' in m ? m.method : ''))).toEqual(['roots/list', 'elicitation/create']);
+    const ids = sent.map((m) => (m as { id: string }).id);
+    expect(new Set(ids).size).toBe(2);
+    expect(asker.answer({ jsonrpc: '2.0', id: 'nobody', result: {} })).toBe(false);
+    expect(asker.answer({ jsonrpc: '2.0', id: ids[1]!, result: { action: 'decline' } })).toBe(true);
+    expect(asker.answer({ jsonrpc: '2.0', id: ids[0]!, result: { roots: [] } })).toBe(true);
+    await expect(answers).resolves.toEqual({ a: { roots: [] }, b: { action: 'decline' } });
+    expect(asker.open).toBe(0);
+  });
+
+  it('fails the round on a client error, and withdraws open questions from the client when the call ends', async () => {
+    const sent: JsonRpcMessage[] = [];
+    const asker = createInputAsker('t', (m) => sent.push(m));
+    const failed = asker.ask('c1', new Map([['a', { method: 'sampling/createMessage' }], ['b', { method: 'roots/list' }]]));
+    asker.answer({ jsonrpc: '2.0', id: (sent[0] as { id: string }).id, error: { code: -32601, message: 'no' } });
+    await expect(failed).rejects.toMatchObject({ code: 'GW_INPUT_REQUEST_FAILED', details: { method: 'sampling/createMessage', reason: '-32601' } });
+    expect(asker.open).toBe(0);
+
+    const pending = asker.ask('c2', new Map([['x', { method: 'roots/list' }]]));
+    const asked = (sent.at(-1) as { id: string }).id;
+    asker.withdraw('c2', 'cancelled');
+    await expect(pending).rejects.toMatchObject({ code: 'GW_UPSTREAM_CLOSED' });
+    expect(sent.at(-1)).toEqual({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: asked, reason: 'cancelled' } });
+  });
+});
+
+describe('capabilities across the bridge', () => {
+  it('offers a 2025 client list_changed (relayed from a listen stream) but not resources.subscribe', () => {
+    expect(toLegacyCapabilities({ tools: { listChanged: true }, resources: { subscribe: true, listChanged: true }, logging: {} })).toEqual({
+      tools: { listChanged: true },
+      resources: { listChanged: true },
+      logging: {},
+    });
+    expect(toLegacyCapabilities(undefined)).toEqual({});
+  });
+
+  it('listens only for the list_changed kinds the upstream offers', () => {
+    expect(listenFilter({ tools: { listChanged: true }, prompts: {}, resources: { listChanged: false } })).toEqual({ toolsListChanged: true });
+    expect(listenFilter({ tools: {} })).toBeUndefined();
+  });
+});
