@@ -13,7 +13,7 @@
 import type { Dispatcher } from 'undici';
 import type { RemoteTargetConfig } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
-import { idKey, isResponse } from '../jsonrpc/envelope.ts';
+import { idKey, isErrorResponse, isResponse, toMessage } from '../jsonrpc/envelope.ts';
 import { headerValueOf, mcpNameOf, MODERN_PROTOCOL_VERSION } from '../jsonrpc/modern.ts';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -57,6 +57,23 @@ export function modernRequestHeaders(fixed: Readonly<Record<string, string>>, re
   const name = mcpNameOf(request);
   if (name !== undefined) headers['mcp-name'] = headerValueOf(name);
   return headers;
+}
+
+/**
+ * A 2026 server refuses a request it cannot take (unknown method: 404 / -32601; bad params,
+ * header mismatch, unsupported version: 400) with a JSON-RPC error that echoes the request's id
+ * (basic/transports, "Request Validation"). That is the request's answer, not a broken exchange.
+ */
+function ladderError(text: string, key: string): JsonRpcResponse | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const message = toMessage(value);
+  if (typeof message === 'string' || !isErrorResponse(message) || message.id === null || idKey(message.id) !== key) return undefined;
+  return message;
 }
 
 export function createStatelessHttpWire({ target, logger, agent, headers }: StatelessHttpOptions): StatelessHttpWire {
@@ -106,7 +123,11 @@ export function createStatelessHttpWire({ target, logger, agent, headers }: Stat
         throw toNetworkError(name, err);
       }
       const status = res.statusCode;
-      if (status >= 400) throw toHttpError(name, status, res.text, logger);
+      if (status >= 400) {
+        const refusal = status === 400 || status === 404 ? ladderError(res.text, key) : undefined;
+        if (refusal !== undefined) return refusal;
+        throw toHttpError(name, status, res.text, logger);
+      }
       if (parser === undefined) {
         if (res.contentType !== 'application/json') {
           throw toProtocolError(name, status, `expected application/json or text/event-stream, got ${res.contentType || 'no content type'}`);

@@ -204,6 +204,14 @@ describe('bad answers from a 2026 upstream', () => {
     await client.close();
   });
 
+  it("a 2026 refusal (HTTP 404 with -32601 and the request's id) is the answer, not an HTTP failure", async () => {
+    const client = await connect(gw.mcpUrl('modern'));
+    const error = await errorOf(client.complete({ ref: { type: 'ref/prompt', name: 'none' }, argument: { name: 'a', value: 'b' } }));
+    expect(error.code).toBe(-32601);
+    expect(error.data).toBeUndefined();
+    await client.close();
+  });
+
   it('an upstream JSON-RPC error passes through with the client id', async () => {
     modern.rawAnswer('refused', (id) => ({ jsonrpc: '2.0', id, error: { code: -32602, message: 'no such thing' } }));
     const client = await connect(gw.mcpUrl('modern'));
