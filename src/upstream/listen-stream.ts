@@ -8,9 +8,10 @@
  *
  * The stream plays the part of the 2025 GET stream, with the same bound: it is reopened after it
  * ends (the server's shutdown, a cut connection), backing off from 250 ms doubling to 5 s, and
- * given up after 5 failures in a row that never got an acknowledgement.
+ * given up after 5 failures in a row that never got an acknowledgement. A refusal (a JSON-RPC
+ * error answer) is final at once.
  */
-import { isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
+import { isErrorResponse, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcMessage, JsonRpcNotification } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createAbortHandle, type AbortHandle } from '../transport/http-dispatch.ts';
@@ -93,7 +94,11 @@ export function createListenStream({ wire, logger, filter, envelope, deliver }: 
       timer.unref();
     };
     wire.post(request, receive, handle).then(
-      () => ended('the server ended the subscription'),
+      (answer) => {
+        // Refused (no such method, or not for these kinds): asking again would only be refused again.
+        if (isErrorResponse(answer)) logger.warn({ code: answer.error.code }, 'subscriptions/listen refused; no change notifications from this upstream');
+        else ended('the server ended the subscription');
+      },
       (err: unknown) => ended(isObject(err) && typeof err.code === 'string' ? err.code : 'failed'),
     );
   };
