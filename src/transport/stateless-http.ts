@@ -36,9 +36,14 @@ export interface StatelessHttpWire {
   /**
    * POSTs one request; every other message of its answer (progress, log lines) goes to `onmessage`
    * as it arrives. Resolves with the answer; rejects with a GatewayError (network, HTTP status,
-   * unusable body, stream cut before the answer, `abort`).
+   * unusable body, stream cut before the answer, `abort`). `extraHeaders`: `Mcp-Param-*` ones.
    */
-  post(request: JsonRpcRequest, onmessage: (message: JsonRpcMessage) => void, abort: AbortHandle): Promise<JsonRpcResponse>;
+  post(
+    request: JsonRpcRequest,
+    onmessage: (message: JsonRpcMessage) => void,
+    abort: AbortHandle,
+    extraHeaders?: Readonly<Record<string, string>>,
+  ): Promise<JsonRpcResponse>;
 }
 
 const ACCEPT_POST = 'application/json, text/event-stream';
@@ -46,9 +51,14 @@ const ACCEPT_POST = 'application/json, text/event-stream';
 const ERROR_BODY_BYTES = 4_096;
 
 /** The headers of one 2026 request (basic/transports, "Request Headers"). */
-export function modernRequestHeaders(fixed: Readonly<Record<string, string>>, request: JsonRpcRequest): Record<string, string> {
+export function modernRequestHeaders(
+  fixed: Readonly<Record<string, string>>,
+  request: JsonRpcRequest,
+  extra?: Readonly<Record<string, string>>,
+): Record<string, string> {
   const headers: Record<string, string> = {
     ...fixed,
+    ...extra,
     accept: ACCEPT_POST,
     'content-type': 'application/json',
     'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
@@ -82,7 +92,7 @@ export function createStatelessHttpWire({ target, logger, agent, headers }: Stat
   const path = pathname + search;
 
   return {
-    async post(request, onmessage, abort) {
+    async post(request, onmessage, abort, extraHeaders) {
       const key = idKey(request.id);
       let answer: JsonRpcResponse | undefined;
       const receive = (message: JsonRpcMessage) => {
@@ -113,7 +123,7 @@ export function createStatelessHttpWire({ target, logger, agent, headers }: Stat
           origin,
           path,
           method: 'POST',
-          headers: modernRequestHeaders(headers, request),
+          headers: modernRequestHeaders(headers, request, extraHeaders),
           body: JSON.stringify(request),
           abort,
           plan,

@@ -13,7 +13,10 @@
  *   every later request (2026 carries the level per request); resources/(un)subscribe are not in
  *   2026 and get "Method not found" (their capability is not offered).
  * - Every other request is one stateless POST (transport/stateless-http.ts) under the request's
- *   id, with the reserved `_meta` keys the client may have sent replaced by ours.
+ *   id, with the reserved `_meta` keys the client may have sent replaced by ours, and for
+ *   tools/call the `Mcp-Param-*` headers its tool declares (param-headers.ts, learnt from the
+ *   tools/list answers relayed; a call refused for them, which did not run, is sent once more
+ *   after the tools are listed again).
  * - `resultType: complete` (or none) is the answer; `resultType` and the reserved `_meta` keys
  *   are removed, since 2025 results have neither. `input_required` becomes real server->client
  *   requests (input-requests.ts); once all are answered the request is sent again under a NEW id
@@ -43,9 +46,14 @@ import type { StatelessHttpWire } from '../transport/stateless-http.ts';
 import type { Transport } from '../transport/types.ts';
 import { createInputAsker, toInputRequests } from './input-requests.ts';
 import { createListenStream, listenFilter } from './listen-stream.ts';
+import { createParamTable } from './param-headers.ts';
 
 /** Input rounds one request may take; an upstream asking forever is broken. */
 export const MAX_INPUT_ROUNDS = 16;
+/** Pages of tools/list read to learn a tool's headers again after a refusal. */
+const MAX_LIST_PAGES = 20;
+/** HeaderMismatch (2026-07-28 schema): a header disagrees with the body; the request did not run. */
+const HEADER_MISMATCH = -32020;
 /** Methods whose result may be `input_required` (basic/patterns/mrtr). */
 const MRTR_METHODS = new Set(['tools/call', 'resources/read', 'prompts/get']);
 /** Client capabilities the 2026 envelope knows (schema/2026-07-28 ClientCapabilities). */
@@ -95,6 +103,8 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
   /** The abort handle of each request's POST, by the request's (correlator) id. */
   const calls = new Map<string, AbortHandle>();
   let retryIds = 0;
+  /** The `x-mcp-header` declarations of the upstream's tools, learnt from the lists it relays. */
+  const tools = createParamTable();
 
   const up = (message: JsonRpcMessage) => {
     if (!closed) bridge.onmessage?.(message);
@@ -129,6 +139,26 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
     });
   };
 
+  /**
+   * tools/list again (every page, up to MAX_LIST_PAGES) after a tools/call was refused for its
+   * headers; true when the tool's declarations changed, so a retry would be sent differently.
+   */
+  const relearn = async (call: JsonObject, abort: AbortHandle): Promise<boolean> => {
+    const tool = typeof call.name === 'string' ? call.name : '';
+    const before = tools.get(tool);
+    let cursor: unknown;
+    for (let page = 0; page < MAX_LIST_PAGES && !abort.aborted; page++) {
+      const listParams: JsonObject = { _meta: envelope(undefined), ...(typeof cursor === 'string' ? { cursor } : {}) };
+      const answer = await wire.post({ jsonrpc: '2.0', id: `switchboard-tools-${++retryIds}`, method: 'tools/list', params: listParams }, () => undefined, abort);
+      if (isErrorResponse(answer)) break;
+      const result = (answer as { result: JsonObject }).result;
+      tools.learn(result);
+      cursor = result.nextCursor;
+      if (typeof cursor !== 'string') break;
+    }
+    return tools.changed(tool, before);
+  };
+
   /** One request through as many input rounds as the upstream needs. Resolves when answered. */
   const forward = async (request: JsonRpcRequest): Promise<void> => {
     const key = idKey(request.id);
@@ -137,12 +167,24 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
     const base = request.params ?? {};
     let params: JsonObject = { ...base, _meta: envelope(base._meta) };
     let wireId: RequestId = request.id;
+    const call = request.method === 'tools/call';
+    let headers = call ? tools.headersFor(base) : undefined;
+    let relearnt = false;
     try {
       for (let round = 0; ; round++) {
-        const response = await wire.post({ jsonrpc: '2.0', id: wireId, method: request.method, params }, up, abort);
-        if (isErrorResponse(response)) return up({ ...response, id: request.id });
+        const response = await wire.post({ jsonrpc: '2.0', id: wireId, method: request.method, params }, up, abort, headers);
+        if (isErrorResponse(response)) {
+          // Refused for its Mcp-Param-* headers (before the tool ran): learn the tools again, and
+          // send it once more if what the tool declares has changed.
+          if (!call || relearnt || response.error.code !== HEADER_MISMATCH || !(await relearn(base, abort))) return up({ ...response, id: request.id });
+          relearnt = true;
+          headers = tools.headersFor(base);
+          wireId = `${idText(request.id)}.retry-${++retryIds}`;
+          continue;
+        }
         const result = (response as { result: JsonObject }).result;
         const kind = result.resultType;
+        if (request.method === 'tools/list' && (kind === undefined || kind === 'complete')) tools.learn(result);
         if (kind === undefined || kind === 'complete') return up({ jsonrpc: '2.0', id: request.id, result: toLegacyResult(result) });
         if (kind !== 'input_required') throw invalid(name, `resultType "${String(kind)}" is not one the gateway bridges`);
         if (!MRTR_METHODS.has(request.method)) throw invalid(name, `input_required answered to ${request.method}`);

@@ -66,7 +66,7 @@ describe('2025 client -> 2026 upstream, single target', () => {
     expect(client.getInstructions()).toBe('A 2026-07-28-only fixture.');
     expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
     const tools = await client.listTools();
-    expect(tools.tools.map((t) => t.name).sort()).toEqual(['confirm', 'echo', 'progress', 'sample', 'slow']);
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['confirm', 'echo', 'progress', 'region', 'sample', 'slow']);
     expect(modern.calls('initialize')).toEqual([]);
     expect(modern.calls('notifications/initialized')).toEqual([]);
     await client.close();
@@ -92,6 +92,30 @@ describe('2025 client -> 2026 upstream, single target', () => {
     expect(seen.headers['mcp-name']).toBe(`=?base64?${Buffer.from('grüße').toString('base64')}?=`);
     // The upstream accepted the header (no -32020) and answered about the tool itself.
     expect(JSON.stringify(outcome)).not.toContain('GW_UPSTREAM_HTTP_ERROR');
+    await client.close();
+  });
+
+  it('sends the Mcp-Param-* headers a tool declares (x-mcp-header), learnt from tools/list', async () => {
+    const client = await connect(gw.mcpUrl('modern'));
+    await client.listTools();
+    const before = modern.calls('tools/call', 'region').length;
+    expect(textOf(await client.callTool({ name: 'region', arguments: { region: 'eu-west', text: 'a' } }))).toBe('eu-west:a');
+    const sent = modern.calls('tools/call', 'region').slice(before);
+    expect(sent.map((s) => s.headers['mcp-param-region'])).toEqual(['eu-west']);
+    await client.close();
+  });
+
+  it('a call refused for a missing Mcp-Param-* header (it did not run) is sent again once the tools are listed', async () => {
+    const client = await connect(gw.mcpUrl('modern'));
+    const from = modern.seen.length;
+    expect(textOf(await client.callTool({ name: 'region', arguments: { region: 'ünï', text: 'b' } }))).toBe('ünï:b');
+    const sent = modern.seen.slice(from).filter((s) => s.body.method === 'tools/call' || s.body.method === 'tools/list');
+    expect(sent.map((s) => [s.body.method, s.headers['mcp-param-region']])).toEqual([
+      ['tools/call', undefined],
+      ['tools/list', undefined],
+      ['tools/call', `=?base64?${Buffer.from('ünï').toString('base64')}?=`],
+    ]);
+    expect(sent[2]!.body.id).not.toEqual(sent[0]!.body.id);
     await client.close();
   });
 

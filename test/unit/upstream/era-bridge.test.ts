@@ -4,6 +4,7 @@ import { ERA_MEMORY_PRINCIPALS, createEraMemory } from '../../../src/upstream/er
 import { createInputAsker, MAX_INPUT_REQUESTS, toInputRequests } from '../../../src/upstream/input-requests.ts';
 import { listenFilter } from '../../../src/upstream/listen-stream.ts';
 import { toLegacyCapabilities } from '../../../src/upstream/modern-bridge.ts';
+import { createParamTable, MAX_TOOLS, paramDeclarations, paramHeaders } from '../../../src/upstream/param-headers.ts';
 import type { JsonRpcMessage } from '../../../src/jsonrpc/types.ts';
 
 const target = (extra: Partial<RemoteTargetConfig> = {}): RemoteTargetConfig =>
@@ -88,5 +89,51 @@ describe('capabilities across the bridge', () => {
   it('listens only for the list_changed kinds the upstream offers', () => {
     expect(listenFilter({ tools: { listChanged: true }, prompts: {}, resources: { listChanged: false } })).toEqual({ toolsListChanged: true });
     expect(listenFilter({ tools: {} })).toBeUndefined();
+  });
+});
+
+describe('Mcp-Param-* headers (x-mcp-header)', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      region: { type: 'string', 'x-mcp-header': 'Region' },
+      opts: { type: 'object', properties: { dry: { type: 'boolean', 'x-mcp-header': 'Dry-Run' }, n: { type: 'integer', 'x-mcp-header': 'N' } } },
+      list: { type: 'array', items: { type: 'string', 'x-mcp-header': 'Ignored' } },
+      bad: { type: 'string', 'x-mcp-header': 'has space' },
+    },
+  };
+
+  it('finds declarations along properties chains only, with valid token names', () => {
+    expect(paramDeclarations(schema)).toEqual([
+      { path: ['region'], header: 'mcp-param-region' },
+      { path: ['opts', 'dry'], header: 'mcp-param-dry-run' },
+      { path: ['opts', 'n'], header: 'mcp-param-n' },
+    ]);
+    expect(paramDeclarations({ 'x-mcp-header': 'Root' })).toEqual([]);
+  });
+
+  it('turns primitive arguments into header values and leaves out the rest', () => {
+    const declarations = paramDeclarations(schema);
+    expect(paramHeaders(declarations, { region: 'eu', opts: { dry: false, n: 3 } })).toEqual({
+      'mcp-param-region': 'eu',
+      'mcp-param-dry-run': 'false',
+      'mcp-param-n': '3',
+    });
+    expect(paramHeaders(declarations, { region: 'Zürich', opts: { n: 2 ** 60 } })).toEqual({ 'mcp-param-region': `=?base64?${Buffer.from('Zürich').toString('base64')}?=` });
+    expect(paramHeaders(declarations, { region: null })).toBeUndefined();
+  });
+
+  it('learns tools from list pages, forgets a tool whose declarations went, and is bounded', () => {
+    const table = createParamTable();
+    table.learn({ tools: [{ name: 'a', inputSchema: schema }, { name: 'b', inputSchema: { type: 'object' } }] });
+    expect(table.headersFor({ name: 'a', arguments: { region: 'x' } })).toEqual({ 'mcp-param-region': 'x' });
+    expect(table.headersFor({ name: 'b', arguments: {} })).toBeUndefined();
+    const before = table.get('a');
+    table.learn({ tools: [{ name: 'a', inputSchema: { type: 'object' } }] });
+    expect(table.changed('a', before)).toBe(true);
+    expect(table.get('a')).toBeUndefined();
+    table.learn({ tools: Array.from({ length: MAX_TOOLS + 1 }, (_, i) => ({ name: `t${i}`, inputSchema: schema })) });
+    expect(table.get('t0')).toBeUndefined();
+    expect(table.get(`t${MAX_TOOLS}`)).toBeDefined();
   });
 });
