@@ -74,7 +74,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const runtime = createRuntime(config, logger);
   const { store, endpoints } = runtime;
   let current = config;
-  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints });
+  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, stateless: runtime.stateless });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;

@@ -49,7 +49,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
         ? undefined
         : { perPrincipal: toBucket(gateway.rateLimits.perPrincipal), perTool: toBucket(gateway.rateLimits.perTool), maxKeys: gateway.rateLimits.maxKeys },
     limits: { ...gateway.limits },
-    session: { ...gateway.session },
+    session: { ...gateway.session, stateless: { ...gateway.session.stateless } },
     websocket: { ...gateway.websocket },
     shutdownGraceMs: gateway.shutdownGraceMs,
     logging: { level: gateway.logging.level, audit: gateway.logging.audit === 'on' || (gateway.logging.audit === 'auto' && gateway.auth !== undefined) },

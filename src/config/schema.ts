@@ -320,6 +320,21 @@ const limitsSchema = z.strictObject({
   maxConnectionsPerAddress: nonNegative().default(1_024),
 }, anObject);
 
+/** Sessions the gateway holds for 2026 clients (docs/eras.md). */
+const statelessSchema = z.strictObject({
+  /**
+   * 4 per endpoint, principal and declared client capabilities: each is one upstream session (for a
+   * stdio target, one child), and a call that may ask the client for input holds one alone.
+   */
+  hostsPerCaller: positive().default(4),
+  /** 60 s: a burst of stateless calls reuses its upstream session; a quiet caller's child goes soon. */
+  hostIdleMs: positive(MAX_DURATION_MS).default(60_000),
+  /** 120 s: time for a person to answer an elicitation; the waiting upstream call is cancelled after it. */
+  inputWaitMs: positive(MAX_DURATION_MS).default(120_000),
+  /** 256 open `subscriptions/listen` streams: each holds a connection and keeps an upstream session open. */
+  maxListenStreams: positive().default(256),
+}, anObject);
+
 const sessionSchema = z.strictObject({
   /** 30 minutes: a client that went away without DELETE should not keep children alive for long. */
   idleTtlMs: positive(MAX_DURATION_MS).default(1_800_000),
@@ -342,6 +357,8 @@ const sessionSchema = z.strictObject({
   maxChildren: positive().default(32),
   /** 16: one heavy server (a browser, a language server) cannot take the whole budget of children. */
   maxChildrenPerTarget: positive().default(16),
+  /** How 2026-07-28 (stateless) requests are served on 2025 upstreams (src/session/stateless/). */
+  stateless: statelessSchema.prefault({}),
 }, anObject);
 
 /** WebSocket downstreams (`/servers/<name>/ws`); see docs/downstreams.md. */

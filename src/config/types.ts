@@ -206,6 +206,17 @@ export interface GatewayConfig {
     readonly maxChildren: number;
     /** The same, per target. */
     readonly maxChildrenPerTarget: number;
+    /** Sessions held for 2026 (stateless) clients: docs/eras.md. */
+    readonly stateless: {
+      /** Held upstream sessions per endpoint, principal and declared client capabilities. */
+      readonly hostsPerCaller: number;
+      /** A held session unused this long ends (ms). */
+      readonly hostIdleMs: number;
+      /** How long an upstream call waits for the input a 2026 client was asked for (ms). */
+      readonly inputWaitMs: number;
+      /** Open subscriptions/listen streams at once. */
+      readonly maxListenStreams: number;
+    };
   };
   readonly websocket: {
     /** Interval of WebSocket pings; a socket that has not answered the previous one is dropped (ms). */

@@ -47,6 +47,13 @@ export const catalog = Object.freeze({
   GW_STREAM_CONFLICT: entry(JsonRpcCode.InvalidRequest, 409, 'Conflict: a standalone SSE stream is already open for this session'),
   GW_SHUTTING_DOWN: entry(JsonRpcCode.InternalError, 503, 'Gateway is shutting down'),
 
+  // The stateless 2026-07-28 revision (SEP-2575, SEP-2243, SEP-2322).
+  GW_INVALID_ENVELOPE: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params: the request lacks a valid 2026-07-28 _meta envelope'),
+  GW_HEADER_MISMATCH: entry(JsonRpcCode.HeaderMismatch, 400, 'Bad Request: the request headers and body disagree'),
+  GW_PROTOCOL_VERSION_NOT_SUPPORTED: entry(JsonRpcCode.UnsupportedProtocolVersion, 400, 'Unsupported protocol version'),
+  GW_INVALID_REQUEST_STATE: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params: requestState is not valid here'),
+  GW_HOSTS_BUSY: entry(JsonRpcCode.InternalError, 503, 'Every upstream session held for this caller is busy; retry shortly'),
+
   // Upstream failures, tied to a forwarded request (HTTP 200, JSON-RPC error).
   GW_UPSTREAM_SPAWN_FAILED: entry(JsonRpcCode.InternalError, 502, 'Upstream server could not be started'),
   GW_UPSTREAM_EXITED: entry(JsonRpcCode.InternalError, 502, 'Upstream server exited'),

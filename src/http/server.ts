@@ -12,6 +12,7 @@ import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
 import type { SessionStore } from '../session/store.ts';
+import { createStatelessServer, type StatelessServer } from '../session/stateless/serve.ts';
 import { limitConnections } from './connection-limits.ts';
 import { registerCors } from './cors.ts';
 import { createOriginPolicy } from './guards.ts';
@@ -31,6 +32,8 @@ export interface HttpServerOptions {
   isReady: () => boolean;
   /** What each MCP path serves, following config reloads; built from `config` (fixed) when absent. */
   endpoints?: EndpointTable;
+  /** Serves 2026-07-28 requests (the Runtime's); built over `store` when absent. */
+  stateless?: StatelessServer;
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -77,7 +80,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.destroy();
 }
 
-export function createHttpServer({ config, store, logger, isReady, endpoints }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ config, store, logger, isReady, endpoints, stateless: given }: HttpServerOptions): FastifyInstance {
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -97,6 +100,7 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
   });
   limitConnections(app.server, config.limits, log);
   const keepAlive = createKeepAlive(config.session.keepAliveMs);
+  const stateless = given ?? createStatelessServer({ store, logger, limits: config.session.stateless });
   const origins = createOriginPolicy(config);
   const heartbeat = createWsHeartbeat(config.websocket.pingIntervalMs, log);
   const ws = { heartbeat, maxBufferedBytes: config.websocket.maxBufferedBytes, isReady, logger };
@@ -156,13 +160,14 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
     // Each gets the same three downstream transports: .../mcp, .../ws, .../sse with .../messages.
     const limits = createRequestLimits(config.rateLimits);
     for (const [base, resolve] of families) {
-      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits });
+      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless });
       registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws, limits });
       registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, resolve, store, keepAlive, logger, limits });
     }
   });
 
   app.addHook('onClose', async () => {
+    if (given === undefined) stateless.close();
     keepAlive.stop();
     heartbeat.stop();
   });

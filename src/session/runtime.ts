@@ -15,6 +15,7 @@ import { createAgentPool, type AgentPool } from '../transport/http-pool.ts';
 import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts';
 import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
+import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
 import { createSessionStore, type SessionStore } from './store.ts';
 
 export interface Runtime {
@@ -24,6 +25,8 @@ export interface Runtime {
   readonly cursors: CursorCodec;
   readonly endpoints: EndpointTable;
   readonly store: SessionStore;
+  /** Serves 2026-07-28 requests on sessions it holds in `store` (its requestState key lives as long). */
+  readonly stateless: StatelessServer;
   /** A reloaded config: its paths for new sessions; agents of targets it dropped close once unused. */
   reload(next: GatewayConfig): void;
   /** Ends every session (in-flight requests get up to `graceMs`), then closes every agent and pool. */
@@ -37,6 +40,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger): Runtime {
   const cursors = createCursorCodec();
   const endpoints = createEndpointTable(config, cursors);
   const store = createSessionStore({ config, logger, upstreams });
+  const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
     agents,
     pools,
@@ -44,11 +48,13 @@ export function createRuntime(config: GatewayConfig, logger: Logger): Runtime {
     cursors,
     endpoints,
     store,
+    stateless,
     reload(next) {
       endpoints.update(next);
       agents.retain(next.targets.values());
     },
     async close(graceMs) {
+      stateless.close();
       await store.close(graceMs);
       // Sessions sent their DELETEs while ending; what is left of the agents and pools goes now.
       await Promise.all([agents.close(), pools.close()]);

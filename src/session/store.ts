@@ -42,6 +42,8 @@ export interface DownstreamInfo {
   readonly authorization: string | undefined;
   /** The authenticated principal (gateway.auth): the session is unknown to anyone else; policy reads it. */
   readonly principal?: Caller | undefined;
+  /** Held by the gateway for 2026 clients (session/stateless/): no client may address it by id. */
+  readonly held?: boolean;
 }
 
 const NO_DOWNSTREAM_INFO: DownstreamInfo = { authorization: undefined };
@@ -78,6 +80,8 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
   const owners = new Map<string, string>();
+  /** Sessions the gateway holds for 2026 clients: never found by id. */
+  const held = new Set<string>();
   /** Creation time per session id: the start of its initialize deadline. */
   const created = new Map<string, number>();
   const { maxSessions } = config.limits;
@@ -90,6 +94,7 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
     sessions.delete(session.id);
     created.delete(session.id);
     owners.delete(session.id);
+    held.delete(session.id);
   };
 
   /** Ends `session` now for room: it leaves the map at once, its children stop in the background. */
@@ -149,13 +154,14 @@ export function createSessionStore({ config, logger, upstreams }: SessionStoreOp
       sessions.set(id, session);
       created.set(id, Date.now());
       if (downstream.principal !== undefined) owners.set(id, downstream.principal.id);
+      if (downstream.held === true) held.add(id);
       return session;
     },
 
     get(id, principal) {
       const session = sessions.get(id);
       // Another principal's session is as unknown as one that never existed.
-      return session !== undefined && owners.get(id) === principal?.id ? session : undefined;
+      return session !== undefined && owners.get(id) === principal?.id && !held.has(id) ? session : undefined;
     },
 
     get size() {

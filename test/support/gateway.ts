@@ -95,6 +95,7 @@ export function buildConfig(options: TestGatewayOptions): GatewayConfig {
       maxUninitialized: 64,
       maxChildren: 32,
       maxChildrenPerTarget: 16,
+      stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256 },
       ...options.session,
     },
     websocket: { pingIntervalMs: 15_000, maxBufferedBytes: 16 * 1024 * 1024, ...options.websocket },
