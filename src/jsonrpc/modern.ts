@@ -1,21 +1,24 @@
 /**
  * Vocabulary of the stateless 2026-07-28 revision that the wire needs: the revision string, the
  * reserved `_meta` keys of the per-request envelope, and the HTTP header values a request carries
- * (MCP 2026-07-28 basic/transports, "Request Headers"; the `=?base64?...?=` form of SEP-2243).
+ * (MCP 2026-07-28 basic/transports, "Request Headers"; the `=?base64?...?=` form of SEP-2243), as
+ * the gateway sends them upstream. The inbound side (classifying, decoding) is era.ts.
  */
 import { isObject } from './envelope.ts';
+import { META } from './era.ts';
 import type { JsonObject, JsonRpcRequest } from './types.ts';
 
 /** The stateless revision. An upstream is modern only if its `server/discover` lists exactly this. */
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+export { MODERN_PROTOCOL_VERSION } from './era.ts';
 
-/** Reserved `_meta` keys of the per-request envelope (schema/2026-07-28, RequestMetaEnvelope). */
-export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
-export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
-export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
-export const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
+/** Reserved `_meta` keys of the per-request envelope (schema/2026-07-28; one list, in era.ts). */
+export const META_PROTOCOL_VERSION = META.protocolVersion;
+export const META_CLIENT_CAPABILITIES = META.clientCapabilities;
+export const META_CLIENT_INFO = META.clientInfo;
+export const META_LOG_LEVEL = META.logLevel;
 /** On results: who answered (moved out of the discover result into `_meta`). */
-export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+export const META_SERVER_INFO = META.serverInfo;
+export const META_SUBSCRIPTION_ID = META.subscriptionId;
 /** Every reserved key starts so; a hop strips the ones it received and sets its own. */
 export const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
 

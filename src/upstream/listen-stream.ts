@@ -12,12 +12,12 @@
  * error answer) is final at once.
  */
 import { isErrorResponse, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
+import { META_SUBSCRIPTION_ID } from '../jsonrpc/modern.ts';
 import type { JsonObject, JsonRpcMessage, JsonRpcNotification } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createAbortHandle, type AbortHandle } from '../transport/http-dispatch.ts';
 import type { StatelessHttpWire } from '../transport/stateless-http.ts';
 
-const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
 export const LISTEN_ATTEMPTS = 5;
 const INITIAL_BACKOFF_MS = 250;
@@ -70,7 +70,7 @@ export function createListenStream({ wire, logger, filter, envelope, deliver }: 
     }
     const meta = message.params?._meta;
     if (isObject(meta)) {
-      delete meta[SUBSCRIPTION_ID];
+      delete meta[META_SUBSCRIPTION_ID];
       if (Object.keys(meta).length === 0) delete message.params!._meta;
     }
     deliver(message);
