@@ -7,6 +7,7 @@
  * `auto` finds 2026 for the fixture and 2025 for the 2025 HTTP fixture, and a 401 or 500 on the
  * probe is not remembered.
  */
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -334,5 +335,21 @@ describe('2025 client -> 2026 upstream, aggregate /mcp beside a 2025 stdio membe
     await client.callTool({ name: 'modern__progress', arguments: { steps: 2 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
     expect(seen).toEqual([1, 2]);
     await client.close();
+  });
+});
+
+describe('a 2026 client to the 2026 upstream (both bridges in a row)', () => {
+  it('lists, calls, and answers the upstream input_required through its own input_required', async () => {
+    const client = new ModernClient({ name: 'v2-client', version: '1.0.0' }, { capabilities: { sampling: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: 'v2 says hi' }, model: 'm' }));
+    await client.connect(new ModernTransport(gw.mcpUrl('modern')));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('sample');
+      expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'both ways' } }))).toBe('both ways');
+      expect(textOf(await client.callTool({ name: 'sample', arguments: { prompt: 'q' } }))).toBe('model said: v2 says hi');
+      expect(paramsOf(modern.calls('tools/call', 'sample').at(-1)!).requestState).toBe('fixture-state:q');
+    } finally {
+      await client.close();
+    }
   });
 });
