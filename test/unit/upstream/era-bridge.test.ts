@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { RemoteTargetConfig } from '../../../src/config/types.ts';
-import { ERA_MEMORY_PRINCIPALS, createEraMemory } from '../../../src/upstream/era-probe.ts';
+import { ERA_MEMORY_PRINCIPALS, createEraMemory, probeEra } from '../../../src/upstream/era-probe.ts';
+import { GatewayError } from '../../../src/errors/gateway-error.ts';
+import { createLogger } from '../../../src/log/logger.ts';
+import type { StatelessHttpWire } from '../../../src/transport/stateless-http.ts';
 import { createInputAsker, MAX_INPUT_REQUESTS, toInputRequests } from '../../../src/upstream/input-requests.ts';
 import { listenFilter } from '../../../src/upstream/listen-stream.ts';
 import { toLegacyCapabilities } from '../../../src/upstream/modern-bridge.ts';
 import { createParamTable, MAX_TOOLS, paramDeclarations, paramHeaders } from '../../../src/upstream/param-headers.ts';
-import type { JsonRpcMessage } from '../../../src/jsonrpc/types.ts';
+import type { JsonRpcMessage, JsonRpcResponse } from '../../../src/jsonrpc/types.ts';
 
 const target = (extra: Partial<RemoteTargetConfig> = {}): RemoteTargetConfig =>
   ({ type: 'http', name: 't', url: 'http://h/mcp', headers: {}, forwardAuthorization: false, principalHeaders: {}, ...extra }) as RemoteTargetConfig;
@@ -135,5 +138,39 @@ describe('Mcp-Param-* headers (x-mcp-header)', () => {
     table.learn({ tools: Array.from({ length: MAX_TOOLS + 1 }, (_, i) => ({ name: `t${i}`, inputSchema: schema })) });
     expect(table.get('t0')).toBeUndefined();
     expect(table.get(`t${MAX_TOOLS}`)).toBeDefined();
+  });
+});
+
+describe('era probe: what the server/discover answer says', () => {
+  const logger = createLogger({ level: 'silent' });
+  const answering = (outcome: () => Promise<JsonRpcResponse>): StatelessHttpWire => ({ post: () => outcome() });
+  const httpError = (status: number) => () => Promise.reject(new GatewayError('GW_UPSTREAM_HTTP_ERROR', 'x', { target: 't', status }));
+
+  it('is modern only when 2026-07-28 is listed', async () => {
+    const listed = answering(async () => ({ jsonrpc: '2.0', id: 1, result: { supportedVersions: ['2026-07-28'], capabilities: {} } }));
+    expect(await probeEra(listed, 't', 1_000, logger)).toMatchObject({ era: '2026' });
+    const other = answering(async () => ({ jsonrpc: '2.0', id: 1, result: { supportedVersions: ['2027-01-01'], capabilities: {} } }));
+    expect(await probeEra(other, 't', 1_000, logger)).toMatchObject({ era: '2025', conclusive: true });
+  });
+
+  it.each([400, 404, 405, 406, 415])('HTTP %i is a conclusive 2025', async (status) => {
+    expect(await probeEra(answering(httpError(status)), 't', 1_000, logger)).toMatchObject({ era: '2025', conclusive: true });
+  });
+
+  it.each([401, 403, 408, 429, 500, 502, 503])('HTTP %i is inconclusive', async (status) => {
+    expect(await probeEra(answering(httpError(status)), 't', 1_000, logger)).toMatchObject({ era: '2025', conclusive: false });
+  });
+
+  it('a JSON-RPC error is a conclusive 2025; unreachable, a non-MCP body and a timeout are inconclusive', async () => {
+    const refused = answering(async () => ({ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found' } }));
+    expect(await probeEra(refused, 't', 1_000, logger)).toMatchObject({ era: '2025', conclusive: true });
+    const unreachable = answering(() => Promise.reject(new GatewayError('GW_UPSTREAM_UNREACHABLE', 'x', { target: 't' })));
+    expect(await probeEra(unreachable, 't', 1_000, logger)).toMatchObject({ era: '2025', conclusive: false });
+    const html = answering(() => Promise.reject(new GatewayError('GW_UPSTREAM_HTTP_ERROR', 'x', { target: 't', status: 200, reason: 'not MCP' })));
+    expect(await probeEra(html, 't', 1_000, logger)).toMatchObject({ era: '2025', conclusive: false });
+    const silent: StatelessHttpWire = {
+      post: (_r, _m, abort) => new Promise((_resolve, reject) => void (abort.onabort = () => reject(new Error('aborted')))),
+    };
+    expect(await probeEra(silent, 't', 50, logger)).toMatchObject({ era: '2025', conclusive: false, why: 'GW_UPSTREAM_TIMEOUT' });
   });
 });
