@@ -295,7 +295,21 @@ describe('era detection (protocol: auto)', () => {
     }
   });
 
-  it('protocol: 2026 refuses a server whose server/discover does not list 2026-07-28', async () => {
+  it('protocol: 2026 fails the start with GW_UPSTREAM_INVALID_ANSWER when server/discover lists only other versions', async () => {
+    const fixture = await startModernFixture();
+    fixture.rawMethod('server/discover', (id) => ({ jsonrpc: '2.0', id, result: { supportedVersions: ['2025-11-25'], capabilities: {} } }));
+    const gateway = await startTestGateway({ targets: { m: { type: 'http', url: fixture.url, protocol: '2026' } } });
+    try {
+      const error = await errorOf(connect(gateway.mcpUrl('m')));
+      expect(error.data).toMatchObject({ code: 'GW_UPSTREAM_INVALID_ANSWER', target: 'm', reason: 'server/discover does not list 2026-07-28' });
+      expect(fixture.calls('initialize')).toEqual([]);
+    } finally {
+      await gateway.close();
+      await fixture.close();
+    }
+  });
+
+  it('protocol: 2026 fails the start with the HTTP error of a 2025 server refusing server/discover', async () => {
     const gateway = await startTestGateway({ targets: { old: { type: 'http', url: legacy.url, protocol: '2026' } } });
     try {
       const initializeBefore = legacy.messages().filter((m) => m.method === 'initialize').length;
