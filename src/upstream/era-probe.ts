@@ -13,8 +13,8 @@
  *   goes on as 2025 (the era every Streamable HTTP server had before 2026) and nothing is
  *   remembered, so the next session asks again.
  *
- * A conclusive answer is remembered per target object (a reload that changes the target asks
- * again) and, where the upstream identity differs per principal (`principalHeaders`,
+ * A conclusive answer is remembered for ERA_MEMORY_TTL_MS per target object (a reload that changes
+ * the target asks again) and, where the upstream identity differs per principal (`principalHeaders`,
  * `forwardAuthorization`), per principal. The probe is a discovery request, which changes nothing
  * upstream; no client request is ever sent twice.
  */
@@ -22,7 +22,7 @@ import type { RemoteTargetConfig } from '../config/types.ts';
 import { isErrorResponse, isObject } from '../jsonrpc/envelope.ts';
 import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '../jsonrpc/modern.ts';
 import type { JsonObject, JsonRpcResponse } from '../jsonrpc/types.ts';
-import { GatewayError } from '../errors/gateway-error.ts';
+import { GatewayError, toGatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { createAbortHandle } from '../transport/http-dispatch.ts';
 import type { StatelessHttpWire } from '../transport/stateless-http.ts';
@@ -32,10 +32,17 @@ export type Era = '2025' | '2026';
 
 export type ProbeOutcome =
   | { readonly era: '2026'; readonly discovered: JsonObject }
-  | { readonly era: '2025'; readonly conclusive: boolean; readonly why: string };
+  | { readonly era: '2025'; readonly conclusive: true; readonly why: string }
+  | { readonly era: '2025'; readonly conclusive: false; readonly why: string; readonly error: GatewayError };
 
 /** Principals remembered per target; past it the oldest is forgotten (and probed again). */
 export const ERA_MEMORY_PRINCIPALS = 1_024;
+/**
+ * 10 min: how long an era is remembered. A server can change era behind the same URL (an upgrade
+ * to 2026-07-28, a rollback); after this the next session asks again. One probe per target in ten
+ * minutes costs nothing worth saving.
+ */
+export const ERA_MEMORY_TTL_MS = 10 * 60_000;
 
 /** What the gateway learnt of its targets' eras. One per gateway (the upstream factory holds it). */
 export interface EraMemory {
@@ -49,16 +56,23 @@ function principalKey(target: RemoteTargetConfig, principal: UpstreamPrincipal |
   return perPrincipal ? (principal?.id ?? 'anonymous') : '';
 }
 
-export function createEraMemory(): EraMemory {
-  const byTarget = new WeakMap<RemoteTargetConfig, Map<string, Era>>();
+export function createEraMemory(ttlMs = ERA_MEMORY_TTL_MS, now: () => number = Date.now): EraMemory {
+  const byTarget = new WeakMap<RemoteTargetConfig, Map<string, { era: Era; until: number }>>();
   return {
-    get: (target, principal) => byTarget.get(target)?.get(principalKey(target, principal)),
+    get(target, principal) {
+      const eras = byTarget.get(target);
+      const key = principalKey(target, principal);
+      const known = eras?.get(key);
+      if (known === undefined || known.until > now()) return known?.era;
+      eras!.delete(key);
+      return undefined;
+    },
     set(target, principal, era) {
       let eras = byTarget.get(target);
       if (eras === undefined) byTarget.set(target, (eras = new Map()));
       const key = principalKey(target, principal);
       eras.delete(key);
-      eras.set(key, era);
+      eras.set(key, { era, until: now() + ttlMs });
       if (eras.size > ERA_MEMORY_PRINCIPALS) eras.delete(eras.keys().next().value as string);
     },
   };
@@ -113,7 +127,7 @@ export async function probeEra(wire: StatelessHttpWire, target: string, timeoutM
     }
     const why = status !== undefined ? `HTTP ${status}` : (error?.code ?? 'failed');
     logger.debug({ why }, 'era probe inconclusive');
-    return { era: '2025', conclusive: false, why };
+    return { era: '2025', conclusive: false, why, error: error ?? toGatewayError(err) };
   }
 }
 

@@ -40,18 +40,25 @@ export function createEraTransport(options: EraTransportOptions): Transport {
     const mode = target.protocol ?? 'auto';
     const known = mode === 'auto' ? memory.get(target, principal) : mode;
     if (known === '2025') return options.legacy();
-    if (known === '2026') {
+    if (mode === '2026') {
       const discovered = checkDiscovered(name, await askDiscover(wire, name, timeoutMs));
       return createModernBridge({ target, logger, wire, discovered });
     }
+    // `auto`: the handshake needs a discover answer anyway, so it is the probe every time.
     const outcome = await probeEra(wire, name, timeoutMs, logger);
     if (outcome.era === '2026') {
+      if (known === undefined) logger.info('upstream speaks 2026-07-28 (server/discover); bridging it for 2025 clients');
       memory.set(target, principal, '2026');
-      logger.info('upstream speaks 2026-07-28 (server/discover); bridging it for 2025 clients');
       return createModernBridge({ target, logger, wire, discovered: outcome.discovered });
     }
-    if (outcome.conclusive) memory.set(target, principal, '2025');
-    else logger.warn({ why: outcome.why }, 'era probe inconclusive; this connection uses the 2025 protocol and the next one asks again');
+    if (outcome.conclusive) {
+      if (known === '2026') logger.warn({ why: outcome.why }, 'upstream no longer speaks 2026-07-28; using the 2025 protocol');
+      memory.set(target, principal, '2025');
+      return options.legacy();
+    }
+    // Known to be 2026: a 2025 handshake would only be refused; the probe's own failure says more.
+    if (known === '2026') throw outcome.error;
+    logger.warn({ why: outcome.why }, 'era probe inconclusive; this connection uses the 2025 protocol and the next one asks again');
     return options.legacy();
   };
 

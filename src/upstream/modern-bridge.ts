@@ -206,7 +206,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
       throw err;
     } finally {
       calls.delete(key);
-      asker.withdraw(key, 'the request ended');
+      if (asker.open > 0) asker.withdraw(key, 'the request ended');
     }
   };
 

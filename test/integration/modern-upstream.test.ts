@@ -295,6 +295,22 @@ describe('era detection (protocol: auto)', () => {
     }
   });
 
+  it('a target known to be 2026 whose discover fails (500) fails that start with the HTTP error, not a 2025 handshake', async () => {
+    const fixture = await startModernFixture();
+    const gateway = await startTestGateway({ targets: { m: { type: 'http', url: fixture.url } } });
+    try {
+      await (await connect(gateway.mcpUrl('m'))).close();
+      fixture.failDiscover(500);
+      const error = await errorOf(connect(gateway.mcpUrl('m')));
+      expect(error.data).toMatchObject({ code: 'GW_UPSTREAM_HTTP_ERROR', status: 500, target: 'm' });
+      expect(fixture.calls('initialize')).toEqual([]);
+      await (await connect(gateway.mcpUrl('m'))).close();
+    } finally {
+      await gateway.close();
+      await fixture.close();
+    }
+  });
+
   it('protocol: 2026 fails the start with GW_UPSTREAM_INVALID_ANSWER when server/discover lists only other versions', async () => {
     const fixture = await startModernFixture();
     fixture.rawMethod('server/discover', (id) => ({ jsonrpc: '2.0', id, result: { supportedVersions: ['2025-11-25'], capabilities: {} } }));

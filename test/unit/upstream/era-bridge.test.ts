@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RemoteTargetConfig } from '../../../src/config/types.ts';
-import { ERA_MEMORY_PRINCIPALS, createEraMemory, probeEra } from '../../../src/upstream/era-probe.ts';
+import { ERA_MEMORY_PRINCIPALS, ERA_MEMORY_TTL_MS, createEraMemory, probeEra } from '../../../src/upstream/era-probe.ts';
 import { GatewayError } from '../../../src/errors/gateway-error.ts';
 import { createLogger } from '../../../src/log/logger.ts';
 import type { StatelessHttpWire } from '../../../src/transport/stateless-http.ts';
@@ -34,6 +34,19 @@ describe('era memory', () => {
     const forwarding = target({ forwardAuthorization: true });
     memory.set(forwarding, { id: 'alice' }, '2025');
     expect(memory.get(forwarding, { id: 'bob' })).toBeUndefined();
+  });
+});
+
+describe('era memory over time', () => {
+  it('forgets an era after its time, so a server that changed era is asked again', () => {
+    let clock = 1_000;
+    const memory = createEraMemory(ERA_MEMORY_TTL_MS, () => clock);
+    const a = target();
+    memory.set(a, undefined, '2025');
+    clock += ERA_MEMORY_TTL_MS - 1;
+    expect(memory.get(a, undefined)).toBe('2025');
+    clock += 1;
+    expect(memory.get(a, undefined)).toBeUndefined();
   });
 });
 
