@@ -3,19 +3,16 @@
  * v2 server with `legacy: 'reject'`, test/fixtures/modern-upstream.ts), on a single-target path and
  * on an aggregate `/mcp` beside a 2025 stdio member: the handshake composed from server/discover,
  * stateless POSTs with the `_meta` envelope and headers, input_required turned into real sampling
- * and elicitation requests and retried with a new id, progress, cancel, bad answers. Era detection:
- * `auto` finds 2026 for the fixture and 2025 for the 2025 HTTP fixture, and a 401 or 500 on the
- * probe is not remembered.
+ * and elicitation requests and retried with a new id, progress, cancel, list_changed, bad answers;
+ * and the SDK v2 client through both bridges in a row. Era detection: modern-upstream-era.test.ts.
  */
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../src/main.ts';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
 import { startModernFixture, type ModernFixture } from '../fixtures/modern-upstream.ts';
 import { connectClient, startAggregateGateway } from '../support/aggregate.ts';
+import { connect, errorOf, paramsOf } from '../support/bridge-client.ts';
 import { everythingServer, remoteTarget, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { textOf } from '../support/recorder.ts';
 
@@ -23,41 +20,16 @@ const ENVELOPE_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const ENVELOPE_CAPS = 'io.modelcontextprotocol/clientCapabilities';
 
 let modern: ModernFixture;
-let legacy: HttpFixture;
 let gw: TestGateway;
 
-async function connect(url: URL, handlers = true): Promise<Client> {
-  const client = new Client({ name: 'v1-client', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation: {} } });
-  if (handlers) {
-    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
-      const first = request.params.messages[0]?.content;
-      const asked = first !== undefined && !Array.isArray(first) && first.type === 'text' ? first.text : '';
-      return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `forty-two (${asked})` } };
-    });
-    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { sure: true } }));
-  }
-  await client.connect(new StreamableHTTPClientTransport(url));
-  return client;
-}
-
-async function errorOf(promise: Promise<unknown>): Promise<McpError> {
-  const outcome = await promise.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (outcome instanceof McpError) return outcome;
-  throw new Error(`expected an McpError, got ${String(outcome)}`);
-}
-
-const paramsOf = (seen: { body: Record<string, unknown> }) => seen.body.params as Record<string, unknown>;
 
 beforeAll(async () => {
-  [modern, legacy] = await Promise.all([startModernFixture(), startHttpFixture({ getStream: false })]);
-  gw = await startTestGateway({ targets: { modern: { type: 'http', url: modern.url }, legacy: { type: 'http', url: legacy.url } } });
+  modern = await startModernFixture();
+  gw = await startTestGateway({ targets: { modern: { type: 'http', url: modern.url } } });
 });
 afterAll(async () => {
   await gw?.close();
-  await Promise.all([modern?.close(), legacy?.close()]);
+  await modern?.close();
 });
 
 describe('2025 client -> 2026 upstream, single target', () => {
@@ -245,98 +217,6 @@ describe('bad answers from a 2026 upstream', () => {
     expect(error.code).toBe(-32602);
     expect(error.message).toContain('no such thing');
     await client.close();
-  });
-});
-
-describe('timeouts over the bridge', () => {
-  it('a call past timeoutMs fails with GW_UPSTREAM_TIMEOUT and its upstream exchange is closed', async () => {
-    const gateway = await startTestGateway({
-      targets: { m: { type: 'http', url: modern.url, timeouts: { requestMs: 300, resetOnProgress: true, maxTotalMs: 0 } } },
-    });
-    try {
-      const client = await connect(gateway.mcpUrl('m'));
-      const cancelledBefore = modern.cancelled.length;
-      const error = await errorOf(client.callTool({ name: 'slow', arguments: {} }));
-      expect(error.data).toMatchObject({ code: 'GW_UPSTREAM_TIMEOUT', target: 'm' });
-      await expect.poll(() => modern.cancelled.length).toBe(cancelledBefore + 1);
-      await client.close();
-    } finally {
-      await gateway.close();
-    }
-  });
-});
-
-describe('era detection (protocol: auto)', () => {
-  it('finds 2025 for a 2025 Streamable HTTP server, and asks only once', async () => {
-    const discoverBefore = legacy.messages().filter((m) => m.method === 'server/discover').length;
-    const a = await connect(gw.mcpUrl('legacy'));
-    const b = await connect(gw.mcpUrl('legacy'));
-    const messages = legacy.messages();
-    expect(messages.filter((m) => m.method === 'server/discover').length - discoverBefore).toBeLessThanOrEqual(1);
-    expect(messages.filter((m) => m.method === 'initialize').length).toBeGreaterThanOrEqual(2);
-    await Promise.all([a.close(), b.close()]);
-  });
-
-  it.each([401, 500])('does not remember an HTTP %i to the probe: the next session asks again', async (status) => {
-    const fixture = await startModernFixture();
-    const gateway = await startTestGateway({ targets: { m: { type: 'http', url: fixture.url } } });
-    try {
-      fixture.failDiscover(status);
-      // Inconclusive: this connection is tried as 2025, and the 2026-only server refuses initialize.
-      await expect(connect(gateway.mcpUrl('m'))).rejects.toThrow();
-      expect(fixture.calls('initialize').length).toBe(1);
-      const client = await connect(gateway.mcpUrl('m'));
-      expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'ok' } }))).toBe('ok');
-      expect(fixture.calls('server/discover').length).toBe(2);
-      await client.close();
-    } finally {
-      await gateway.close();
-      await fixture.close();
-    }
-  });
-
-  it('a target known to be 2026 whose discover fails (500) fails that start with the HTTP error, not a 2025 handshake', async () => {
-    const fixture = await startModernFixture();
-    const gateway = await startTestGateway({ targets: { m: { type: 'http', url: fixture.url } } });
-    try {
-      await (await connect(gateway.mcpUrl('m'))).close();
-      fixture.failDiscover(500);
-      const error = await errorOf(connect(gateway.mcpUrl('m')));
-      expect(error.data).toMatchObject({ code: 'GW_UPSTREAM_HTTP_ERROR', status: 500, target: 'm' });
-      expect(fixture.calls('initialize')).toEqual([]);
-      await (await connect(gateway.mcpUrl('m'))).close();
-    } finally {
-      await gateway.close();
-      await fixture.close();
-    }
-  });
-
-  it('protocol: 2026 fails the start with GW_UPSTREAM_INVALID_ANSWER when server/discover lists only other versions', async () => {
-    const fixture = await startModernFixture();
-    fixture.rawMethod('server/discover', (id) => ({ jsonrpc: '2.0', id, result: { supportedVersions: ['2025-11-25'], capabilities: {} } }));
-    const gateway = await startTestGateway({ targets: { m: { type: 'http', url: fixture.url, protocol: '2026' } } });
-    try {
-      const error = await errorOf(connect(gateway.mcpUrl('m')));
-      expect(error.data).toMatchObject({ code: 'GW_UPSTREAM_INVALID_ANSWER', target: 'm', reason: 'server/discover does not list 2026-07-28' });
-      expect(fixture.calls('initialize')).toEqual([]);
-    } finally {
-      await gateway.close();
-      await fixture.close();
-    }
-  });
-
-  it('protocol: 2026 fails the start with the HTTP error of a 2025 server refusing server/discover', async () => {
-    const gateway = await startTestGateway({ targets: { old: { type: 'http', url: legacy.url, protocol: '2026' } } });
-    try {
-      const initializeBefore = legacy.messages().filter((m) => m.method === 'initialize').length;
-      const error = await errorOf(connect(gateway.mcpUrl('old')));
-      // Its refusal of the session-less discover is the start's failure; no initialize is tried.
-      expect(error.code).toBe(-32603);
-      expect(error.data).toMatchObject({ code: 'GW_UPSTREAM_HTTP_ERROR', status: 400, target: 'old' });
-      expect(legacy.messages().filter((m) => m.method === 'initialize').length).toBe(initializeBefore);
-    } finally {
-      await gateway.close();
-    }
   });
 });
 
