@@ -108,6 +108,14 @@ describe('2025 client -> 2026 upstream, single target', () => {
     await client.close();
   });
 
+  it('keeps the input rounds of concurrent calls apart, also across sessions', async () => {
+    const [a, b] = await Promise.all([connect(gw.mcpUrl('modern')), connect(gw.mcpUrl('modern'))]);
+    const prompts = ['p1', 'p2', 'p3', 'p4'];
+    const answers = await Promise.all(prompts.flatMap((p) => [a, b].map((c) => c.callTool({ name: 'sample', arguments: { prompt: p } }).then(textOf))));
+    expect(answers).toEqual(prompts.flatMap((p) => [`model said: forty-two (${p})`, `model said: forty-two (${p})`]));
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('turns input_required for elicitation into a real elicitation request', async () => {
     const client = await connect(gw.mcpUrl('modern'));
     const result = await client.callTool({ name: 'confirm', arguments: { action: 'deploy' } });
