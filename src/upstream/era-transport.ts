@@ -1,6 +1,6 @@
 /**
  * The transport of a Streamable HTTP target whose era is decided when the connection starts
- * (`protocol: 2026`, or `auto` while the era is not known): `start()` asks `server/discover`
+ * (`protocol: 2026`, or `auto` unless the era is remembered as 2025): `start()` asks `server/discover`
  * (era-probe.ts) and becomes either the 2025 session transport (streamable-http.ts) or the bridge
  * to a stateless 2026 upstream (modern-bridge.ts). Until then nothing else is sent: the correlator
  * sends nothing before `start()` resolves.
