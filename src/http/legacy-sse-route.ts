@@ -71,7 +71,7 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
   app.get(ssePath, async (request, reply) => {
     const entry = endpointOf(request, resolve);
     checkGetHeaders(request.headers);
-    const session = store.create(entry.factory, { authorization: request.headers.authorization, principal: request.principal });
+    const session = store.create(entry.factory, { authorization: request.headers.authorization, principal: request.principal, transport: 'sse' });
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {

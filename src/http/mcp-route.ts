@@ -152,7 +152,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     if (staleId !== undefined && store.get(staleId, from.principal) !== undefined) {
       throw new GatewayError('GW_ALREADY_INITIALIZED', 'Session is already initialized; send initialize without Mcp-Session-Id');
     }
-    const session = store.create(entry.factory, { authorization: from.headers.authorization, principal: from.principal });
+    const session = store.create(entry.factory, { authorization: from.headers.authorization, principal: from.principal, transport: 'streamable-http' });
     const answer = await session.initialize(request);
     reply.code(200).header('content-type', 'application/json');
     if (!session.ended) reply.header('mcp-session-id', session.id);
@@ -204,10 +204,13 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
       }
     }
     if (requests === undefined) return reply.code(202).send();
+    // Over the in-flight caps: 503 with Retry-After for the whole POST, none of it runs.
+    session.admit(requests.length);
 
     reply.hijack();
     const sink = createHttpSink(reply.raw, session.id, keepAlive);
-    session.serve(requests, sink, batch ? BATCH_2025 : POST_2025);
+    // The headers go along as they are: a client's traceparent is read from them only when tracing is on.
+    session.serve(requests, sink, batch ? BATCH_2025 : POST_2025, request.headers);
     return reply;
   });
 

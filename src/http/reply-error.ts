@@ -11,8 +11,9 @@ import type { RequestId } from '../jsonrpc/types.ts';
  * requires every error to echo it); null when the request could not be tied to an id.
  */
 export function replyError(reply: FastifyReply, error: GatewayError, id: RequestId | null = null): FastifyReply {
+  // GW_RATE_LIMITED, GW_OVERLOADED, GW_CIRCUIT_OPEN: when to try again (RFC 9110, 10.2.3).
   const retryAfter = error.details.retryAfterSec;
-  if ((error.code === 'GW_RATE_LIMITED' || error.code === 'GW_HOSTS_BUSY') && typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+  if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
   return reply
     .code(error.httpStatus)
     .header('content-type', 'application/json')

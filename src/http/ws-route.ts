@@ -108,7 +108,7 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
     try {
       const entry = endpointOf(request, resolve);
       endpoint = entry.endpoint;
-      session = store.create(entry.factory, { authorization: request.headers.authorization, principal: request.principal });
+      session = store.create(entry.factory, { authorization: request.headers.authorization, principal: request.principal, transport: 'websocket' });
     } catch (err) {
       // Session limit or shutdown: say why in a frame, then close with "try again later".
       const error = toGatewayError(err);

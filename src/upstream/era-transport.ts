@@ -76,8 +76,8 @@ export function createEraTransport(options: EraTransportOptions): Transport {
       inner = chosen;
       await chosen.start();
     },
-    send(message) {
-      return inner === undefined ? Promise.reject(closedError()) : inner.send(message);
+    send(message, trace) {
+      return inner === undefined ? Promise.reject(closedError()) : inner.send(message, trace);
     },
     close() {
       closed = true;

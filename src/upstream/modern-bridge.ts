@@ -37,6 +37,7 @@ import {
   RESERVED_META_PREFIX,
   withoutReservedMeta,
 } from '../jsonrpc/modern.ts';
+import type { TraceContext } from '../jsonrpc/trace-context.ts';
 import type { JsonObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import { isSupportedVersion, LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 import type { RemoteTargetConfig } from '../config/types.ts';
@@ -160,7 +161,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
   };
 
   /** One request through as many input rounds as the upstream needs. Resolves when answered. */
-  const forward = async (request: JsonRpcRequest): Promise<void> => {
+  const forward = async (request: JsonRpcRequest, trace: TraceContext | undefined): Promise<void> => {
     const key = idKey(request.id);
     const abort = createAbortHandle();
     calls.set(key, abort);
@@ -168,7 +169,9 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
     let params: JsonObject = { ...base, _meta: envelope(base._meta) };
     let wireId: RequestId = request.id;
     const call = request.method === 'tools/call';
-    let headers = call ? tools.headersFor(base) : undefined;
+    // Each request is its own POST: its trace context goes as the W3C headers (trace-context.ts).
+    const traceHeaders = trace === undefined ? undefined : traceHeadersOf(trace);
+    let headers = withTrace(call ? tools.headersFor(base) : undefined, traceHeaders);
     let relearnt = false;
     try {
       for (let round = 0; ; round++) {
@@ -178,7 +181,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
           // send it once more if what the tool declares has changed.
           if (!call || relearnt || response.error.code !== HEADER_MISMATCH || !(await relearn(base, abort))) return up({ ...response, id: request.id });
           relearnt = true;
-          headers = tools.headersFor(base);
+          headers = withTrace(tools.headersFor(base), traceHeaders);
           wireId = `${idText(request.id)}.retry-${++retryIds}`;
           continue;
         }
@@ -228,7 +231,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
 
   const bridge: Transport = {
     start: () => (closed ? Promise.reject(new GatewayError('GW_UPSTREAM_CLOSED', undefined, { target: name })) : Promise.resolve()),
-    async send(message) {
+    async send(message, trace) {
       if (closed) throw new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" connection is closed`, { target: name });
       if (!isRequest(message)) return notify(message);
       switch (message.method) {
@@ -244,7 +247,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
           queueMicrotask(() => up({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
           return;
         default:
-          return forward(message);
+          return forward(message, trace);
       }
     },
     close() {
@@ -262,6 +265,15 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
     },
   };
   return bridge;
+}
+
+function traceHeadersOf(trace: TraceContext): Record<string, string> {
+  return trace.tracestate === undefined ? { traceparent: trace.traceparent } : { traceparent: trace.traceparent, tracestate: trace.tracestate };
+}
+
+/** The Mcp-Param-* headers and the trace headers of one POST, when there are any. */
+function withTrace(params: Record<string, string> | undefined, trace: Record<string, string> | undefined): Record<string, string> | undefined {
+  return params === undefined ? trace : trace === undefined ? params : { ...params, ...trace };
 }
 
 /** An id as text for a derived retry id (a raw big integer keeps its digits). */

@@ -6,15 +6,15 @@
  *
  * Keyed by endpoint, principal and the client capabilities an upstream may act on (sampling,
  * elicitation, roots): one principal's upstream identity never serves another, and an upstream
- * only asks a client for what that client declared. A call that may ask the client for input
- * (tools/call, prompts/get, resources/read) holds its host alone until it ends, so every
- * server->client request of that host belongs to exactly one client request; other requests share.
+ * only asks a client for what that client declared.
  *
- * Bounded: at most `perCaller` hosts per key (past it a call that needs a host alone gets
- * GW_HOSTS_BUSY, never a queue); hosts are sessions of the store, so its caps on sessions and
- * children apply; a host idle for `idleMs` ends (its child with it).
+ * stdio carries no "related request" on a server->client request, so a question is attributed to
+ * the one call that may ask (tools/call, prompts/get, resources/read) in flight on its host, and
+ * refused upstream when there are several (`askerOf`). To keep that rare, such a call goes to a
+ * host where no other may ask, opening one while the key has fewer than `perCaller`; past that,
+ * calls share the least busy host (never a queue, never a refusal). A host idle for `idleMs` ends,
+ * its child with it; hosts are sessions of the store, so its caps on sessions and children apply.
  */
-import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcErrorObject } from '../../jsonrpc/types.ts';
 import { LATEST_PROTOCOL_VERSION } from '../../jsonrpc/versions.ts';
@@ -35,14 +35,34 @@ export interface Host {
   readonly scope: string;
   /** The upstream side's initialize result (serverInfo, capabilities, instructions). */
   readonly init: JsonObject;
-  /** Taken by a call that may ask for input; `holder` is its relay once it exists. */
-  held: boolean;
-  holder: Relay | undefined;
+  /** Calls in flight on it that may ask the client for input. */
+  readonly askers: Set<Relay>;
   /** Requests in flight on it. */
   active: number;
   lastUsed: number;
   /** Ids the host knows requests by: unique in the host, whatever ids clients chose. */
   nextCall: number;
+}
+
+/** The one call a question of `host` belongs to; undefined when none or several could have asked. */
+export function askerOf(host: Host): Relay | undefined {
+  let running: Relay | undefined;
+  let parked: Relay | undefined;
+  let runs = 0;
+  let parks = 0;
+  for (const relay of host.askers) {
+    if (relay.finished) continue;
+    if (relay.parked) {
+      parks++;
+      parked = relay;
+    } else {
+      runs++;
+      running = relay;
+    }
+  }
+  // A call waiting for its answers is blocked upstream: a new question is the running one's.
+  if (runs === 1) return running;
+  return runs === 0 && parks === 1 ? parked : undefined;
 }
 
 /** Who asks, and what they declared, for a host. */
@@ -70,13 +90,11 @@ export interface HostPoolOptions {
   idleMs: number;
   /** A message the host routed to no request: a server->client request or a broadcast notification. */
   onmessage(host: Host, message: JsonObject): void;
-  /** Frees a host whose call waits for input nobody gave (the oldest first): cancels that call. */
-  evict(host: Host): void;
 }
 
 export interface HostPool {
-  /** A host for `caller`; `alone`: taken until `release` (GW_HOSTS_BUSY when none can be). */
-  acquire(caller: HostCaller, alone: boolean): Promise<Host>;
+  /** A host for `caller`; `mayAsk`: the request may ask the client for input (prefer a host no other such call uses). */
+  acquire(caller: HostCaller, mayAsk: boolean): Promise<Host>;
   release(host: Host): void;
   byId(id: string): Host | undefined;
   scopeOf(caller: HostCaller): string;
@@ -119,13 +137,13 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     end: ended,
   });
 
-  const open = async (caller: HostCaller, key: string, scope: string, alone: boolean, slot: () => Promise<Host>): Promise<Host> => {
+  const open = async (caller: HostCaller, key: string, scope: string, slot: () => Promise<Host>): Promise<Host> => {
     const session = store.create(caller.endpoint.factory, { authorization: caller.authorization, principal: caller.principal, held: true });
     const params: JsonObject = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: caller.capabilities, clientInfo: caller.clientInfo ?? { ...GATEWAY_CLIENT_INFO } };
     const answer = await session.initialize({ jsonrpc: '2.0', id: 0, method: 'initialize', params });
     if ('error' in answer) throw new HostOpenError(answer.error as JsonRpcErrorObject);
     await session.handleNotification({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    const host: Host = { id: session.id, session, key, scope, init: isObject(answer.result) ? answer.result : {}, held: alone, holder: undefined, active: 0, lastUsed: Date.now(), nextCall: 1 };
+    const host: Host = { id: session.id, session, key, scope, init: isObject(answer.result) ? answer.result : {}, askers: new Set(), active: 0, lastUsed: Date.now(), nextCall: 1 };
     ready.set(host.id, host);
     session.openStream(
       standaloneSink(
@@ -138,11 +156,25 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     return host;
   };
 
-  const take = (host: Host, alone: boolean): Host => {
+  const take = (host: Host): Host => {
     host.active++;
     host.lastUsed = Date.now();
-    if (alone) host.held = true;
     return host;
+  };
+
+  /** The host of `key` a request should use now, or undefined when a new one should open. */
+  const choose = (key: string, opening: number, mayAsk: boolean): Host | undefined => {
+    let best: Host | undefined;
+    let count = opening;
+    for (const host of ready.values()) {
+      if (host.key !== key || host.session.ended) continue;
+      count++;
+      const load = mayAsk ? host.askers.size : host.active;
+      if (best === undefined || load < (mayAsk ? best.askers.size : best.active)) best = host;
+    }
+    if (best === undefined) return undefined;
+    if (mayAsk && best.askers.size > 0 && count < perCaller) return undefined;
+    return best;
   };
 
   const pool: HostPool = {
@@ -150,26 +182,18 @@ export function createHostPool(options: HostPoolOptions): HostPool {
       return `${caller.endpoint.endpoint}\u0000${caller.principal?.id ?? ''}`;
     },
 
-    async acquire(caller, alone) {
+    async acquire(caller, mayAsk) {
       const scope = pool.scopeOf(caller);
       const key = `${scope}\u0000${askingCapabilities(caller.capabilities)}`;
       const list = byKey.get(key) ?? [];
-      for (const host of ready.values()) {
-        if (host.key === key && !host.session.ended && !(alone && host.held)) return take(host, alone);
-      }
-      // A request that shares waits for a host already opening rather than opening another.
-      if (!alone && list.length > 0) return take(await (list[list.length - 1] as Promise<Host>), false);
-      if (list.length >= perCaller) {
-        // Every host is held. One whose call waits for input (a client that may never come back)
-        // gives way, oldest first; a call still running upstream never does.
-        const waiting = [...ready.values()].filter((h) => h.key === key && h.holder?.parked === true);
-        const oldest = waiting.sort((a, b) => (a.holder?.parkedAt ?? 0) - (b.holder?.parkedAt ?? 0))[0];
-        if (oldest === undefined) throw new GatewayError('GW_HOSTS_BUSY', undefined, { limit: perCaller, retryAfterSec: 1 });
-        options.evict(oldest);
-        return take(oldest, true);
-      }
+      const pending = list.length - [...ready.values()].filter((h) => h.key === key).length;
+      const chosen = choose(key, Math.max(0, pending), mayAsk);
+      if (chosen !== undefined) return take(chosen);
+      // Wait for a host already opening rather than open one past the cap (or at all, when the
+      // request cannot ask and so needs no host of its own).
+      if (list.length >= perCaller || (!mayAsk && pending > 0)) return take(await (list[list.length - 1] as Promise<Host>));
       let slot: Promise<Host> | undefined;
-      const opening = open(caller, key, scope, alone, () => slot as Promise<Host>);
+      const opening = open(caller, key, scope, () => slot as Promise<Host>);
       slot = opening;
       list.push(opening);
       byKey.set(key, list);
@@ -179,7 +203,7 @@ export function createHostPool(options: HostPoolOptions): HostPool {
         if (at >= 0) list.splice(at, 1);
         if (list.length === 0 && byKey.get(key) === list) byKey.delete(key);
       });
-      return take(await opening, alone);
+      return take(await opening);
     },
 
     release(host) {
@@ -197,7 +221,7 @@ export function createHostPool(options: HostPoolOptions): HostPool {
   const timer = setInterval(() => {
     const now = Date.now();
     for (const host of ready.values()) {
-      if (host.active === 0 && !host.held && now - host.lastUsed > idleMs) {
+      if (host.active === 0 && host.askers.size === 0 && now - host.lastUsed > idleMs) {
         ready.delete(host.id);
         void host.session.end('stateless host idle');
       }

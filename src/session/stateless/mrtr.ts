@@ -15,7 +15,7 @@
  */
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
-import type { JsonObject, JsonRpcRequest, RequestId } from '../../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../jsonrpc/types.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { Exchange } from './exchange.ts';
 import type { Host } from './hosts.ts';
@@ -40,14 +40,12 @@ interface Round {
 }
 
 export interface InputBridge {
-  /** A server->client request of `host`; `relay`: the call holding the host (undefined: none). */
+  /** A server->client request of `host`; `relay`: the call it belongs to (undefined: none can be told). */
   ask(host: Host, relay: Relay | undefined, request: JsonObject): void;
   /** A retry carrying a sealed state: answers go upstream and the retry takes over the call. */
   resume(claims: StateClaims, retry: JsonRpcRequest, scope: string, exchange: Exchange, logLevel: string | undefined, host: Host | undefined): void;
   /** The call ended: its round goes. */
   forget(relay: Relay): void;
-  /** Gives up a parked call (its host is needed by another): cancelled upstream, its state refused. */
-  evict(host: Host): void;
 }
 
 const KEY_PREFIX: Readonly<Record<string, string>> = { 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation', 'roots/list': 'roots' };
@@ -56,8 +54,13 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
   const rounds = new Map<Relay, Round>();
   let seq = 0;
 
+  /**
+   * Answers one of `host`'s questions. Deferred a microtask: a question is handed here while the
+   * session is still delivering it, before it has recorded whom to give the answer to.
+   */
   const answerUpstream = (host: Host, id: RequestId, outcome: { result: JsonObject } | { error: JsonObject }) => {
-    void host.session.handleResponse({ jsonrpc: '2.0', id, ...outcome } as never).catch(() => undefined);
+    const response = { jsonrpc: '2.0', id, ...outcome } as JsonRpcResponse;
+    queueMicrotask(() => void host.session.handleResponse(response).catch(() => undefined));
   };
 
   /** Sends the round's open questions to the client, parking the call until the retry. */
@@ -90,9 +93,10 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
       if (method === 'ping') return answerUpstream(host, id, { result: {} });
       const prefix = KEY_PREFIX[method];
       if (relay === undefined || relay.finished || prefix === undefined) {
-        // Nobody can be asked: no call holds this host, or a question the 2026 revision has no input request for.
-        logger.warn({ session: host.id, method }, 'a server->client request no 2026 client can answer; refused to the upstream');
-        return answerUpstream(host, id, { error: { code: -32601, message: `No client can answer ${method} here` } });
+        // No single call it belongs to (none, or several that may ask at once), or a question the
+        // 2026 revision has no input request for: refused, so the upstream does not wait forever.
+        logger.warn({ session: host.id, method }, 'a server->client request that no one 2026 call can answer; refused to the upstream');
+        return answerUpstream(host, id, { error: { code: -32603, message: `No single client request can answer ${method} here`, data: { code: 'GW_SERVER_REQUEST_UNATTRIBUTABLE' } } });
       }
       let round = rounds.get(relay);
       if (round === undefined) rounds.set(relay, (round = { host, asks: new Map(), n: 0, gather: undefined, expiry: undefined }));
@@ -101,7 +105,7 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
     },
 
     resume(claims, retry, scope, exchange, logLevel, host) {
-      const relay = host?.holder;
+      const relay = host === undefined ? undefined : [...host.askers].find((r) => r.hostId === claims.call);
       const round = relay === undefined ? undefined : rounds.get(relay);
       const stale =
         host === undefined || relay === undefined || round === undefined || !relay.parked || relay.hostId !== claims.call ||
@@ -119,14 +123,6 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
       }
       relay.rebind(exchange, retry.id, logLevel);
       if (round.asks.size > 0) flush(relay, round);
-    },
-
-    evict(host) {
-      const relay = host.holder;
-      if (relay === undefined || !relay.parked) return;
-      logger.info({ session: host.id }, 'a call waiting for input gives its upstream session to a newer call; it is cancelled');
-      void host.session.handleNotification({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: relay.hostId, reason: 'input not provided; session needed' } });
-      relay.drop();
     },
 
     forget(relay) {

@@ -34,10 +34,8 @@ export interface Relay extends ResponseSink {
   /** The id of the client request the relay answers now (the retry's, after a rebind). */
   readonly clientId: RequestId;
   readonly parked: boolean;
-  /** When it was last parked (ms since the epoch); 0 when it never was. */
-  readonly parkedAt: number;
   readonly finished: boolean;
-  /** Gives the call up while parked (its host is needed): nothing more is relayed, `done` runs. */
+  /** Gives the call up while parked (nobody came back in time): nothing more is relayed, `done` runs. */
   drop(): void;
   /** Answers the current exchange with `message` (an input_required result) and waits for a retry. */
   park(message: JsonObject): void;
@@ -88,7 +86,6 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
   let streaming = false;
   let promoted = false;
   let parked = false;
-  let parkedAt = 0;
   let finished = false;
   /** The host's answer while parked: it waits for the retry. */
   let held: JsonObject | undefined;
@@ -136,9 +133,6 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
     },
     get parked() {
       return parked;
-    },
-    get parkedAt() {
-      return parkedAt;
     },
     drop() {
       if (finished) return;
@@ -201,7 +195,6 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
       if (finished) return;
       const { body } = toModernAnswer(message, id, method);
       parked = true;
-      parkedAt = Date.now();
       if (streaming) {
         current.event(body);
         current.end();

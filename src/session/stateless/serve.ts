@@ -21,7 +21,7 @@ import type { RouteEndpoint } from '../endpoint-table.ts';
 import { CHANNEL_REQUEST } from '../streams.ts';
 import type { SessionStore } from '../store.ts';
 import { type Exchange, statusOfError } from './exchange.ts';
-import { createHostPool, type Host, type HostCaller, HostOpenError } from './hosts.ts';
+import { askerOf, createHostPool, type Host, type HostCaller, HostOpenError } from './hosts.ts';
 import { createListeners } from './listen.ts';
 import { createInputBridge } from './mrtr.ts';
 import { createRelay, type RelayHooks } from './relay.ts';
@@ -49,7 +49,7 @@ export interface StatelessServer {
   close(): void;
 }
 
-/** Calls that may ask the client for input (SEP-2322): they hold their host alone. */
+/** Calls that may ask the client for input (SEP-2322): questions are attributed among them. */
 const MAY_ASK = new Set(['tools/call', 'prompts/get', 'resources/read']);
 /** Every revision a discover answer lists: this one, and the 2025 ones `initialize` still opens. */
 const SUPPORTED = [...MODERN_PROTOCOL_VERSIONS, ...[...SUPPORTED_PROTOCOL_VERSIONS].reverse()];
@@ -94,10 +94,9 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     idleMs: limits.hostIdleMs,
     onmessage(host, message) {
       if (typeof message.method !== 'string') return;
-      if ('id' in message) bridge.ask(host, host.holder, message);
+      if ('id' in message) bridge.ask(host, askerOf(host), message);
       else listeners.notify(host.scope, message);
     },
-    evict: (host) => bridge.evict(host),
   });
 
   const callerOf = (input: StatelessRequest): HostCaller => {
@@ -112,18 +111,15 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
   };
 
   const hooksFor = (host: Host): RelayHooks => ({
-    // A question belongs to the call holding the host, whichever stream the host wrote it to:
-    // only tools/call, prompts/get and resources/read may answer input_required (SEP-2322).
-    ask: (_relay, message) => bridge.ask(host, host.holder, message),
+    // A question belongs to the one call on the host that may ask, whichever stream the host wrote
+    // it to: only tools/call, prompts/get and resources/read may answer input_required (SEP-2322).
+    ask: (_relay, message) => bridge.ask(host, askerOf(host), message),
     abandon: (relay) => {
       void host.session.handleNotification({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: relay.hostId, reason: 'The client closed the response stream' } });
     },
     done: (relay) => {
       bridge.forget(relay);
-      if (host.holder === relay || (host.held && host.holder === undefined)) {
-        host.holder = undefined;
-        host.held = false;
-      }
+      host.askers.delete(relay);
       hosts.release(host);
     },
   });
@@ -131,12 +127,19 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
   /** Forwards `request` on a host, its answer relayed to `exchange`. */
   const forward = async (input: StatelessRequest, logLevel: string | undefined) => {
     const { request, exchange } = input;
-    const alone = MAY_ASK.has(request.method);
-    const host = await hosts.acquire(callerOf(input), alone);
+    const mayAsk = MAY_ASK.has(request.method);
+    const host = await hosts.acquire(callerOf(input), mayAsk);
+    try {
+      // The in-flight caps hold for 2026 requests too: 503 GW_OVERLOADED, never a queue.
+      host.session.admit(1);
+    } catch (err) {
+      hosts.release(host);
+      throw err;
+    }
     const hostId = host.nextCall++;
     const uri = request.method === 'resources/read' && typeof request.params?.uri === 'string' ? request.params.uri : undefined;
     const relay = createRelay(exchange, hostId, request.id, request.method, logLevel, hooksFor(host), uri);
-    if (alone) host.holder = relay;
+    if (mayAsk) host.askers.add(relay);
     const params = withoutEnvelope(request.params);
     if (params !== undefined) {
       delete params.inputResponses;
