@@ -3,14 +3,19 @@
  * over the bridge to a 2026-07-28-only upstream (test/fixtures/modern-upstream.ts): `auto` finds
  * 2025 for the 2025 HTTP fixture and asks once; a 401 or 500 on the probe is not remembered; a
  * target known to be 2026 whose discover fails fails that start with its own error; `protocol:
- * 2026` refuses a server that does not list the revision. Behaviour of the bridge itself:
+ * 2026` refuses a server that does not list the revision; the trace context rides each POST.
+ * Behaviour of the bridge itself:
  * modern-upstream.test.ts.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
 import { startModernFixture, type ModernFixture } from '../fixtures/modern-upstream.ts';
 import { connect, errorOf } from '../support/bridge-client.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { startOtlpReceiver } from '../support/otlp-receiver.ts';
 import { textOf } from '../support/recorder.ts';
 
 let modern: ModernFixture;
@@ -114,6 +119,34 @@ describe('era detection (protocol: auto)', () => {
       expect(legacy.messages().filter((m) => m.method === 'initialize').length).toBe(initializeBefore);
     } finally {
       await gateway.close();
+    }
+  });
+});
+
+describe('trace context over the bridge', () => {
+  it('each 2026 POST carries the upstream span as traceparent (with the tracestate) when tracing is on', async () => {
+    const receiver = await startOtlpReceiver();
+    const fixture = await startModernFixture();
+    const gateway = await startTestGateway({
+      targets: { m: { type: 'http', url: fixture.url } },
+      telemetry: { traces: { enabled: true, endpoint: receiver.url, serviceName: undefined, sampleRatio: undefined } },
+    });
+    try {
+      const traceId = randomBytes(16).toString('hex');
+      const transport = new StreamableHTTPClientTransport(gateway.mcpUrl('m'), {
+        requestInit: { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, tracestate: 'client=1' } },
+      });
+      const client = new Client({ name: 'traced', version: '1.0.0' });
+      await client.connect(transport);
+      expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'traced' } }))).toBe('traced');
+      const post = fixture.calls('tools/call', 'echo').at(-1)!;
+      expect(post.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+      expect(post.headers.tracestate).toBe('client=1');
+      await client.close();
+    } finally {
+      await gateway.close();
+      await fixture.close();
+      await receiver.close();
     }
   });
 });
