@@ -153,6 +153,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
       timeouts,
       restart,
       maxMessageBytes: server.maxMessageBytes,
+      ...(server.type === 'http' ? { protocol: server.protocol } : {}),
       circuitBreaker: { ...server.circuitBreaker },
     };
   }

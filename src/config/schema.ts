@@ -320,8 +320,17 @@ const oneAuthorization = (server: { tokenExchange?: unknown; forwardAuthorizatio
   (!server.forwardAuthorization && ![...Object.keys(server.headers), ...Object.keys(server.principalHeaders)].some((k) => k.toLowerCase() === 'authorization'));
 const authorizationClash = { error: '"tokenExchange" sets the upstream\'s Authorization itself: drop "forwardAuthorization" and any Authorization header' };
 
-/** Streamable HTTP (2025-03-26 and later). */
-export const httpServerSchema = z.strictObject({ type: z.literal('http'), ...remoteCommon }).refine(oneAuthorization, authorizationClash);
+/** Streamable HTTP (2025-03-26 and later, and the stateless 2026-07-28). */
+export const httpServerSchema = z.strictObject({
+  type: z.literal('http'),
+  ...remoteCommon,
+  /**
+   * "auto": a server/discover probe tells a 2026-07-28 server from a 2025 one, so the config need
+   * not know; the answer is remembered, and an inconclusive one (401/403, 5xx, timeout) falls back
+   * to 2025 for that connection only.
+   */
+  protocol: z.enum(['auto', '2025', '2026'], { error: 'expected "auto", "2025" or "2026"' }).default('auto'),
+}).refine(oneAuthorization, authorizationClash);
 /** Legacy HTTP+SSE (2024-11-05). */
 export const sseServerSchema = z.strictObject({ type: z.literal('sse'), ...remoteCommon }).refine(oneAuthorization, authorizationClash);
 

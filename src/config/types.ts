@@ -123,9 +123,17 @@ export interface RemoteTargetConfig {
   readonly restart: RestartPolicy;
   /** Largest JSON body or SSE event accepted from the upstream (bytes). */
   readonly maxMessageBytes: number;
+  /**
+   * `http` only: the era the upstream speaks. `auto` asks `server/discover` first (docs/eras.md).
+   * Absent: `auto` (hand-built configs); the loader always sets it for `http`.
+   */
+  readonly protocol?: UpstreamProtocol;
   /** Absent: the schema's defaults (hand-built configs); the loader always sets it. */
   readonly circuitBreaker?: CircuitBreakerPolicy;
 }
+
+/** Which protocol family a Streamable HTTP target speaks: found out, or fixed by the config. */
+export type UpstreamProtocol = 'auto' | '2025' | '2026';
 
 export type TargetConfig = StdioTargetConfig | RemoteTargetConfig;
 

@@ -11,9 +11,13 @@ import { principalEnv, principalHeaders, subjectTokenOf, type LiveAuthorization,
 import type { TokenCache } from './token-cache.ts';
 import { createLegacySseTransport } from '../transport/legacy-sse.ts';
 import { createStdioTransport } from '../transport/stdio.ts';
+import { upstreamHeaders } from '../transport/http-body.ts';
+import { createStatelessHttpWire } from '../transport/stateless-http.ts';
 import { createStreamableHttpTransport } from '../transport/streamable-http.ts';
 import type { Transport } from '../transport/types.ts';
 import { createCorrelator, type Correlator } from './correlator.ts';
+import { createEraMemory, type EraMemory } from './era-probe.ts';
+import { createEraTransport } from './era-transport.ts';
 import type { StdoutGarbage } from '../transport/stdout-reader.ts';
 
 export interface UpstreamConnection {
@@ -44,12 +48,17 @@ export interface UpstreamOptions {
   tokens?: TokenCache | undefined;
   /** The session's live downstream record: a refreshed token is the subject of the next exchange. */
   downstream?: LiveAuthorization | undefined;
+  /** What the gateway learnt of its HTTP targets' eras (`protocol: auto`); none: ask every time. */
+  eras?: EraMemory | undefined;
 }
+
+/** The probe's deadline when the target sets no startup deadline (as the handshake's default). */
+const DISCOVER_TIMEOUT_MS = 10_000;
 
 export type UpstreamTransport = Transport & { readonly pid?: number | undefined; garbage?(): StdoutGarbage };
 
 /** The target's transport, and what to do once it is closed for good (give its agent back). */
-function createTransport({ target, logger, authorization, agents, principal, tokens, downstream }: UpstreamOptions): { transport: UpstreamTransport; done(): void } {
+function createTransport({ target, logger, authorization, agents, principal, tokens, downstream, eras }: UpstreamOptions): { transport: UpstreamTransport; done(): void } {
   if (target.type === 'stdio') {
     const extraEnv = principalEnv(target.principalEnv, principal);
     return { transport: createStdioTransport({ target, logger, extraEnv }), done: () => undefined };
@@ -68,7 +77,17 @@ function createTransport({ target, logger, authorization, agents, principal, tok
       : undefined;
   const credentialRejected = credential !== undefined ? () => tokens?.forget(target, principal) : undefined;
   const remote = { target, logger, authorization, agent, agents, extraHeaders: principalHeaders(target.principalHeaders, principal), credential, credentialRejected };
-  return { transport: target.type === 'http' ? createStreamableHttpTransport(remote) : createLegacySseTransport(remote), done };
+  if (target.type === 'sse') return { transport: createLegacySseTransport(remote), done };
+  const legacy = () => createStreamableHttpTransport(remote);
+  const protocol = target.protocol ?? 'auto';
+  const memory = eras ?? createEraMemory();
+  // The era is known to be 2025 (configured, or learnt from an earlier probe), or the target
+  // exchanges tokens (the 2026 wire does not yet): no probe, no wrapper.
+  if (protocol === '2025' || credential !== undefined || (protocol === 'auto' && memory.get(target, principal) === '2025')) return { transport: legacy(), done };
+  const headers = upstreamHeaders(target, authorization, remote.extraHeaders);
+  const wire = createStatelessHttpWire({ target, logger, agent, headers });
+  const discoverTimeoutMs = target.timeouts.startupMs ?? DISCOVER_TIMEOUT_MS;
+  return { transport: createEraTransport({ target, logger, memory, principal, wire, legacy, discoverTimeoutMs }), done };
 }
 
 export function createUpstreamConnection(options: UpstreamOptions): UpstreamConnection {

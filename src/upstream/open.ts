@@ -9,6 +9,7 @@ import type { Logger } from '../log/logger.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
 import type { AgentPool } from '../transport/http-pool.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
+import { createEraMemory } from './era-probe.ts';
 import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
 import type { SharedPools } from './shared-pool.ts';
 import type { TokenCache } from './token-cache.ts';
@@ -35,12 +36,14 @@ export type UpstreamFactory = (options: OpenUpstreamOptions) => UpstreamConnecti
  * its exchanged tokens for targets with `tokenExchange`.
  */
 export function createUpstreamFactory(agents: AgentPool, pools: SharedPools, tokens?: TokenCache): UpstreamFactory {
+  // What the probes learnt of the HTTP targets' eras, for as long as this gateway lives.
+  const eras = createEraMemory();
   return ({ target, logger, poolLogger, authorization, principal, downstream }) => {
     if (target.type === 'stdio' && target.upstream?.mode === 'shared') {
       // A child started with one principal's variables serves that principal only.
       const perPrincipal = Object.keys(target.principalEnv).length > 0;
       return pools.poolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS, ...(perPrincipal ? { principal } : {}) }).lease();
     }
-    return createUpstreamConnection({ target, logger, authorization, agents, principal, tokens, downstream });
+    return createUpstreamConnection({ target, logger, authorization, agents, principal, tokens, downstream, eras });
   };
 }

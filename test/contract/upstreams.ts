@@ -5,11 +5,13 @@
  * `start` gives server-everything; `startCrashable` gives a server with a `crash` tool that makes
  * it go away (its connection drops) while a call is in flight, for the upstream-crash scenario.
  * Remote rows: `{ type: 'http', url }` / `{ type: 'sse', url }` entries from
- * test/support/remote-upstreams.ts (startEverythingHttp / startEverythingSse).
+ * test/support/remote-upstreams.ts (startEverythingHttp / startEverythingSse), and the 2026-only
+ * fixture (test/fixtures/modern-upstream.ts) behind the same kind of entry.
  */
 import { everythingServer } from '../support/gateway.ts';
 import { recorderServer } from '../support/recorder.ts';
 import { startCrashyRemote, startEverythingHttp, startEverythingSse, type RemoteUpstream } from '../support/remote-upstreams.ts';
+import { startModernFixture } from '../fixtures/modern-upstream.ts';
 
 /** What a row started: its config entry, and how to stop it. */
 export interface StartedUpstream {
@@ -50,5 +52,13 @@ export const UPSTREAMS: UpstreamRow[] = [
     name: 'sse',
     start: async () => remoteEntry('sse', await startEverythingSse()),
     startCrashable: async () => remoteEntry('sse', await startCrashyRemote('sse')),
+  },
+  {
+    // A 2026-07-28-only server (the SDK v2's, stateless) reached by 2025 clients through the
+    // bridge (docs/eras.md): its era is found by `protocol: auto`; sampling and elicitation are
+    // input_required rounds. Its `crash` tool cuts its answer stream and stops the server.
+    name: 'http 2026-07-28',
+    start: async () => remoteEntry('http', await startModernFixture({ flavour: 'everything' })),
+    startCrashable: async () => remoteEntry('http', await startModernFixture({ flavour: 'everything' })),
   },
 ];

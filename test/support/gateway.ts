@@ -71,6 +71,7 @@ export function remoteTarget(name: string, t: RemoteTestTarget): RemoteTargetCon
     timeouts: t.timeouts ?? { requestMs: 30_000, resetOnProgress: true, maxTotalMs: 0 },
     restart: t.restart ?? { onExit: 'end', maxRestarts: 3, initialBackoffMs: 100, maxBackoffMs: 2_000 },
     maxMessageBytes: t.maxMessageBytes ?? 8 * 1024 * 1024,
+    ...(t.protocol === undefined ? {} : { protocol: t.protocol }),
     ...(t.circuitBreaker === undefined ? {} : { circuitBreaker: t.circuitBreaker }),
   };
 }

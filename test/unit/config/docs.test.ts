@@ -94,9 +94,10 @@ describe.each(sections)('docs/configuration.md, $name keys', ({ defaults, rows }
 });
 
 describe('docs/configuration.md, remote servers', () => {
-  it('documents http and sse in one table because their keys are the same', () => {
+  it('documents http and sse in one table because their keys are the same (but `protocol`, http only)', () => {
     const sse = [...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse', tokenExchange })).keys()].filter((key) => !aggregateDefaults.has(key));
-    expect(sse.sort()).toEqual([...remoteDefaults.keys()].filter((key) => sse.includes(key) || !key.startsWith('tokenExchange.')).sort());
+    expect(sse.sort()).toEqual([...remoteDefaults.keys()].filter((key) => key !== 'protocol' && (sse.includes(key) || !key.startsWith('tokenExchange.'))).sort());
+    expect(docs).toMatch(/\| `protocol` \| [^|]*`http` only/);
   });
 });
 

@@ -43,6 +43,12 @@ describe('config/ examples', () => {
     }
   });
 
+  it('eras.yaml pins one http target to 2026 and lets the other be found out', async () => {
+    const config = await loadConfigFile(join(folder, 'eras.yaml'), { env });
+    const protocols = [...config.targets.values()].map((t) => (t.type === 'http' ? t.protocol : t.type));
+    expect(protocols).toEqual(['2026', 'auto', 'stdio']);
+  });
+
   it('production.yaml takes its settings from the environment', async () => {
     const path = join(folder, 'production.yaml');
     const config = await loadConfigFile(path, { env: { ...env, PORT: '9000', LOG_LEVEL: 'warn', GITHUB_DISABLED: 'true' } });

@@ -42,8 +42,16 @@ describe('remote servers in the config', () => {
       timeouts: { requestMs: 300_000, resetOnProgress: true, maxTotalMs: 0, startupMs: 10_000 },
       restart: { onExit: 'end', maxRestarts: 3, initialBackoffMs: 250, maxBackoffMs: 10_000 },
       maxMessageBytes: 32 * 1024 * 1024,
+      protocol: 'auto',
       circuitBreaker: { startFailures: 5, timeouts: 5, windowMs: 60_000, cooldownMs: 10_000, maxCooldownMs: 300_000 },
     });
+  });
+
+  it('takes protocol auto, 2025 or 2026 on http targets only', () => {
+    expect(remote({ type: 'http', url: 'http://h/mcp', protocol: '2026' }).protocol).toBe('2026');
+    expect(remote({ url: 'http://h/mcp', protocol: '2025' }).protocol).toBe('2025');
+    expect(() => remote({ type: 'http', url: 'http://h/mcp', protocol: '2027' })).toThrow(/"auto", "2025" or "2026"/);
+    expect(() => remote({ type: 'sse', url: 'http://h/sse', protocol: '2025' })).toThrow(/protocol/);
   });
 
   it('reads "streamable-http" as http, and an entry with a url and no type as http (Cursor, VS Code)', () => {

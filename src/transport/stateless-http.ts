@@ -1,0 +1,166 @@
+/**
+ * The stateless 2026-07-28 HTTP wire (MCP 2026-07-28 basic/transports): every request is one POST
+ * that stands alone: no session id, no GET stream, no resumption. The request carries
+ * `MCP-Protocol-Version`, `Mcp-Method` and, for tools/call, resources/read and prompts/get,
+ * `Mcp-Name` (the `=?base64?...?=` form when the value is not plain ASCII). The answer is one JSON
+ * body, or an SSE stream whose related notifications (progress, log lines) come before it.
+ * Closing the exchange is how a 2026 client cancels (there is no `notifications/cancelled`), so
+ * aborting a POST is the cancel.
+ *
+ * This file knows the wire only; what the messages mean (the `_meta` envelope, `resultType`,
+ * input rounds) is the bridge's business (upstream/modern-bridge.ts).
+ */
+import type { Dispatcher } from 'undici';
+import type { RemoteTargetConfig } from '../config/types.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import { idKey, isErrorResponse, isResponse, toMessage } from '../jsonrpc/envelope.ts';
+import { headerValueOf, mcpNameOf, MODERN_PROTOCOL_VERSION } from '../jsonrpc/modern.ts';
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { Logger } from '../log/logger.ts';
+import { dispatchExchange, type AbortHandle, type BodyPlan, type DispatchedResponse, type ResponseHead } from './http-dispatch.ts';
+import { toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
+import { createSseMessageReader, toMessages } from './sse-messages.ts';
+import type { SseParser } from './sse-parser.ts';
+
+export interface StatelessHttpOptions {
+  target: RemoteTargetConfig;
+  /** One logger per upstream connection, bound to the session and target. */
+  logger: Logger;
+  /** The target's pooled agent. */
+  agent: Dispatcher;
+  /** Configured, forwarded and per-principal headers (upstreamHeaders()); never logged. */
+  headers: Readonly<Record<string, string>>;
+}
+
+export interface StatelessHttpWire {
+  /**
+   * POSTs one request; every other message of its answer (progress, log lines) goes to `onmessage`
+   * as it arrives. Resolves with the answer; rejects with a GatewayError (network, HTTP status,
+   * unusable body, stream cut before the answer, `abort`). `extraHeaders`: `Mcp-Param-*` ones.
+   */
+  post(
+    request: JsonRpcRequest,
+    onmessage: (message: JsonRpcMessage) => void,
+    abort: AbortHandle,
+    extraHeaders?: Readonly<Record<string, string>>,
+  ): Promise<JsonRpcResponse>;
+}
+
+const ACCEPT_POST = 'application/json, text/event-stream';
+/** How much of an error body is read to quote the upstream's message. */
+const ERROR_BODY_BYTES = 4_096;
+
+/** The headers of one 2026 request (basic/transports, "Request Headers"). */
+export function modernRequestHeaders(
+  fixed: Readonly<Record<string, string>>,
+  request: JsonRpcRequest,
+  extra?: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    ...fixed,
+    ...extra,
+    accept: ACCEPT_POST,
+    'content-type': 'application/json',
+    'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
+    'mcp-method': request.method,
+  };
+  const name = mcpNameOf(request);
+  if (name !== undefined) headers['mcp-name'] = headerValueOf(name);
+  return headers;
+}
+
+/**
+ * A 2026 server refuses a request it cannot take (unknown method: 404 / -32601; bad params,
+ * header mismatch, unsupported version: 400) with a JSON-RPC error that echoes the request's id
+ * (basic/transports, "Request Validation"). That is the request's answer, not a broken exchange.
+ */
+function ladderError(text: string, key: string): JsonRpcResponse | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const message = toMessage(value);
+  if (typeof message === 'string' || !isErrorResponse(message) || message.id === null || idKey(message.id) !== key) return undefined;
+  return message;
+}
+
+export function createStatelessHttpWire({ target, logger, agent, headers }: StatelessHttpOptions): StatelessHttpWire {
+  const name = target.name;
+  const { origin, pathname, search } = new URL(target.url);
+  const path = pathname + search;
+
+  return {
+    async post(request, onmessage, abort, extraHeaders) {
+      const key = idKey(request.id);
+      let answer: JsonRpcResponse | undefined;
+      const receive = (message: JsonRpcMessage) => {
+        if (isResponse(message) && message.id !== null && idKey(message.id) === key) answer = message;
+        else onmessage(message);
+      };
+      let parser: SseParser | undefined;
+      let tooLarge: GatewayError | undefined;
+      const plan = (head: ResponseHead): BodyPlan => {
+        if (head.statusCode >= 400) return { mode: 'head', limit: ERROR_BODY_BYTES };
+        if (head.contentType === 'text/event-stream') {
+          const reader = createSseMessageReader({
+            target: name,
+            maxMessageBytes: target.maxMessageBytes,
+            logger,
+            onmessage: receive,
+            onundeliverable: (_id, error) => (tooLarge = error),
+          });
+          parser = reader;
+          return { mode: 'stream', onchunk: (chunk) => reader.push(chunk) };
+        }
+        if (head.contentType !== 'application/json') return { mode: 'head', limit: 0 };
+        return { mode: 'collect', limit: target.maxMessageBytes };
+      };
+      let res: DispatchedResponse;
+      try {
+        res = await dispatchExchange(agent, {
+          origin,
+          path,
+          method: 'POST',
+          headers: modernRequestHeaders(headers, request, extraHeaders),
+          body: JSON.stringify(request),
+          abort,
+          plan,
+        });
+      } catch (err) {
+        if (abort.aborted) throw new GatewayError('GW_UPSTREAM_CLOSED', `Request to upstream "${name}" was closed`, { target: name, reason: 'aborted' });
+        throw toNetworkError(name, err);
+      }
+      const status = res.statusCode;
+      if (status >= 400) {
+        const refusal = status === 400 || status === 404 ? ladderError(res.text, key) : undefined;
+        if (refusal !== undefined) return refusal;
+        throw toHttpError(name, status, res.text, logger);
+      }
+      if (parser === undefined) {
+        if (res.contentType !== 'application/json') {
+          throw toProtocolError(name, status, `expected application/json or text/event-stream, got ${res.contentType || 'no content type'}`);
+        }
+        if (res.overflow) {
+          throw new GatewayError('GW_UPSTREAM_MESSAGE_TOO_LARGE', `Upstream "${name}" answered with more than ${target.maxMessageBytes} bytes`, {
+            target: name,
+            limit: target.maxMessageBytes,
+          });
+        }
+        for (const message of toMessages(res.text, logger)) receive(message);
+      }
+      if (answer !== undefined) return answer;
+      if (tooLarge !== undefined) throw tooLarge;
+      if (abort.aborted) throw new GatewayError('GW_UPSTREAM_CLOSED', `Request to upstream "${name}" was closed`, { target: name, reason: 'aborted' });
+      // 2026-07-28 has no resumption: a stream that ends without the answer has lost it.
+      if (parser !== undefined) {
+        throw new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" ended the stream before the answer`, {
+          target: name,
+          reason: 'stream ended before the answer',
+        });
+      }
+      throw toProtocolError(name, status, 'the JSON body holds no answer to the request');
+    },
+  };
+}
