@@ -1,7 +1,8 @@
 /**
- * Composition root: config -> logger -> Runtime (session/runtime.ts: agents, shared pools, the
- * upstream factory, cursor codec, endpoint table, session store) -> HTTP server. Nothing imports
- * this file except cli.ts and tests that need a whole gateway.
+ * Composition root: config -> logger -> tracing (the OpenTelemetry SDK, telemetry/sdk.ts; only
+ * when traces are on) -> Runtime (session/runtime.ts: agents, shared pools, the upstream factory,
+ * cursor codec, endpoint table, session store) -> HTTP server. Nothing imports this file except
+ * cli.ts and tests that need a whole gateway.
  */
 import { endpointUrls } from './config/endpoints.ts';
 import type { GatewayConfig } from './config/types.ts';
@@ -10,7 +11,9 @@ import { isLoopbackAddress } from './http/guards.ts';
 import { createObservability } from './observe/setup.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
+import { VERSION } from './session/gateway-info.ts';
 import { createRuntime, type Runtime } from './session/runtime.ts';
+import { createTracingSdk } from './telemetry/sdk.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
 
 export interface RunningGateway {
@@ -32,7 +35,12 @@ export interface RunningGateway {
 export interface StartOptions {
   /** Use this logger instead of creating one from config.logging. */
   logger?: Logger;
+  /** Where the OTEL_* variables are read (default: process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
+
+/** Spans still buffered at shutdown get this long to reach the collector. */
+const TRACE_FLUSH_MS = 5_000;
 
 let exitHookInstalled = false;
 
@@ -73,6 +81,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     exitHookInstalled = true;
   }
   let ready = true;
+  const tracing = createTracingSdk(config.telemetry?.traces, options.env ?? process.env, logger, VERSION);
   let current = config;
   // The status page and metrics read the runtime when asked; it is made with their observer.
   let made: Runtime | undefined;
@@ -84,9 +93,9 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     },
     adminExposure(config).served,
   );
-  const runtime = (made = createRuntime(config, logger, observability.observer));
+  const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer }));
   const { store, endpoints } = runtime;
-  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, ...observability });
+  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, stateless: runtime.stateless, health: runtime.health, ...observability });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
@@ -121,6 +130,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
         // until their keep-alive timeout.
         app.server.closeAllConnections();
         await closed;
+        // Last: the spans of the requests that just ended go out too.
+        await tracing?.shutdown(TRACE_FLUSH_MS);
         logger.info('stopped');
       })();
       return closing;
@@ -136,5 +147,6 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   if (!same(before.limits, after.limits) || !same(before.session, after.session)) out.push('limits and session settings');
   if (!same(before.allowedOrigins, after.allowedOrigins) || !same(before.allowedHosts, after.allowedHosts)) out.push('allowed origins and hosts');
   if (!same(before.auth, after.auth)) out.push('client authentication');
+  if (!same(before.telemetry, after.telemetry)) out.push('telemetry');
   return out;
 }

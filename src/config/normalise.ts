@@ -7,7 +7,8 @@ import type { AuthSection, PolicySection } from './auth-schema.ts';
 import { DEFAULT_INHERITED_ENV } from './default-env.ts';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigFile, ServerEntry } from './schema.ts';
-import type { AggregateConfig, AuthConfig, BucketConfig, GatewayConfig, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig } from './types.ts';
+import type { TelemetrySection } from './telemetry-schema.ts';
+import type { AggregateConfig, AuthConfig, BucketConfig, GatewayConfig, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig, TracesConfig } from './types.ts';
 
 /**
  * Restart backoff is not exposed in the file yet: 250 ms first (a child that died at once usually
@@ -49,14 +50,21 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
         ? undefined
         : { perPrincipal: toBucket(gateway.rateLimits.perPrincipal), perTool: toBucket(gateway.rateLimits.perTool), maxKeys: gateway.rateLimits.maxKeys },
     limits: { ...gateway.limits },
-    session: { ...gateway.session },
+    session: { ...gateway.session, stateless: { ...gateway.session.stateless } },
     websocket: { ...gateway.websocket },
+    health: { ...gateway.health },
     shutdownGraceMs: gateway.shutdownGraceMs,
     admin: { ...gateway.admin },
     logging: { level: gateway.logging.level, audit: gateway.logging.audit === 'on' || (gateway.logging.audit === 'auto' && gateway.auth !== undefined) },
     targets,
     aggregate: toAggregateConfig(file, targets),
+    telemetry: { traces: toTracesConfig(gateway.telemetry?.traces) },
   });
+}
+
+/** Every key kept as given, unset ones as undefined (the environment fills them at start). */
+function toTracesConfig(traces: NonNullable<TelemetrySection['traces']> | undefined): TracesConfig {
+  return { enabled: traces?.enabled, endpoint: traces?.endpoint, serviceName: traces?.serviceName, sampleRatio: traces?.sampleRatio };
 }
 
 function toBucket(bucket: { perSecond: number; burst?: number | undefined } | undefined): BucketConfig | undefined {
@@ -136,6 +144,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
       timeouts,
       restart,
       maxMessageBytes: server.maxMessageBytes,
+      circuitBreaker: { ...server.circuitBreaker },
     };
   }
   return {
@@ -155,6 +164,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
     stderrInErrors: server.stderrInErrors && server.upstream.mode !== 'shared',
     maxQueuedBytes: server.maxQueuedBytes,
     upstream: { mode: server.upstream.mode, children: server.upstream.mode === 'shared' ? server.upstream.children : 1 },
+    circuitBreaker: { ...server.circuitBreaker },
   };
 }
 

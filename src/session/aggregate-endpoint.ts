@@ -57,6 +57,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
     const session = createAggregateSession({
       id: seed.id,
       audit: seed.audit,
+      tracing: seed.tracing,
       endpoint,
       view: viewFor(caller),
       limits: seed.limits,
@@ -67,6 +68,8 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       downstream: seed.downstream,
       reserveChild: seed.reserveChild,
       open: seed.open,
+      inflight: seed.inflight,
+      breakers: seed.breakers,
       observer: seed.observer,
       onended: (ended: SessionCore) => {
         live.delete(session);

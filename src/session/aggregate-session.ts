@@ -22,7 +22,9 @@ import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
+import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
+import type { InflightBudget } from './inflight.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import type { AggregateView, KnownTargets } from './aggregate-view.ts';
@@ -31,6 +33,7 @@ import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session, SessionCore } from './session.ts';
 import { observed, type DownstreamInfo } from './store.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 
 export interface AggregateSession extends Session {
   /** A config reload changed the endpoint's targets: add, drain and replace members. */
@@ -56,6 +59,11 @@ export interface AggregateSessionOptions {
   reserveChild?: (target: TargetConfig) => void;
   /** Opens the members' upstream connections. */
   open: UpstreamFactory;
+  /** The gateway's tracer; undefined: tracing off. */
+  tracing?: Tracing | undefined;
+  /** See SessionSeed.inflight and SessionSeed.breakers. */
+  inflight?: InflightBudget | undefined;
+  breakers?: Breakers | undefined;
   /** Who hears about its requests and upstreams (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
 }
@@ -66,7 +74,17 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
   const logger = options.logger.child({ session: options.id, endpoint: options.endpoint });
   const tables = { tools: createNameTable(options.view.separator), prompts: createNameTable(options.view.separator) };
   let reconfigure: (view: AggregateView) => void = () => undefined;
-  const core = { id: options.id, endpoint: options.endpoint, limits: options.limits, logger, onended: options.onended, audit: options.audit, ...observed(options) };
+  const core = {
+    id: options.id,
+    endpoint: options.endpoint,
+    limits: options.limits,
+    logger,
+    onended: options.onended,
+    audit: options.audit,
+    tracing: options.tracing,
+    inflight: options.inflight,
+    ...observed(options),
+  };
   const session = createSessionCore({ ...core, namespaced: true, tables }, (parts) => {
     const built = aggregateFlavour(options, parts, tables);
     reconfigure = built.reconfigure;
@@ -101,6 +119,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       authorization: options.downstream.authorization,
       principal: options.downstream.principal,
       reserveChild: options.reserveChild,
+      breaker: options.breakers?.of(entry.target),
       open: options.open,
       observer: options.observer,
       restart: 'on-use',

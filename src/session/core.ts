@@ -16,6 +16,7 @@ import { NOOP_OBSERVER } from '../log/observer.ts';
 import { withEra2025 } from './era-2025.ts';
 import { createEventLog } from './event-log.ts';
 import type { CoreOptions, CoreParts, Flavour, Pending } from './flavour.ts';
+import { checkInflight, createInflightBudget } from './inflight.ts';
 import { ownsChild } from './limits.ts';
 import type { Member, MemberHooks } from './member.ts';
 import { createRequests } from './requests.ts';
@@ -39,8 +40,23 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       for (const rec of inflight.values()) if (rec.stream === stream) requests.withdraw(rec, 'The client closed the response stream');
     },
   });
+  // Made once per session, and only with tracing on: what every span says of the session.
+  const traced =
+    options.tracing === undefined
+      ? undefined
+      : {
+          tracing: options.tracing,
+          origin: {
+            sessionId: id,
+            get protocolVersion() {
+              return protocolVersion;
+            },
+            transport: options.transport,
+          },
+        };
+  const budget = options.inflight ?? createInflightBudget(limits);
   const observer = options.observer ?? NOOP_OBSERVER;
-  const requests = createRequests(streams, logger, options.audit, observer);
+  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced });
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;
@@ -100,9 +116,12 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       for (const m of flavour.members()) if (m.live && ownsChild(m.target)) children.push(m.name);
       return { initializing: opening, streamed, children };
     },
-    serve(batch, sink, streamOptions) {
+    admit(count) {
+      checkInflight(budget, inflight.size, count);
+    },
+    serve(batch, sink, streamOptions, carrier) {
       const stream = streams.open(sink, batch.length, streamOptions);
-      for (const request of batch) requests.dispatch(request, stream, session);
+      for (const request of batch) requests.dispatch(request, stream, session, carrier);
     },
     async handleNotification(notification) {
       if (notification.method === 'notifications/cancelled') return requests.cancel(notification.params);
@@ -120,6 +139,8 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       messages.stop();
       logger.info({ reason }, 'session ended');
       endPromise = cancelAndClose(inflight.values(), [...flavour.members()], reason).finally(() => {
+        // Closing the members answered every pending request; anything left no longer counts.
+        requests.releaseAll();
         streams.endAll();
         onended(session);
       });

@@ -42,6 +42,7 @@ export function withEra2025(core: SessionCore, era: Era2025Parts): Session {
     set lastActivity(at: number) {
       core.lastActivity = at;
     },
+    admit: core.admit,
     serve: core.serve,
     handleNotification: core.handleNotification,
     handleResponse: core.handleResponse,

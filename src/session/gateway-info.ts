@@ -15,7 +15,8 @@ function readVersion(): string {
   }
 }
 
-const VERSION = readVersion();
+/** The gateway's version (package.json). */
+export const VERSION = readVersion();
 
 /** The gateway's own serverInfo in an aggregate initialize answer. */
 export const GATEWAY_SERVER_INFO: JsonObject = Object.freeze({ name: 'switchboard', title: 'Switchboard MCP gateway', version: VERSION });

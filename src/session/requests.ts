@@ -3,15 +3,29 @@
  * the member that owns it (or the gateway's own answer), forwarding it to that member's correlator
  * (which rewrites ids and progress tokens), delivering the answer to the request's stream, and
  * withdrawing a request the client no longer wants (a cancel, or a cancelOnClose stream that lost
- * its client).
+ * its client). With tracing on, each request gets a SERVER span and its upstream call a CLIENT
+ * child whose W3C context goes upstream with it (telemetry/tracing.ts); off, none of that runs.
  */
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
-import type { JsonRpcRequest } from '../jsonrpc/types.ts';
+import type { TraceContext } from '../jsonrpc/trace-context.ts';
+import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
+import {
+  endSpan,
+  parentCarrier,
+  setSpanTarget,
+  startRequestSpan,
+  startUpstreamSpan,
+  traceContextOf,
+  type RequestOrigin,
+  type TraceCarrier,
+  type Tracing,
+} from '../telemetry/tracing.ts';
 import type { Observer, RequestOutcome } from '../log/observer.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { Flavour, LocalAnswer, Pending } from './flavour.ts';
+import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
@@ -40,21 +54,57 @@ export interface Requests {
   readonly inflight: Map<string, Pending>;
   /** The flavour that routes and answers; set once, right after the core builds it. */
   flavour: Flavour | undefined;
-  dispatch(request: JsonRpcRequest, stream: OutStream, session: SessionCore): void;
+  /** `carrier`: where the client's trace context may be besides `_meta` (the HTTP request's headers). */
+  dispatch(request: JsonRpcRequest, stream: OutStream, session: SessionCore, carrier?: TraceCarrier): void;
   /** Cancels `rec` upstream and answers nothing more (HTTP still gets its fallback answer). */
   withdraw(rec: Pending, reason: string | undefined): void;
   /** The client's notifications/cancelled. */
   cancel(params: unknown): void;
+  /** The session has ended: whatever is still in the map is counted out of the gateway's caps. */
+  releaseAll(): void;
 }
 
-/**
- * `audit`: where audit lines go (one per audited request as it ends); undefined: none.
- * `observer`: told as each request starts and ends (log/observer.ts).
- */
-export function createRequests(streams: StreamSet, logger: Logger, audit: Logger | undefined, observer: Observer): Requests {
+/** Tracing on: the gateway's tracer and what the spans say of the session. */
+export interface Traced {
+  readonly tracing: Tracing;
+  readonly origin: RequestOrigin;
+}
+
+/** A tools/call result that reports a failed tool (`isError: true`): the call worked, the tool did not. */
+const isToolError = (response: JsonRpcResponse): boolean => isObject(response.result) && response.result.isError === true;
+const errorOf = (response: JsonRpcResponse): JsonRpcErrorObject | undefined => ('error' in response ? (response as JsonRpcErrorResponse).error : undefined);
+
+/** Ends a request's spans, once: the upstream call's first, then the request's. */
+function endSpans(rec: Pending, error: JsonRpcErrorObject | undefined, toolError = false): void {
+  if (rec.upstreamSpan !== undefined) endSpan(rec.upstreamSpan, error, toolError);
+  if (rec.span !== undefined) endSpan(rec.span, error, toolError);
+  rec.upstreamSpan = rec.span = undefined;
+}
+
+/** What a request's bookkeeping reports to, besides its stream. */
+export interface RequestsOptions {
+  /** The gateway's in-flight count, kept as requests enter and leave the map. */
+  readonly budget: InflightBudget;
+  /** Where audit lines go (one per audited request as it ends); undefined: none. */
+  readonly audit: Logger | undefined;
+  /** Told as each request starts and ends (log/observer.ts). */
+  readonly observer: Observer;
+  /** Tracing on (spans per request and upstream call); undefined: off. */
+  readonly traced: Traced | undefined;
+}
+
+export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced }: RequestsOptions): Requests {
   const inflight = new Map<string, Pending>();
   // Clock reads only for someone who reads them.
   const timed = observer.observing;
+
+  /** Out of the map and the count, once (a late answer after a withdraw must not remove a newer request with the same id). */
+  const release = (rec: Pending) => {
+    if (rec.settled) return;
+    rec.settled = true;
+    inflight.delete(rec.key);
+    budget.active--;
+  };
 
   /** Tells the observer, and writes the audit line of a request that ends: who (the logger's bindings), what, how, how long. */
   const record = (rec: Pending, outcome: RequestOutcome, code?: string, correlationId?: string) => {
@@ -70,20 +120,25 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
   };
 
   const deliver = (rec: Pending, text: string) => {
-    inflight.delete(rec.key);
+    release(rec);
     if (!rec.cancelled) streams.deliver(rec.stream, text, true);
   };
   const fail = (rec: Pending, err: unknown) => {
     const error = toGatewayError(err);
+    // A hung target times out call after call: its circuit breaker counts them.
+    if (error.code === 'GW_UPSTREAM_TIMEOUT') rec.member?.breaker?.timedOut();
     if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'request failed');
     else logger.info({ code: error.code, clientId: rec.clientId }, error.message);
     const correlationId = error.details.correlationId;
     record(rec, 'error', error.code, typeof correlationId === 'string' ? correlationId : undefined);
-    deliver(rec, JSON.stringify(toErrorResponse(rec.clientId, error)));
+    const answer = toErrorResponse(rec.clientId, error);
+    if (rec.span !== undefined) endSpans(rec, answer.error);
+    deliver(rec, JSON.stringify(answer));
   };
 
   const handler: PendingHandler<Pending> = {
     onresponse(response, rec) {
+      if (rec.probe) rec.member?.breaker?.succeeded();
       if (timed) {
         rec.upstreamMs = performance.now() - rec.sentAt;
         if (rec.method.endsWith('/list') && 'result' in response && rec.member !== undefined) {
@@ -91,6 +146,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
         }
       }
       if (timed || rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
+      if (rec.span !== undefined) endSpans(rec, errorOf(response), isToolError(response));
       deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
     },
     onerror(error, rec) {
@@ -106,8 +162,23 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
     const connection = member.connection;
     if (connection === undefined) return fail(rec, new GatewayError('GW_UPSTREAM_CLOSED', undefined, { target: member.name }));
     rec.member = member;
+    // Hot path: one read while the circuit is closed. Open for timeouts: refused, or the probe.
+    const breaker = member.breaker;
+    if (breaker !== undefined && breaker.state !== 'closed') {
+      try {
+        rec.probe = breaker.admit('request');
+      } catch (err) {
+        return fail(rec, err);
+      }
+    }
+    let trace: TraceContext | undefined;
+    if (rec.span !== undefined && traced !== undefined) {
+      setSpanTarget(rec.span, member.name);
+      rec.upstreamSpan = startUpstreamSpan(traced.tracing, rec.span, request, member.target);
+      trace = traceContextOf(traced.tracing, rec.upstreamSpan);
+    }
     if (timed) rec.sentAt = performance.now();
-    rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts);
+    rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts, trace);
   };
 
   const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {
@@ -122,10 +193,12 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
   const answerLocally = (rec: Pending, to: LocalAnswer) => {
     if ('local' in to) {
       if (timed) record(rec, 'ok');
+      if (rec.span !== undefined) endSpans(rec, undefined);
       deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, result: to.local }));
     } else {
       // Filtered or denied by policy: the client sees "unknown", the audit line says what it was.
       record(rec, 'denied');
+      if (rec.span !== undefined) endSpans(rec, to.refuse);
       deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, error: to.refuse }));
     }
   };
@@ -134,7 +207,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
     inflight,
     flavour: undefined,
 
-    dispatch(request, stream, session) {
+    dispatch(request, stream, session, carrier) {
       const key = idKey(request.id);
       if (inflight.has(key)) {
         const error = new GatewayError('GW_INVALID_REQUEST', DUPLICATE, { reason: 'duplicate id' });
@@ -142,6 +215,8 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
         return;
       }
       const audited = audit === undefined ? undefined : auditedOf(request);
+      // Before routing: an aggregate rewrites the names, and the span carries the client's.
+      const span = traced === undefined ? undefined : startRequestSpan(traced.tracing, request, parentCarrier(carrier, request), traced.origin);
       const rec: Pending = {
         key,
         clientId: request.id,
@@ -151,7 +226,11 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
         member: undefined,
         upstreamId: 0,
         cancelled: false,
+        settled: false,
+        probe: false,
         audited,
+        span,
+        upstreamSpan: undefined,
         subject: timed ? subjectOf(request) : undefined,
         startedAt: timed ? performance.now() : 0,
         sentAt: 0,
@@ -159,6 +238,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
         endedAt: 0,
       };
       inflight.set(key, rec);
+      budget.active++;
       if (timed) observer.requestStarted(rec);
       let routed: Member | Promise<Member | LocalAnswer>;
       try {
@@ -175,11 +255,13 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
 
     withdraw(rec, reason) {
       record(rec, 'cancelled');
-      inflight.delete(rec.key);
+      release(rec);
       rec.cancelled = true;
       if (rec.member !== undefined) rec.member.connection?.correlator.cancel(rec.upstreamId, reason);
       const error = new GatewayError('GW_REQUEST_CANCELLED', undefined, rec.member ? { target: rec.member.name } : {});
-      streams.drop(rec.stream, JSON.stringify(toErrorResponse(rec.clientId, error)));
+      const answer = toErrorResponse(rec.clientId, error);
+      if (rec.span !== undefined) endSpans(rec, answer.error);
+      streams.drop(rec.stream, JSON.stringify(answer));
     },
 
     cancel(params) {
@@ -191,6 +273,10 @@ export function createRequests(streams: StreamSet, logger: Logger, audit: Logger
       const rec = inflight.get(idKey(requestId));
       if (rec === undefined) return; // already answered, or never seen: nothing to cancel
       requests.withdraw(rec, typeof params.reason === 'string' ? params.reason : undefined);
+    },
+
+    releaseAll() {
+      for (const rec of inflight.values()) release(rec);
     },
   };
   return requests;

@@ -41,8 +41,17 @@ export interface SessionCore {
   /** What the store's limits read (limits.ts). */
   readonly usage: SessionUsage;
   lastActivity: number;
-  /** Serves requests; their answers (and related messages) go to `sink`, one stream with `options`. */
-  serve(requests: JsonRpcRequest[], sink: ResponseSink, options: StreamOptions): void;
+  /**
+   * Throws GW_OVERLOADED when `count` more requests would pass the in-flight caps (inflight.ts).
+   * Routes call it before `serve`, while they can still answer the HTTP request on its own.
+   */
+  admit(count: number): void;
+  /**
+   * Serves requests; their answers (and related messages) go to `sink`, one stream with `options`.
+   * `carrier`: the HTTP request's headers, where a client's W3C trace context may be (read only when
+   * tracing is on; a request's own `_meta.traceparent` comes first).
+   */
+  serve(requests: JsonRpcRequest[], sink: ResponseSink, options: StreamOptions, carrier?: Readonly<Record<string, unknown>>): void;
   /** Forwards a notification (a cancel is translated to the upstream's id). */
   handleNotification(notification: JsonRpcNotification): Promise<void>;
   /** Forwards the client's answer to a server->client request, with the upstream's id restored. */

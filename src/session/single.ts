@@ -19,7 +19,10 @@ import { filterList, filters, hiddenNamed } from '../router/exposure.ts';
 import { PASS_ALL } from '../router/glob.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
+import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
+import type { InflightBudget } from './inflight.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import type { Observer } from '../log/observer.ts';
@@ -46,6 +49,11 @@ export interface SingleSessionOptions {
   reserveChild?: (target: TargetConfig) => void;
   /** Opens its upstream connection (default: the real transports). */
   open: UpstreamFactory;
+  /** The gateway's tracer; undefined: tracing off. */
+  tracing?: Tracing | undefined;
+  /** See SessionSeed.inflight and SessionSeed.breakers. */
+  inflight?: InflightBudget | undefined;
+  breakers?: Breakers | undefined;
   /** Who hears about its requests and upstream (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
 }
@@ -60,7 +68,17 @@ export function createSingleSession(options: SingleSessionOptions): Session {
   const exposure = options.exposure ?? NO_FILTERS;
   const filtered = filters(exposure);
   const logger = options.logger.child({ session: options.id, target: target.name });
-  const core = { id: options.id, endpoint: options.endpoint, limits: options.limits, logger, onended: options.onended, audit: options.audit, ...observed(options) };
+  const core = {
+    id: options.id,
+    endpoint: options.endpoint,
+    limits: options.limits,
+    logger,
+    onended: options.onended,
+    audit: options.audit,
+    tracing: options.tracing,
+    inflight: options.inflight,
+    ...observed(options),
+  };
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
   return createSessionCore({ ...core, namespaced: false, tables }, (parts) => {
     const member = createMember({
@@ -75,6 +93,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       authorization: options.downstream?.authorization,
       principal: options.downstream?.principal,
       reserveChild: options.reserveChild,
+      breaker: options.breakers?.of(target),
       observer: options.observer,
       restart: 'backoff',
     });

@@ -11,6 +11,8 @@
  */
 import { request, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors/gateway-error.ts';
+import { isRequest } from '../jsonrpc/envelope.ts';
+import { setTraceMeta } from '../jsonrpc/trace-context.ts';
 import type { Logger } from '../log/logger.ts';
 import { discard, mediaType, readHead, upstreamHeaders } from './http-body.ts';
 import { boundPost, postTimeout, toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
@@ -124,8 +126,10 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
       return startPromise;
     },
 
-    async send(message) {
+    async send(message, trace) {
       if (closed || endpoint === undefined) throw closedError();
+      // The POST only acknowledges; the request lives on the stream, so its trace context rides in _meta.
+      if (trace !== undefined && isRequest(message)) setTraceMeta(message, trace);
       const controller = new AbortController();
       posts.add(controller);
       // Every POST here is only an acknowledgement (answers come on the stream), so all are bounded.

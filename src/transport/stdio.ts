@@ -14,7 +14,8 @@ import type { Readable, Writable } from 'node:stream';
 import type { StdioTargetConfig } from '../config/types.ts';
 import { correlated, GatewayError } from '../errors/gateway-error.ts';
 import { serializeMessage } from '../jsonrpc/ndjson.ts';
-import type { JsonRpcMessage } from '../jsonrpc/types.ts';
+import { setTraceMeta, type TraceContext } from '../jsonrpc/trace-context.ts';
+import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { killEscapees, nextUpstreamTag, UPSTREAM_TAG_VAR } from './escapees.ts';
 import { registerGroup, signalGroup, stopGroup, unregisterGroup } from './process-tree.ts';
@@ -93,11 +94,13 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       startPromise ??= new Promise<void>(spawnChild);
       return startPromise;
     },
-    async send(message: JsonRpcMessage) {
+    async send(message: JsonRpcMessage, trace?: TraceContext) {
       const stdin = child?.stdin;
       const usable = state === 'open' && !closeRequested && failure === undefined && exitInfo === undefined;
       if (!usable || stdin === undefined || !stdin.writable || queue === undefined) throw closedError();
       const id = 'method' in message && 'id' in message && typeof message.id === 'number' ? message.id : undefined;
+      // stdio has no headers: trace context rides in the request's _meta (semconv MCP, "Context propagation").
+      if (trace !== undefined && id !== undefined) setTraceMeta(message as JsonRpcRequest, trace);
       if (!queue.push(serializeMessage(message), id)) throw busyError(queue.queuedBytes);
       // Paced like a write that waits for 'drain': resolves once the queue has reached the pipe.
       const room = queue.waitForRoom();

@@ -20,6 +20,7 @@ import { request, type Dispatcher } from 'undici';
 import type { RemoteTargetConfig } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { idKey, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
+import type { TraceContext } from '../jsonrpc/trace-context.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { discard, mediaType, readHead, upstreamHeaders, type ReadableBody } from './http-body.ts';
@@ -150,9 +151,14 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   };
 
   /** One POST and its whole answer. Throws GW_UPSTREAM_SESSION_EXPIRED (status 404) for a lost session. */
-  const post = async (body: string, exchange: Exchange, abort: AbortHandle, initialize: boolean): Promise<void> => {
+  const post = async (body: string, exchange: Exchange, abort: AbortHandle, initialize: boolean, trace?: TraceContext): Promise<void> => {
     const usedSession = session.sessionId;
     const headers = headersFor({ accept: ACCEPT_POST, 'content-type': 'application/json' });
+    // Each request is its own POST, so its trace context goes as the W3C headers (trace-context.ts).
+    if (trace !== undefined) {
+      headers.traceparent = trace.traceparent;
+      if (trace.tracestate !== undefined) headers.tracestate = trace.tracestate;
+    }
     // The version header belongs to requests after initialize (2025-06-18, "Protocol Version Header").
     if (initialize) delete headers['mcp-protocol-version'];
     let parser: SseParser | undefined;
@@ -297,17 +303,17 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     transport.onclose?.(reason);
   };
 
-  const exchangeOnce = async (text: string, exchange: Exchange, abort: AbortHandle, initialize: boolean): Promise<void> => {
+  const exchangeOnce = async (text: string, exchange: Exchange, abort: AbortHandle, initialize: boolean, trace?: TraceContext): Promise<void> => {
     // post() reads the session id before its first await, so this is the one the 404 was for.
     const usedSession = session.sessionId;
     try {
-      await post(text, exchange, abort, initialize);
+      await post(text, exchange, abort, initialize, trace);
     } catch (err) {
       if (!(err instanceof GatewayError) || err.code !== 'GW_UPSTREAM_SESSION_EXPIRED' || usedSession === undefined || closed) throw err;
       await recover(usedSession);
       if (abort.aborted || closed) throw closedError();
       try {
-        await post(text, exchange, abort, false);
+        await post(text, exchange, abort, false, trace);
       } catch (again) {
         if (again instanceof GatewayError && again.code === 'GW_UPSTREAM_SESSION_EXPIRED') {
           const error = new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" lost its new session at once`, { target: name, status: 404 });
@@ -322,7 +328,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   const transport: Transport = {
     start: () => (closed ? Promise.reject(closedError()) : Promise.resolve()),
 
-    async send(message) {
+    async send(message, trace) {
       if (closed) throw closedError();
       const text = JSON.stringify(message);
       const exchange = upstreamExchange();
@@ -339,7 +345,7 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
       if (reinitializing !== undefined) await reinitializing.catch(() => undefined);
       const timer = key === undefined ? boundPost(controller, target.timeouts.requestMs) : undefined;
       try {
-        await exchangeOnce(text, exchange, controller, initialize);
+        await exchangeOnce(text, exchange, controller, initialize, trace);
       } catch (err) {
         throw timer !== undefined && controller.aborted && !closed ? postTimeout(name, message, target.timeouts.requestMs) : err;
       } finally {

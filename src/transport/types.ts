@@ -4,6 +4,7 @@
  * beyond the envelope and never rewrite ids (that is the correlator's job, one layer up).
  */
 import type { GatewayError } from '../errors/gateway-error.ts';
+import type { TraceContext } from '../jsonrpc/trace-context.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 
 export interface Transport {
@@ -11,9 +12,11 @@ export interface Transport {
   start(): Promise<void>;
   /**
    * Writes one message; resolves once the wire accepted it (stdio: queued within the child's
-   * bound; rejects with GW_UPSTREAM_BUSY past it).
+   * bound; rejects with GW_UPSTREAM_BUSY past it). `trace` (requests only, when tracing is on): the
+   * W3C trace context of the gateway's upstream span, carried the wire's own way: as `traceparent`
+   * / `tracestate` headers where each message has its own HTTP request, else in `params._meta`.
    */
-  send(message: JsonRpcMessage): Promise<void>;
+  send(message: JsonRpcMessage, trace?: TraceContext): Promise<void>;
   /**
    * Takes back a request that has not reached the peer yet (stdio: still queued for a child that
    * is not reading). True if it was withdrawn: the peer never sees it, so it needs no cancel.

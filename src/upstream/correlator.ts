@@ -21,6 +21,7 @@ import type {
   RequestMeta,
 } from '../jsonrpc/types.ts';
 import type { TimeoutPolicy } from '../config/types.ts';
+import type { TraceContext } from '../jsonrpc/trace-context.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Transport } from '../transport/types.ts';
 
@@ -53,8 +54,9 @@ export interface Correlator {
   /**
    * Sends a request upstream under a fresh id. Mutates `message` (id, progress token). Returns the
    * upstream id, which `cancel` takes. The handler is told the outcome; a send failure reaches it too.
+   * `trace`: the W3C context of the gateway's upstream span (tracing on), handed to the transport.
    */
-  request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: TimeoutPolicy): number;
+  request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: TimeoutPolicy, trace?: TraceContext): number;
   /** Forwards a notification or a response (to a server->client request) as it is. */
   send(message: JsonRpcMessage): Promise<void>;
   /** Withdraws a request: `notifications/cancelled` goes upstream; the handler is not called. */
@@ -159,7 +161,7 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
   };
 
   const correlator: Correlator = {
-    request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: TimeoutPolicy) {
+    request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: TimeoutPolicy, trace?: TraceContext) {
       const upstreamId = nextId++;
       if (destroyedWith !== undefined) {
         handler.onerror(destroyedWith, context);
@@ -185,7 +187,7 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
       pending.set(upstreamId, entry);
       armTimer(upstreamId, entry);
       message.id = upstreamId;
-      transport.send(message).catch((err: unknown) => {
+      transport.send(message, trace).catch((err: unknown) => {
         fail(
           upstreamId,
           err instanceof GatewayError

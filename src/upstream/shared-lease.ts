@@ -126,7 +126,7 @@ export function createSharedLease(pool: LeasePool, logger: Logger, known: Readon
   };
 
   const correlator: Correlator = {
-    request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: Parameters<Correlator['request']>[3]) {
+    request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: Parameters<Correlator['request']>[3], trace?: Parameters<Correlator['request']>[4]) {
       const shared = slot?.connection?.correlator;
       if (closedWith !== undefined || shared === undefined) {
         if (message.method === 'initialize' && closedWith === undefined) {
@@ -141,7 +141,7 @@ export function createSharedLease(pool: LeasePool, logger: Logger, known: Readon
         return 0;
       }
       const rec: Own = { handler: handler as PendingHandler<unknown>, context, id: 0, settled: false };
-      rec.id = shared.request(message, relay, rec, timeouts);
+      rec.id = shared.request(message, relay, rec, timeouts, trace);
       if (!rec.settled) own.set(rec.id, rec);
       return rec.id;
     },

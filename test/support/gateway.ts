@@ -17,11 +17,17 @@ export interface TestGatewayOptions {
   limits?: Partial<GatewayConfig['limits']>;
   session?: Partial<GatewayConfig['session']>;
   websocket?: Partial<GatewayConfig['websocket']>;
+  /** Reachability probes behind /readyz (default: the schema's). */
+  health?: GatewayConfig['health'];
   allowedOrigins?: string[];
   allowedHosts?: string[];
   shutdownGraceMs?: number;
   /** Collect log lines in memory instead of discarding them. */
   logLines?: string[];
+  /** gateway.telemetry (traces); absent: every key unset. */
+  telemetry?: GatewayConfig['telemetry'];
+  /** The OTEL_* environment the gateway sees; default none (the machine's own never leaks in). */
+  env?: Record<string, string>;
 }
 
 export interface TestGateway extends RunningGateway {
@@ -48,6 +54,7 @@ export function stdioTarget(name: string, t: TestTarget): StdioTargetConfig {
     stderrInErrors: t.stderrInErrors ?? false,
     maxQueuedBytes: t.maxQueuedBytes ?? 16 * 1024 * 1024,
     upstream: t.upstream ?? { mode: 'per-session', children: 1 },
+    ...(t.circuitBreaker === undefined ? {} : { circuitBreaker: t.circuitBreaker }),
   };
 }
 
@@ -63,6 +70,7 @@ export function remoteTarget(name: string, t: RemoteTestTarget): RemoteTargetCon
     timeouts: t.timeouts ?? { requestMs: 30_000, resetOnProgress: true, maxTotalMs: 0 },
     restart: t.restart ?? { onExit: 'end', maxRestarts: 3, initialBackoffMs: 100, maxBackoffMs: 2_000 },
     maxMessageBytes: t.maxMessageBytes ?? 8 * 1024 * 1024,
+    ...(t.circuitBreaker === undefined ? {} : { circuitBreaker: t.circuitBreaker }),
   };
 }
 
@@ -94,12 +102,15 @@ export function buildConfig(options: TestGatewayOptions): GatewayConfig {
       maxUninitialized: 64,
       maxChildren: 32,
       maxChildrenPerTarget: 16,
+      stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256 },
       ...options.session,
     },
     websocket: { pingIntervalMs: 15_000, maxBufferedBytes: 16 * 1024 * 1024, ...options.websocket },
+    ...(options.health === undefined ? {} : { health: options.health }),
     shutdownGraceMs: options.shutdownGraceMs ?? 2_000,
     logging: { level: options.logLines ? 'debug' : 'silent' },
     targets,
+    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
   };
 }
 
@@ -119,7 +130,7 @@ export function createTestLogger(level: LogLevel, lines: string[] | undefined): 
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
   const config = buildConfig(options);
   const logger = createTestLogger(config.logging.level, options.logLines);
-  const gateway = await startGateway(config, { logger });
+  const gateway = await startGateway(config, { logger, env: options.env ?? {} });
   const single = config.targets.size === 1;
   return {
     ...gateway,

@@ -1,6 +1,7 @@
 /**
  * Dependency direction (docs/architecture.md): a layer imports only layers below it, and only
- * transport/ touches child_process, undici or ws; only http/ imports fastify.
+ * transport/ touches child_process, undici or ws; only http/ imports fastify; only the composition
+ * root reaches the OpenTelemetry SDK (through telemetry/sdk.ts), everything else the API alone.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -9,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 const SRC = new URL('../../../src/', import.meta.url).pathname;
 
 // Lowest first. `log` and `config` types are shared vocabulary: everyone may use them.
-const ORDER = ['jsonrpc', 'errors', 'log', 'config', 'transport', 'upstream', 'router', 'session', 'auth', 'observe', 'http'];
+const ORDER = ['jsonrpc', 'errors', 'log', 'config', 'telemetry', 'transport', 'upstream', 'router', 'session', 'auth', 'observe', 'http'];
 const SHARED = new Set(['log', 'config']);
 const ROOT_FILES = new Set(['main.ts', 'cli.ts']);
 
@@ -59,6 +60,21 @@ describe('layers', () => {
         const web = /^fastify$|^@fastify\//.test(spec);
         if (wire && layer !== 'transport') violations.push(`${relative(SRC, path)} imports ${spec}`);
         if (web && layer !== 'http') violations.push(`${relative(SRC, path)} imports ${spec}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('only telemetry/sdk.ts imports the OpenTelemetry SDK, and only main.ts imports telemetry/sdk.ts', () => {
+    const violations: string[] = [];
+    for (const { path, text } of sources) {
+      const file = relative(SRC, path);
+      for (const spec of importsOf(text)) {
+        const sdk = spec.startsWith('@opentelemetry/') && spec !== '@opentelemetry/api';
+        if (sdk && file !== 'telemetry/sdk.ts') violations.push(`${file} imports ${spec}`);
+        if (spec.endsWith('/sdk.ts') && relative(SRC, join(path, '..', spec)) === 'telemetry/sdk.ts' && file !== 'main.ts') {
+          violations.push(`${file} imports telemetry/sdk.ts`);
+        }
       }
     }
     expect(violations).toEqual([]);

@@ -53,6 +53,8 @@ for (const key of aggregateDefaults.keys()) {
 }
 const gatewayDefaults = flatten(gatewaySchema.parse({}));
 for (const key of ['allowedOrigins', 'allowedHosts', 'auth', 'policy', 'rateLimits']) gatewayDefaults.set(key, undefined);
+// Telemetry keys have no defaults of their own: unset, the OTEL_* variables decide.
+for (const key of ['enabled', 'endpoint', 'serviceName', 'sampleRatio']) gatewayDefaults.set(`telemetry.traces.${key}`, undefined);
 const authDefaults = flatten(authSchema.parse({ anonymous: false, jwt: { issuers: ['https://as.example'], jwksUrl: 'https://as.example/jwks' } }));
 for (const key of ['anonymous', 'publicUrl', 'authorizationServers', 'jwt.jwksUrl', 'jwt.keys', 'jwt.issuers']) authDefaults.set(key, undefined);
 const ruleDefaults = flatten(ruleSchema.parse({}));
