@@ -13,6 +13,7 @@ import { keyAuth } from '../support/auth-server.ts';
 import { buildConfig, createTestLogger, type TestTarget } from '../support/gateway.ts';
 import { scrape, valueOf } from '../support/metrics.ts';
 import { descendantsOf, waitUntilGone } from '../support/processes.ts';
+import { openLegacyStream } from '../support/legacy-sse.ts';
 import { fixture, rpc } from '../support/recorder.ts';
 import { initializeWs, openWs, wsUrl } from '../support/ws-client.ts';
 
@@ -103,6 +104,15 @@ describe('/metrics', () => {
     expect(valueOf(m, 'switchboard_requests_total', { ...REQ, transport: 'websocket', method: 'tools/call', outcome: 'ok' })).toBe(1);
     ws.socket.close();
     await ws.closed;
+    // The legacy HTTP+SSE transport is labelled too.
+    const legacy = await openLegacyStream(new URL('/servers/bad/sse', gw.url));
+    await legacy.post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'old', version: '1' } } });
+    await legacy.nextMessage();
+    await legacy.post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await legacy.post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'old' } } });
+    expect(await legacy.nextMessage()).toMatchObject({ id: 2, result: {} });
+    expect(valueOf(await scrape(gw.url), 'switchboard_requests_total', { ...REQ, transport: 'sse', method: 'tools/call', outcome: 'ok' })).toBe(1);
+    legacy.close();
     // An HTTP session that never opens a GET stream and goes quiet is reaped after shortIdleTtlMs.
     await rpc.initialize(new URL('/mcp', gw.url));
     await expect
