@@ -121,7 +121,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
     if (rec.span !== undefined && traced !== undefined) {
       setSpanTarget(rec.span, member.name);
       rec.upstreamSpan = startUpstreamSpan(traced.tracing, rec.span, request, member.target);
-      trace = traceContextOf(traced.tracing, rec.upstreamSpan);
+      trace = traceContextOf(traced.tracing, rec.upstreamSpan ?? rec.span);
     }
     rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts, trace);
   };
