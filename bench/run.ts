@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { httpConnector, stdioConnector, wsConnector, type Connector } from './lib/clients.ts';
+import { httpConnector, statelessConnector, stdioConnector, wsConnector, type Connector } from './lib/clients.ts';
 import { runLoad } from './lib/load.ts';
 import { runRamp } from './lib/ramp.ts';
 import { cellKey, loadMedian, renderReport, type Cell, type Results } from './lib/report.ts';
@@ -84,7 +84,10 @@ function connectorFor(system: RunningSystem, sc: Scenario): Connector {
     if (system.wsUrl === undefined) throw new Unavailable('no WebSocket endpoint');
     return wsConnector(system.wsUrl);
   }
-  return httpConnector(system.url as string, Math.min(512, sc.sessions * sc.inFlight + 16), system.headers);
+  const connections = Math.min(512, sc.sessions * sc.inFlight + 16);
+  // The reference keeps its 2025 session: the plain HTTP server speaks no 2026.
+  if (sc.wire === 'http-2026' && system.name !== 'direct-http') return statelessConnector(system.url as string, connections, system.headers);
+  return httpConnector(system.url as string, connections, system.headers);
 }
 
 const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');

@@ -6,11 +6,13 @@
  */
 import { endpointUrls } from './config/endpoints.ts';
 import type { GatewayConfig } from './config/types.ts';
+import { adminExposure } from './http/admin-routes.ts';
 import { isLoopbackAddress } from './http/guards.ts';
+import { createObservability } from './observe/setup.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { VERSION } from './session/gateway-info.ts';
-import { createRuntime } from './session/runtime.ts';
+import { createRuntime, type Runtime } from './session/runtime.ts';
 import { createTracingSdk } from './telemetry/sdk.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
 
@@ -80,10 +82,20 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   }
   let ready = true;
   const tracing = createTracingSdk(config.telemetry?.traces, options.env ?? process.env, logger, VERSION);
-  const runtime = createRuntime(config, logger, tracing);
-  const { store, endpoints } = runtime;
   let current = config;
-  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints });
+  // The status page and metrics read the runtime when asked; it is made with their observer.
+  let made: Runtime | undefined;
+  const observability = createObservability(
+    config,
+    {
+      targets: () => [...current.targets.values()].map((t) => ({ name: t.name, type: t.type })),
+      children: () => made?.children() ?? new Map<string, number>(),
+    },
+    adminExposure(config).served,
+  );
+  const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer }));
+  const { store, endpoints } = runtime;
+  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, stateless: runtime.stateless, health: runtime.health, ...observability });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;

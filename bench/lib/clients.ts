@@ -126,6 +126,43 @@ export function httpConnector(url: string, connections: number, headers: Record<
   };
 }
 
+/** The 2026-07-28 echo call: the per-request envelope in `_meta` and the standard headers. */
+const statelessBody = (id: number, text: string): string =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":${JSON.stringify(text)}},` +
+  `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+  `"io.modelcontextprotocol/clientInfo":{"name":"switchboard-bench","version":"1"}}}}`;
+const STATELESS_HEADERS = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
+
+/**
+ * Streamable HTTP in the stateless 2026-07-28 revision: no initialize, no session; every call
+ * carries its envelope. Against a 2025 upstream it crosses the gateway's bridge (held sessions).
+ */
+export function statelessConnector(url: string, connections: number, headers: Record<string, string> = {}): Connector {
+  const target = new URL(url);
+  const pool = new Pool(target.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
+  const path = target.pathname + target.search;
+  const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...STATELESS_HEADERS, ...headers };
+  return {
+    wire: 'http',
+    pids: [],
+    async open() {
+      return {
+        async call(id, text, bytes) {
+          if (bytes > 0) throw new Error('the stateless scenarios use small results only');
+          const res = await pool.request({ path, method: 'POST', headers: base, body: statelessBody(id, text) });
+          const body = await res.body.text();
+          if (res.statusCode !== 200) throw new Error(`id ${id}: HTTP ${res.statusCode} ${body.slice(0, 300)}`);
+          const answer = answerFromBody(String(res.headers['content-type'] ?? ''), body, id);
+          checkEcho(answer, id, text, bytes);
+          if ((answer.result as { resultType?: unknown } | undefined)?.resultType !== 'complete') throw new Error(`id ${id}: no resultType`);
+        },
+        close: async () => undefined,
+      };
+    },
+    close: () => pool.close(),
+  };
+}
+
 /** A JSON-RPC peer over text frames or lines: answers matched by id. */
 function createPeer(write: (text: string) => void) {
   const pending = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();

@@ -4,7 +4,8 @@ import type { SystemName } from './systems.ts';
 export interface Scenario {
   readonly name: string;
   readonly kind: 'load' | 'ramp';
-  readonly wire: 'http' | 'ws';
+  /** `http-2026`: stateless 2026-07-28 requests (the reference, direct-http, keeps its 2025 session). */
+  readonly wire: 'http' | 'ws' | 'http-2026';
   readonly sessions: number;
   readonly inFlight: number;
   /** Echo result size (0: a few bytes). */
@@ -24,6 +25,8 @@ const WITH_AUTH: readonly SystemName[] = [...EVERY, 'switchboard-apikey', 'switc
 const RAMP: readonly SystemName[] = ['direct-http', 'switchboard-http', 'switchboard-shared'];
 /** direct-http's WebSocket (echo-http.mjs /ws) is the reference the ratios need. */
 const WS: readonly SystemName[] = ['direct-http', 'switchboard', 'switchboard-shared', 'switchboard-http'];
+/** The 2026 bridge to a stdio upstream, against the plain HTTP server's 2025 session as reference. */
+const STATELESS: readonly SystemName[] = ['direct-http', 'switchboard'];
 
 export function scenarios(rampSessions: number): Scenario[] {
   return [
@@ -35,6 +38,8 @@ export function scenarios(rampSessions: number): Scenario[] {
     { name: 'ws-1x1', kind: 'load', wire: 'ws', sessions: 1, inFlight: 1, bytes: 0, systems: WS, about: 'WebSocket: 1 session, 1 in flight' },
     { name: 'ws-1x32', kind: 'load', wire: 'ws', sessions: 1, inFlight: 32, bytes: 0, systems: WS, about: 'WebSocket: 1 session, 32 in flight' },
     { name: 'ws-64x4', kind: 'load', wire: 'ws', sessions: 64, inFlight: 4, bytes: 0, systems: WS, about: 'WebSocket: 64 sessions x 4 in flight' },
+    { name: '2026-1x1', kind: 'load', wire: 'http-2026', sessions: 1, inFlight: 1, bytes: 0, systems: STATELESS, about: '2026-07-28 (stateless) over the bridge to stdio: 1 call in flight' },
+    { name: '2026-1x32', kind: 'load', wire: 'http-2026', sessions: 1, inFlight: 32, bytes: 0, systems: STATELESS, about: '2026-07-28 (stateless) over the bridge to stdio: 32 calls in flight' },
     { name: 'ws-ramp', kind: 'ramp', wire: 'ws', sessions: rampSessions, inFlight: 1, bytes: 0, systems: ['direct-http', 'switchboard-http', 'switchboard-shared'], about: `WebSocket: open ${rampSessions} sessions` },
   ];
 }

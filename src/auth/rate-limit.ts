@@ -43,7 +43,8 @@ export interface RequestLimits {
   check(principal: string, messages: readonly JsonRpcMessage[], now?: number): void;
 }
 
-export function createRequestLimits(config: RateLimitsConfig | undefined): RequestLimits | undefined {
+/** `onrejected`: told of every refusal (the rate-limit metric). */
+export function createRequestLimits(config: RateLimitsConfig | undefined, onrejected: () => void = () => undefined): RequestLimits | undefined {
   if (config === undefined || (config.perPrincipal === undefined && config.perTool === undefined)) return undefined;
   const perPrincipal = config.perPrincipal && createBuckets(config.perPrincipal, config.maxKeys);
   const perTool = config.perTool && createBuckets(config.perTool, config.maxKeys);
@@ -57,6 +58,7 @@ export function createRequestLimits(config: RateLimitsConfig | undefined): Reque
         const name = method === 'tools/call' ? (m as { params?: { name?: unknown } }).params?.name : undefined;
         if (perTool !== undefined && typeof name === 'string') wait = Math.max(wait, perTool(`${principal}\n${name}`, now));
       }
+      if (wait > 0) onrejected();
       if (wait > 0) throw new GatewayError('GW_RATE_LIMITED', undefined, { retryAfterSec: Math.ceil(wait / 1000) });
     },
   };

@@ -27,7 +27,7 @@ const publicOrigin = text().refine(
   },
   { error: 'expected an origin such as https://mcp.example.com (no path or trailing slash)' },
 );
-const scope = text().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { error: 'a scope is printable ASCII without spaces, quotes or backslashes' });
+export const scope = text().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { error: 'a scope is printable ASCII without spaces, quotes or backslashes' });
 
 /** Asymmetric algorithms only: an HMAC secret shared with every client is not a verification key, and `none` never. */
 export const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;

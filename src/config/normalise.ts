@@ -50,9 +50,11 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
         ? undefined
         : { perPrincipal: toBucket(gateway.rateLimits.perPrincipal), perTool: toBucket(gateway.rateLimits.perTool), maxKeys: gateway.rateLimits.maxKeys },
     limits: { ...gateway.limits },
-    session: { ...gateway.session },
+    session: { ...gateway.session, stateless: { ...gateway.session.stateless } },
     websocket: { ...gateway.websocket },
+    health: { ...gateway.health },
     shutdownGraceMs: gateway.shutdownGraceMs,
+    admin: { ...gateway.admin },
     logging: { level: gateway.logging.level, audit: gateway.logging.audit === 'on' || (gateway.logging.audit === 'auto' && gateway.auth !== undefined) },
     targets,
     aggregate: toAggregateConfig(file, targets),
@@ -142,6 +144,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
       timeouts,
       restart,
       maxMessageBytes: server.maxMessageBytes,
+      circuitBreaker: { ...server.circuitBreaker },
     };
   }
   return {
@@ -161,6 +164,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
     stderrInErrors: server.stderrInErrors && server.upstream.mode !== 'shared',
     maxQueuedBytes: server.maxQueuedBytes,
     upstream: { mode: server.upstream.mode, children: server.upstream.mode === 'shared' ? server.upstream.children : 1 },
+    circuitBreaker: { ...server.circuitBreaker },
   };
 }
 

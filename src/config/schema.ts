@@ -7,7 +7,7 @@
  * reach us from `${VAR}`.
  */
 import { z } from 'zod';
-import { authSchema, policySchema, rateLimitsSchema } from './auth-schema.ts';
+import { authSchema, policySchema, rateLimitsSchema, scope } from './auth-schema.ts';
 import { telemetrySchema } from './telemetry-schema.ts';
 import type { LogLevel } from './types.ts';
 
@@ -107,6 +107,34 @@ function aggregateExposure() {
   };
 }
 
+/**
+ * The target's circuit breaker (upstream/circuit-breaker.ts, docs/upstreams.md): a target that
+ * keeps failing is not started (spawned, dialled) for every new session or request, and clients
+ * learn why at once instead of after a start-up timeout each.
+ */
+const circuitBreakerSchema = z.strictObject(
+  {
+    /**
+     * 5 consecutive failed starts: more than one session's own restarts (`maxRestarts` 3) of a
+     * flaky server, few enough that a missing command is not spawned for every request.
+     * 0 disables this trigger.
+     */
+    startFailures: nonNegative().default(5),
+    /**
+     * 5 request timeouts within `windowMs`: a hung server times out every call, a slow tool now
+     * and then does not. 0 disables this trigger.
+     */
+    timeouts: nonNegative().default(5),
+    /** 60 s: the window the timeouts are counted in. */
+    windowMs: positive(MAX_DURATION_MS).default(60_000),
+    /** 10 s open before one probe is let through: no spawn loop, and a fixed server is back soon. */
+    cooldownMs: positive(MAX_DURATION_MS).default(10_000),
+    /** 5 min: each failed probe doubles the cooldown up to this. */
+    maxCooldownMs: positive(MAX_DURATION_MS).default(300_000),
+  },
+  anObject,
+);
+
 /** Keys every upstream kind shares: the Claude Desktop `disabled` flag and the request deadlines. */
 const upstreamCommon = {
   /** Claude Desktop / Cline convention: keep the entry but do not serve it. */
@@ -130,6 +158,7 @@ const upstreamCommon = {
    * it gives up. Raise it for servers that download or build themselves on first start (`npx -y`).
    */
   startupTimeoutMs: positive(MAX_DURATION_MS).default(10_000),
+  circuitBreaker: circuitBreakerSchema.prefault({}),
   ...aggregateExposure(),
 };
 
@@ -310,6 +339,32 @@ const limitsSchema = z.strictObject({
    * shares the proxy's address: raise it there, or set 0 (no per-address cap).
    */
   maxConnectionsPerAddress: nonNegative().default(1_024),
+  /**
+   * 256 requests in flight per session: room for a client that fans out a hundred calls at once
+   * (agents, batch jobs), while it takes 16 such sessions to fill `maxInflight`. Over it: 503
+   * GW_OVERLOADED.
+   */
+  maxInflightPerSession: positive().default(256),
+  /**
+   * 4096 requests in flight in all: each holds an entry upstream and a response stream here, so
+   * the gateway's memory under a burst stays bounded; above what 1000 sessions use in practice.
+   */
+  maxInflight: positive().default(4_096),
+}, anObject);
+
+/** Sessions the gateway holds for 2026 clients (docs/eras.md). */
+const statelessSchema = z.strictObject({
+  /**
+   * 4 per endpoint, principal and declared client capabilities: each is one upstream session (for a
+   * stdio target, one child), and a call that may ask the client for input holds one alone.
+   */
+  hostsPerCaller: positive().default(4),
+  /** 60 s: a burst of stateless calls reuses its upstream session; a quiet caller's child goes soon. */
+  hostIdleMs: positive(MAX_DURATION_MS).default(60_000),
+  /** 120 s: time for a person to answer an elicitation; the waiting upstream call is cancelled after it. */
+  inputWaitMs: positive(MAX_DURATION_MS).default(120_000),
+  /** 256 open `subscriptions/listen` streams: each holds a connection and keeps an upstream session open. */
+  maxListenStreams: positive().default(256),
 }, anObject);
 
 const sessionSchema = z.strictObject({
@@ -334,6 +389,8 @@ const sessionSchema = z.strictObject({
   maxChildren: positive().default(32),
   /** 16: one heavy server (a browser, a language server) cannot take the whole budget of children. */
   maxChildrenPerTarget: positive().default(16),
+  /** How 2026-07-28 (stateless) requests are served on 2025 upstreams (src/session/stateless/). */
+  stateless: statelessSchema.prefault({}),
 }, anObject);
 
 /** WebSocket downstreams (`/servers/<name>/ws`); see docs/downstreams.md. */
@@ -350,6 +407,18 @@ const websocketSchema = z.strictObject({
   maxBufferedBytes: positive().default(16 * MiB),
 }, anObject);
 
+/** Readiness (`/readyz`) and the per-target health snapshot (upstream/target-health.ts). */
+const healthSchema = z.strictObject({
+  /**
+   * 10 s: a remote target's reachability (a TCP connect to its URL's host and port) is probed when
+   * health is asked for and kept this long, so a load balancer polling /readyz every second costs
+   * one connect per target per 10 s. stdio targets are never started to answer it.
+   */
+  probeCacheMs: positive(MAX_DURATION_MS).default(10_000),
+  /** 2 s: a connect that takes longer counts as unreachable; only a target's first probe is waited for. */
+  probeTimeoutMs: positive(MAX_DURATION_MS).default(2_000),
+}, anObject);
+
 const aggregateSchema = z.strictObject({
   /**
    * "__": inside both the spec's tool name set (A-Z a-z 0-9 _ - .) and the stricter
@@ -362,6 +431,27 @@ const aggregateSchema = z.strictObject({
   eager: boolean().default(false),
   /** 10 s: a slow server is left out of a merged list rather than holding up the others. */
   listTimeoutMs: positive(MAX_DURATION_MS).default(10_000),
+}, anObject);
+
+/** The operator's pages: /metrics, /status (with /status/events) and /tools; see docs/operations.md. */
+const adminSchema = z.strictObject({
+  /** true: Prometheus metrics at /metrics (collection costs no more than noise in `npm run bench`). */
+  metrics: boolean().default(true),
+  /** true: the status page at /status, its live updates at /status/events, and the tool listing at /tools. */
+  status: boolean().default(true),
+  /** With gateway.auth: the scope a credential needs for these pages (clients calling tools need not have it). */
+  scope: scope.default('switchboard:admin'),
+  /**
+   * false: without gateway.auth the pages are served only while the gateway listens on loopback;
+   * they name sessions, principals and tools, which is for the operator, not for the network.
+   */
+  exposeWithoutAuth: boolean().default(false),
+  /** 64 distinct values per metric label (tool, target, method, endpoint, code); later ones count as "other". */
+  maxLabelValues: positive(10_000).default(64),
+  /** 50 recent errors on the status page (oldest dropped). */
+  recentErrors: positive(1_000).default(50),
+  /** 8 live /status/events readers at once; one more gets 503. */
+  maxStatusStreams: positive(100).default(8),
 }, anObject);
 
 const groupName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, {
@@ -408,12 +498,14 @@ export const gatewaySchema = z.strictObject({
   limits: limitsSchema.prefault({}),
   session: sessionSchema.prefault({}),
   websocket: websocketSchema.prefault({}),
+  health: healthSchema.prefault({}),
   /** 10 s: in-flight calls get time to finish, within the 30 s a container orchestrator usually allows. */
   shutdownGraceMs: nonNegative(MAX_DURATION_MS).default(10_000),
   logging: loggingSchema.prefault({}),
   /** Unset: no key set, so the standard OTEL_* variables decide (docs/operations.md, "Traces"). */
   telemetry: telemetrySchema.optional(),
   aggregate: aggregateSchema.prefault({}),
+  admin: adminSchema.prefault({}),
   /** {}: no curated bundles; `/mcp` serves every server. */
   groups: z.record(groupName, groupSchema, { error: 'expected an object of groups by name' }).default({}),
 }, anObject);

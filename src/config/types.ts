@@ -16,6 +16,25 @@ export interface TimeoutPolicy {
   readonly startupMs?: number;
 }
 
+/** When a target's circuit opens, and for how long (upstream/circuit-breaker.ts). */
+export interface CircuitBreakerPolicy {
+  /** Consecutive failed starts that open it; 0: never for this cause. */
+  readonly startFailures: number;
+  /** Request timeouts within `windowMs` that open it; 0: never for this cause. */
+  readonly timeouts: number;
+  readonly windowMs: number;
+  /** Open this long before one probe is let through; doubled per failed probe up to `maxCooldownMs`. */
+  readonly cooldownMs: number;
+  readonly maxCooldownMs: number;
+}
+
+export interface HealthConfig {
+  /** How long a remote target's reachability probe is believed (ms). */
+  readonly probeCacheMs: number;
+  /** A connect slower than this is "unreachable" (ms). */
+  readonly probeTimeoutMs: number;
+}
+
 export interface RestartPolicy {
   /** What happens to a session whose upstream child exits: end it (next request 404) or restart the child. */
   readonly onExit: 'end' | 'restart';
@@ -65,6 +84,8 @@ export interface StdioTargetConfig {
   readonly maxQueuedBytes?: number;
   /** Absent: per-session (hand-built configs); the loader always sets it. */
   readonly upstream?: UpstreamSharing;
+  /** Absent: the schema's defaults (hand-built configs); the loader always sets it. */
+  readonly circuitBreaker?: CircuitBreakerPolicy;
 }
 
 /** A remote upstream: Streamable HTTP (`http`) or legacy HTTP+SSE (`sse`, 2024-11-05). */
@@ -86,6 +107,8 @@ export interface RemoteTargetConfig {
   readonly restart: RestartPolicy;
   /** Largest JSON body or SSE event accepted from the upstream (bytes). */
   readonly maxMessageBytes: number;
+  /** Absent: the schema's defaults (hand-built configs); the loader always sets it. */
+  readonly circuitBreaker?: CircuitBreakerPolicy;
 }
 
 export type TargetConfig = StdioTargetConfig | RemoteTargetConfig;
@@ -192,6 +215,9 @@ export interface GatewayConfig {
     /** Open downstream connections, in all and per client address (0: no per-address cap). */
     readonly maxConnections: number;
     readonly maxConnectionsPerAddress: number;
+    /** Requests in flight per session and in all; past either, GW_OVERLOADED (absent: the schema's defaults). */
+    readonly maxInflightPerSession?: number;
+    readonly maxInflight?: number;
   };
   readonly session: {
     /** A session with no request for this long is ended and its child killed (ms). */
@@ -208,6 +234,17 @@ export interface GatewayConfig {
     readonly maxChildren: number;
     /** The same, per target. */
     readonly maxChildrenPerTarget: number;
+    /** Sessions held for 2026 (stateless) clients: docs/eras.md. */
+    readonly stateless: {
+      /** Held upstream sessions per endpoint, principal and declared client capabilities. */
+      readonly hostsPerCaller: number;
+      /** A held session unused this long ends (ms). */
+      readonly hostIdleMs: number;
+      /** How long an upstream call waits for the input a 2026 client was asked for (ms). */
+      readonly inputWaitMs: number;
+      /** Open subscriptions/listen streams at once. */
+      readonly maxListenStreams: number;
+    };
   };
   readonly websocket: {
     /** Interval of WebSocket pings; a socket that has not answered the previous one is dropped (ms). */
@@ -215,8 +252,12 @@ export interface GatewayConfig {
     /** Unsent bytes a WebSocket may hold before it is closed with 1013 (slow reader). */
     readonly maxBufferedBytes: number;
   };
+  /** Remote reachability probes behind /readyz (absent: the schema's defaults). */
+  readonly health?: HealthConfig;
   /** On SIGTERM/SIGINT: how long in-flight requests may run before children are killed (ms). */
   readonly shutdownGraceMs: number;
+  /** /metrics, /status and /tools (docs/operations.md). Absent: ADMIN_DEFAULTS. */
+  readonly admin?: AdminConfig | undefined;
   /** `audit`: one line per tools/call, prompts/get and resources/read (resolved from "auto"). */
   readonly logging: { readonly level: LogLevel; readonly audit?: boolean };
   /** Targets by name, in config order. */
@@ -267,3 +308,27 @@ export function defaultExposure(name: string, eager = false): TargetExposureConf
 export function aggregateOf(config: GatewayConfig): AggregateConfig {
   return config.aggregate ?? { separator: '__', listTimeoutMs: 10_000, exposure: new Map(), groups: new Map() };
 }
+
+/** The operator's pages (`gateway.admin`): see docs/configuration.md. */
+export interface AdminConfig {
+  readonly metrics: boolean;
+  readonly status: boolean;
+  /** With gateway.auth: the scope a credential needs for these pages. */
+  readonly scope: string;
+  /** Without gateway.auth: served beyond a loopback listener too. */
+  readonly exposeWithoutAuth: boolean;
+  readonly maxLabelValues: number;
+  readonly recentErrors: number;
+  readonly maxStatusStreams: number;
+}
+
+/** What `gateway.admin: {}` means (and a config built in code without it). */
+export const ADMIN_DEFAULTS: AdminConfig = Object.freeze({
+  metrics: true,
+  status: true,
+  scope: 'switchboard:admin',
+  exposeWithoutAuth: false,
+  maxLabelValues: 64,
+  recentErrors: 50,
+  maxStatusStreams: 8,
+});

@@ -46,6 +46,14 @@ export const catalog = Object.freeze({
   GW_SESSION_LIMIT: entry(JsonRpcCode.InternalError, 503, 'Too many sessions; try again later'),
   GW_STREAM_CONFLICT: entry(JsonRpcCode.InvalidRequest, 409, 'Conflict: a standalone SSE stream is already open for this session'),
   GW_SHUTTING_DOWN: entry(JsonRpcCode.InternalError, 503, 'Gateway is shutting down'),
+  GW_TOO_MANY_STREAMS: entry(JsonRpcCode.InternalError, 503, 'Too many status streams open; try again later'),
+  GW_OVERLOADED: entry(JsonRpcCode.InternalError, 503, 'Too many requests in flight; retry after the time given'),
+
+  // The stateless 2026-07-28 revision (SEP-2575, SEP-2243, SEP-2322).
+  GW_INVALID_ENVELOPE: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params: the request lacks a valid 2026-07-28 _meta envelope'),
+  GW_HEADER_MISMATCH: entry(JsonRpcCode.HeaderMismatch, 400, 'Bad Request: the request headers and body disagree'),
+  GW_PROTOCOL_VERSION_NOT_SUPPORTED: entry(JsonRpcCode.UnsupportedProtocolVersion, 400, 'Unsupported protocol version'),
+  GW_INVALID_REQUEST_STATE: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params: requestState is not valid here'),
 
   // Upstream failures, tied to a forwarded request (HTTP 200, JSON-RPC error).
   GW_UPSTREAM_SPAWN_FAILED: entry(JsonRpcCode.InternalError, 502, 'Upstream server could not be started'),
@@ -68,6 +76,7 @@ export const catalog = Object.freeze({
 
   // Aggregate endpoints (several targets behind one URL).
   GW_TARGET_UNAVAILABLE: entry(JsonRpcCode.InternalError, 502, 'Target is not available in this session'),
+  GW_CIRCUIT_OPEN: entry(JsonRpcCode.InternalError, 503, 'Target is failing; the gateway is not trying it until its cooldown ends'),
   GW_UNKNOWN_TOOL: entry(JsonRpcCode.InvalidParams, 400, 'Unknown tool'),
   GW_UNKNOWN_PROMPT: entry(JsonRpcCode.InvalidParams, 400, 'Unknown prompt'),
   // SEP-2164: resource not found is -32602 (Invalid params), not the older -32002 (server-error range).

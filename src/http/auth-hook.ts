@@ -14,6 +14,7 @@ import { AuthFailure, type Principal } from '../auth/principal.ts';
 import type { AuthConfig } from '../config/types.ts';
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -33,11 +34,13 @@ export function resourcePathOf(url: string): string {
   return path.endsWith('/messages') ? `${path.slice(0, -'/messages'.length)}/sse` : path;
 }
 
-function originOf(request: FastifyRequest, auth: AuthConfig): string {
+/** The origin the client called: gateway.auth.publicUrl, else built from Host. */
+export function originOf(request: FastifyRequest, auth: AuthConfig): string {
   return auth.publicUrl ?? `http://${request.headers.host ?? 'localhost'}`;
 }
 
-function credentialsOf(request: FastifyRequest, auth: AuthConfig): Credentials {
+/** The bearer token or API key a request presents (never logged). */
+export function credentialsOf(request: FastifyRequest, auth: AuthConfig): Credentials {
   const header = request.headers.authorization;
   let bearer = header !== undefined && /^bearer /i.test(header) ? header.slice(7).trim() : undefined;
   if (bearer === undefined && request.headers.upgrade?.toLowerCase() === 'websocket') {
@@ -57,7 +60,8 @@ function challenge(auth: AuthConfig, origin: string, resourcePath: string, failu
   return `Bearer ${parts.join(', ')}`;
 }
 
-function refuse(reply: FastifyReply, failure: AuthFailure, wwwAuthenticate: string): FastifyReply {
+/** 401 (or 403 insufficient_scope) with its challenge and a JSON-RPC error body. */
+export function refuse(reply: FastifyReply, failure: AuthFailure, wwwAuthenticate: string): FastifyReply {
   const error = new GatewayError(failure.status === 403 ? 'GW_INSUFFICIENT_SCOPE' : 'GW_UNAUTHORIZED');
   return reply
     .code(error.httpStatus)
@@ -78,8 +82,11 @@ interface Proven {
   readonly until: number;
 }
 
-/** Adds the hook to `mcp` (the plugin that holds every MCP route); no-op without `auth`. */
-export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefined, logger: Logger): void {
+/**
+ * Adds the hook to `mcp` (the plugin that holds every MCP route); no-op without `auth`. Refusals
+ * are reported to `observer` (the auth-failure metric).
+ */
+export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefined, logger: Logger, observer: Observer = NOOP_OBSERVER): void {
   mcp.decorateRequest('principal', undefined);
   if (auth === undefined) return;
   const authenticate = createAuthenticator(auth);
@@ -113,6 +120,7 @@ export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefi
         if (!(err instanceof AuthFailure)) log.error({ err }, 'credential check failed unexpectedly');
         log.info({ path: resourcePath, status: failure.status, reason: failure.reason }, 'request refused by authentication');
         const presented = credentials.bearer !== undefined || credentials.apiKey !== undefined;
+        observer.refused('auth', failure.status === 403 ? 'GW_INSUFFICIENT_SCOPE' : 'GW_UNAUTHORIZED');
         refuse(reply, failure, challenge(auth, origin, resourcePath, failure, presented));
       },
     );

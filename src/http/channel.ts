@@ -8,7 +8,7 @@
  * of in-flight client ids), so colliding ids on two channels never meet.
  */
 import { toParseFailure } from './parse-failure.ts';
-import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
+import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { isObject, isRequest, isRequestId, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -130,6 +130,12 @@ export function createChannel(session: Session, wire: ChannelWire, logger: Logge
         if (isRequest(message)) {
           if (initializing === undefined) {
             return fail(message.id, new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: send initialize first'));
+          }
+          // Over the in-flight caps: this request gets GW_OVERLOADED as its answer; the channel goes on.
+          try {
+            session.admit(1);
+          } catch (err) {
+            return fail(message.id, toGatewayError(err));
           }
           session.serve([message], sinks.requests, CHANNEL_REQUEST);
         } else if (isResponse(message)) {

@@ -8,7 +8,10 @@ import { replyError } from './reply-error.ts';
 import type { RequestLimits } from '../auth/rate-limit.ts';
 import { randomUUID } from 'node:crypto';
 import { GatewayError, isGatewayError, toErrorResponse } from '../errors/gateway-error.ts';
-import { isRequest, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
+import { isObject, isRequest, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
+import { checkModernRequest, classifyPost, type EraRejection } from '../jsonrpc/era.ts';
+import type { StatelessServer } from '../session/stateless/serve.ts';
+import { createExchange } from './exchange.ts';
 import { toParseFailure } from './parse-failure.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -29,6 +32,8 @@ export interface McpRouteOptions {
   logger: Logger;
   /** Rate limits per principal (gateway.rateLimits); undefined: none. */
   limits?: RequestLimits | undefined;
+  /** Serves 2026-07-28 (stateless) requests on the same path. */
+  stateless: StatelessServer;
 }
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -71,14 +76,17 @@ function sessionOf(request: FastifyRequest, store: SessionStore, entry: RouteEnd
   return session;
 }
 
-function parseMessages(body: unknown): { messages: JsonRpcMessage[]; batch: boolean } {
+/** The body parsed once; a failure is -32700 (or -32600 for nesting past the limit). */
+function parseBody(body: unknown): unknown {
   if (typeof body !== 'string') throw new GatewayError('GW_PARSE_ERROR', 'Parse error: empty body');
-  let value: unknown;
   try {
-    value = parseJson(body);
+    return parseJson(body);
   } catch (err) {
     throw toParseFailure(err);
   }
+}
+
+function toMessages(value: unknown): { messages: JsonRpcMessage[]; batch: boolean } {
   const batch = Array.isArray(value);
   const items: unknown[] = batch ? (value as unknown[]) : [value];
   if (items.length === 0) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: empty batch');
@@ -91,6 +99,20 @@ function parseMessages(body: unknown): { messages: JsonRpcMessage[]; batch: bool
     messages.push(msg);
   }
   return { messages, batch };
+}
+
+/** The request id of a body, when it has a usable one (2026 errors must echo it). */
+function idOf(value: unknown): JsonRpcRequest['id'] | null {
+  const id = isObject(value) ? value.id : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+const eraError = (r: EraRejection) => new GatewayError(r.reject, r.message, r.data ?? {});
+
+/** A GET or DELETE from a 2026 client (its header names a 2026 revision, it has no session): 405. */
+function isModernNonPost(request: FastifyRequest): boolean {
+  const version = request.headers[VERSION_HEADER];
+  return typeof version === 'string' && version >= '2026-07-28' && request.headers[SESSION_HEADER] === undefined;
 }
 
 /**
@@ -111,8 +133,14 @@ async function forward(session: Session, msg: JsonRpcMessage, logger: Logger): P
   }
 }
 
+/** 2026-07-28 has no GET stream and no session to delete: only POST. */
+function refuseModern(reply: FastifyReply): FastifyReply {
+  reply.header('allow', 'POST');
+  return replyError(reply, new GatewayError('GW_METHOD_NOT_ALLOWED', 'Method Not Allowed: the 2026-07-28 revision has no GET stream or session; POST only'));
+}
+
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
-  const { path, resolve, store, keepAlive, logger, limits } = options;
+  const { path, resolve, store, keepAlive, logger, limits, stateless } = options;
 
   const initialize = async (
     entry: RouteEndpoint,
@@ -131,10 +159,30 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     return reply.send(JSON.stringify(answer));
   };
 
+  /** A 2026-07-28 request (or notification): checked, rate-limited, then served statelessly. */
+  const serveModern = (request: FastifyRequest, reply: FastifyReply, value: unknown, era: ReturnType<typeof classifyPost>) => {
+    const id = idOf(value);
+    if ('reject' in era) return replyError(reply, eraError(era), id);
+    if (!('request' in era)) return reply.code(202).send(); // 2026 notifications have no session to reach
+    const msg = toMessage(value);
+    if (typeof msg === 'string') return replyError(reply, new GatewayError('GW_INVALID_REQUEST', `Invalid Request: ${msg}`), id);
+    const refused = checkModernRequest(era.request, era.version, request.headers);
+    if (refused !== undefined) return replyError(reply, eraError(refused), id);
+    limits?.check(request.principal?.id ?? 'anonymous', [era.request]);
+    const entry = openEndpointOf(request, resolve);
+    reply.hijack();
+    const exchange = createExchange(reply.raw, keepAlive);
+    stateless.serve({ endpoint: entry, request: era.request, meta: era.meta, principal: request.principal, authorization: request.headers.authorization, exchange });
+    return reply;
+  };
+
   app.post(path, async (request, reply) => {
     const entry = endpointOf(request, resolve);
     checkPostHeaders(request.headers);
-    const { messages, batch } = parseMessages(request.body);
+    const value = parseBody(request.body);
+    const era = classifyPost(value, request.headers);
+    if (!('era' in era) || era.era === '2026') return serveModern(request, reply, value, era);
+    const { messages, batch } = toMessages(value);
     limits?.check(request.principal?.id ?? 'anonymous', messages);
     const sessionId = request.headers[SESSION_HEADER];
     const first = messages[0] as JsonRpcMessage;
@@ -156,6 +204,8 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
       }
     }
     if (requests === undefined) return reply.code(202).send();
+    // Over the in-flight caps: 503 with Retry-After for the whole POST, none of it runs.
+    session.admit(requests.length);
 
     reply.hijack();
     const sink = createHttpSink(reply.raw, session.id, keepAlive);
@@ -166,6 +216,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
 
   app.get(path, async (request, reply) => {
     const entry = endpointOf(request, resolve);
+    if (isModernNonPost(request)) return refuseModern(reply);
     checkGetHeaders(request.headers);
     const session = sessionOf(request, store, entry);
     const lastEventId = request.headers['last-event-id'];
@@ -180,6 +231,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
   });
 
   app.delete(path, async (request, reply) => {
+    if (isModernNonPost(request)) return refuseModern(endpointOf(request, resolve) && reply);
     const session = sessionOf(request, store, endpointOf(request, resolve));
     logger.debug({ session: session.id }, 'session deleted by the client');
     await session.end('deleted by the client');

@@ -10,8 +10,16 @@ import type { Duplex } from 'node:stream';
 import { GatewayError, isGatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
+import type { MetricsRegistry } from '../observe/metrics-export.ts';
+import type { StatusBoard } from '../observe/status.ts';
+import { registerAdminRoutes } from './admin-routes.ts';
+import { meterBytes } from './byte-meter.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
 import type { SessionStore } from '../session/store.ts';
+import { createStatelessServer, type StatelessServer } from '../session/stateless/serve.ts';
+import type { TargetHealthMonitor } from '../upstream/target-health.ts';
+import { readiness } from './readiness.ts';
 import { limitConnections } from './connection-limits.ts';
 import { registerCors } from './cors.ts';
 import { createOriginPolicy } from './guards.ts';
@@ -31,6 +39,16 @@ export interface HttpServerOptions {
   isReady: () => boolean;
   /** What each MCP path serves, following config reloads; built from `config` (fixed) when absent. */
   endpoints?: EndpointTable;
+  /** Serves 2026-07-28 requests (the Runtime's); built over `store` when absent. */
+  stateless?: StatelessServer;
+  /** Per-target health (the Runtime's), listed by /readyz; absent: /readyz reports draining only. */
+  health?: TargetHealthMonitor;
+  /** Told of refusals at the edge and of bytes moved (log/observer.ts); default: nobody. */
+  observer?: Observer;
+  /** Served at /metrics (admin-routes.ts); undefined: no /metrics. */
+  metrics?: MetricsRegistry | undefined;
+  /** Served at /status, /status/events and /tools; undefined: none of them. */
+  status?: StatusBoard | undefined;
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -44,6 +62,10 @@ function fromFastifyError(err: FastifyError): GatewayError | undefined {
       return new GatewayError('GW_PARSE_ERROR', 'Parse error: empty body');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: Content-Length does not match the body');
+    case 'ECONNRESET':
+      // The body stopped arriving because the connection closed: the client left, or Node's
+      // parser refused the rest of it (a bad chunk size) and answered it already.
+      return new GatewayError('GW_INVALID_REQUEST', 'Bad Request: the connection closed before the body arrived');
     default:
       return undefined;
   }
@@ -64,6 +86,13 @@ function clientErrorStatus(code: string | undefined): number {
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // A route may have answered already (a bad URL is refused before the body is read): a second
+  // answer on the socket would be taken for the answer to a request never sent. Node's own
+  // handler makes the same check on the same field.
+  if ((socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
   const status = clientErrorStatus(err.code);
   const code = status === 400 ? 'GW_INVALID_REQUEST' : 'GW_REQUEST_REFUSED';
   const message = status === 400 ? 'Bad Request: malformed HTTP' : (STATUS_CODES[status] ?? 'Bad Request');
@@ -77,7 +106,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.destroy();
 }
 
-export function createHttpServer({ config, store, logger, isReady, endpoints }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status }: HttpServerOptions): FastifyInstance {
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -91,12 +120,18 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
     // 30 s past the limit.
     http: { connectionsCheckingInterval: Math.min(1_000, config.limits.requestTimeoutMs), headersTimeout: config.limits.requestTimeoutMs },
     clientErrorHandler: answerClientError,
+    // A URL that is not valid percent-encoding (FST_ERR_BAD_URL) is refused before routing:
+    // answer it in the envelope like every other refusal, not with fastify's own JSON.
+    frameworkErrors: (_err, _request, reply) =>
+      replyError(reply, new GatewayError('GW_INVALID_REQUEST', 'Bad Request: the URL is not valid percent-encoding')),
     return503OnClosing: true,
     // Streams are ended by the session store on shutdown; idle keep-alive sockets close at once.
     forceCloseConnections: 'idle',
   });
   limitConnections(app.server, config.limits, log);
+  const flushBytes = meterBytes(app.server, observer);
   const keepAlive = createKeepAlive(config.session.keepAliveMs);
+  const stateless = given ?? createStatelessServer({ store, logger, limits: config.session.stateless });
   const origins = createOriginPolicy(config);
   const heartbeat = createWsHeartbeat(config.websocket.pingIntervalMs, log);
   const ws = { heartbeat, maxBufferedBytes: config.websocket.maxBufferedBytes, isReady, logger };
@@ -112,6 +147,14 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
     // Sockets are not closed when the server starts closing: their sessions end (1001) once the
     // store has drained them, like every other stream.
     preClose: (done) => done(),
+    // `ws` reports a frame it refuses (1009 over maxPayload, 1007 not UTF-8, 1002 bad framing) as
+    // an 'error' after it has sent that close frame and begun closing (its closeTimeout bounds
+    // it). The plugin's default handler destroyed the socket then, with the rest of a large
+    // frame unread: the kernel answers with a reset, and the client could lose the close frame.
+    errorHandler: (err, socket) => {
+      log.debug({ err }, 'WebSocket frame refused; closing with its close code');
+      if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.terminate();
+    },
   });
 
   // The body arrives as text and is parsed once by the route, so a parse error becomes -32700.
@@ -131,16 +174,20 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerResourceMetadata(app, config.auth);
+  // Open without credentials (load balancers); with gateway.auth it names no target (readiness.ts).
+  const named = config.auth === undefined || config.auth.anonymous;
   app.get('/readyz', async (_request, reply) => {
     if (!isReady()) return reply.code(503).send({ status: 'draining' });
-    return { status: 'ready', sessions: store.size };
+    const { code, body } = await readiness(store, health, named);
+    return reply.code(code).send(body);
   });
+  registerAdminRoutes(app, { config, metrics, status, flushBytes, observer, origins, logger: log });
 
   void app.register(async (mcp) => {
     // Before the body is read: refuse foreign Origins and Hosts (DNS rebinding) cheaply.
     mcp.addHook('onRequest', async (request) => origins.check(request.headers));
     // Then who is calling, still before any body is read (no-op without gateway.auth).
-    registerAuthHook(mcp, config.auth, log);
+    registerAuthHook(mcp, config.auth, log, observer);
     const bases = ['/servers/:name', '/groups/:name', ''];
     registerCors(mcp, config.corsOrigins ?? [], bases.flatMap((base) => [`${base}/sse`, `${base}/messages`]));
     // One route per path shape, not per target: the table says per request what a name serves
@@ -154,15 +201,16 @@ export function createHttpServer({ config, store, logger, isReady, endpoints }: 
       ['', (request) => table.root(request.principal)],
     ];
     // Each gets the same three downstream transports: .../mcp, .../ws, .../sse with .../messages.
-    const limits = createRequestLimits(config.rateLimits);
+    const limits = createRequestLimits(config.rateLimits, () => observer.refused('rate-limit', 'GW_RATE_LIMITED'));
     for (const [base, resolve] of families) {
-      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits });
+      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless });
       registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws, limits });
       registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, resolve, store, keepAlive, logger, limits });
     }
   });
 
   app.addHook('onClose', async () => {
+    if (given === undefined) stateless.close();
     keepAlive.stop();
     heartbeat.stop();
   });

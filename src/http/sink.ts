@@ -43,7 +43,20 @@ export function createKeepAlive(intervalMs: number): KeepAlive {
   };
 }
 
-export function createHttpSink(raw: ServerResponse, sessionId: string, keepAlive: KeepAlive): HttpSink {
+/**
+ * Writes one JSON body with its length (the answer goes out in one piece, not chunked). A large
+ * body is encoded once, here: given a string, Buffer.byteLength walks it, node:http joins it to the
+ * header text and then encodes that, each a full pass over the answer.
+ */
+export function writeJson(raw: ServerResponse, status: number, body: string, headers?: Record<string, string>): void {
+  const payload = body.length >= BUFFER_BODY_CHARS ? Buffer.from(body) : body;
+  const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+  raw.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': length });
+  raw.end(payload);
+}
+
+/** `sessionId`: the 2025 session the stream belongs to (sent as Mcp-Session-Id); undefined for a 2026 stream. */
+export function createHttpSink(raw: ServerResponse, sessionId: string | undefined, keepAlive: KeepAlive): HttpSink {
   let closed = false;
   let lastWrite = Date.now();
 
@@ -70,18 +83,12 @@ export function createHttpSink(raw: ServerResponse, sessionId: string, keepAlive
     json(body) {
       if (closed) return;
       finish();
-      // A large body is encoded once, here: given a string, Buffer.byteLength walks it, node:http
-      // joins it to the header text and then encodes that, each a full pass over the answer.
-      const payload = body.length >= BUFFER_BODY_CHARS ? Buffer.from(body) : body;
-      const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
-      // With a length the answer goes out in one piece, not chunked.
-      raw.writeHead(200, { 'mcp-session-id': sessionId, 'content-type': 'application/json', 'content-length': length });
-      raw.end(payload);
+      writeJson(raw, 200, body, sessionId === undefined ? undefined : { 'mcp-session-id': sessionId });
     },
     sse() {
       if (closed || raw.headersSent) return;
       raw.writeHead(200, {
-        'mcp-session-id': sessionId,
+        ...(sessionId === undefined ? {} : { 'mcp-session-id': sessionId }),
         'content-type': 'text/event-stream',
         'cache-control': 'no-cache, no-transform',
         connection: 'keep-alive',

@@ -68,6 +68,9 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       downstream: seed.downstream,
       reserveChild: seed.reserveChild,
       open: seed.open,
+      inflight: seed.inflight,
+      breakers: seed.breakers,
+      observer: seed.observer,
       onended: (ended: SessionCore) => {
         live.delete(session);
         seed.onended(ended);

@@ -9,6 +9,7 @@ import { isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import type { Observer } from '../log/observer.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { fanOut } from '../router/fan-out.ts';
 import { LIST_KINDS, mergePage, type ListKind } from '../router/list-merge.ts';
@@ -31,6 +32,8 @@ export interface ListContext {
   /** Between prefix and name (to recognise a name of a target that is down). */
   readonly separator: string;
   readonly logger: Logger;
+  /** Hears each target's list page (the status page's tools per target). */
+  readonly observer: Observer;
   /** Targets that a merged list had to leave out (a slow starter tells the client once it is up). */
   leftOut(targets: readonly string[]): void;
 }
@@ -64,7 +67,9 @@ async function pageOf(ctx: ListContext, member: Member, kind: ListKind, cursor: 
   // The list deadline is also the request's: past it the correlator cancels upstream, so a hung
   // target does not collect one pending list per page for its whole request timeout.
   const timeouts = { ...member.target.timeouts, requestMs: Math.min(ctx.listTimeoutMs, member.target.timeouts.requestMs) };
-  return askMember(member, kind.method, cursor === undefined ? {} : { cursor }, timeouts);
+  const page = await askMember(member, kind.method, cursor === undefined ? {} : { cursor }, timeouts);
+  ctx.observer.listed(member.name, kind.method, page, cursor === undefined);
+  return page;
 }
 
 /** One merged page of `method` for the downstream (the `result` object). */

@@ -15,13 +15,16 @@ import { isSupportedVersion, LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions
 import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import { combineInstructions, mergeCapabilities, ASSUMED_CAPABILITIES } from '../router/capabilities.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
+import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
+import type { InflightBudget } from './inflight.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import type { AggregateView, KnownTargets } from './aggregate-view.ts';
@@ -29,7 +32,7 @@ import { createSessionCore } from './core.ts';
 import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session, SessionCore } from './session.ts';
-import type { DownstreamInfo } from './store.ts';
+import { observed, type DownstreamInfo } from './store.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 
 export interface AggregateSession extends Session {
@@ -58,6 +61,11 @@ export interface AggregateSessionOptions {
   open: UpstreamFactory;
   /** The gateway's tracer; undefined: tracing off. */
   tracing?: Tracing | undefined;
+  /** See SessionSeed.inflight and SessionSeed.breakers. */
+  inflight?: InflightBudget | undefined;
+  breakers?: Breakers | undefined;
+  /** Who hears about its requests and upstreams (log/observer.ts); default: nobody. */
+  observer?: Observer | undefined;
 }
 
 const local = (result: JsonObject): LocalAnswer => ({ local: result });
@@ -74,7 +82,8 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
     onended: options.onended,
     audit: options.audit,
     tracing: options.tracing,
-    transport: options.downstream.transport,
+    inflight: options.inflight,
+    ...observed(options),
   };
   const session = createSessionCore({ ...core, namespaced: true, tables }, (parts) => {
     const built = aggregateFlavour(options, parts, tables);
@@ -110,7 +119,9 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       authorization: options.downstream.authorization,
       principal: options.downstream.principal,
       reserveChild: options.reserveChild,
+      breaker: options.breakers?.of(entry.target),
       open: options.open,
+      observer: options.observer,
       restart: 'on-use',
     });
     members.set(name, member);
@@ -132,6 +143,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       return view.separator;
     },
     logger,
+    observer: options.observer ?? NOOP_OBSERVER,
   };
 
   const setLevel = async (request: JsonRpcRequest): Promise<LocalAnswer> => {

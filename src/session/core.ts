@@ -12,9 +12,11 @@
  * (aggregate-session.ts) namespaces, merges lists and routes by name.
  */
 import type { JsonRpcNotification } from '../jsonrpc/types.ts';
+import { NOOP_OBSERVER } from '../log/observer.ts';
 import { withEra2025 } from './era-2025.ts';
 import { createEventLog } from './event-log.ts';
 import type { CoreOptions, CoreParts, Flavour, Pending } from './flavour.ts';
+import { checkInflight, createInflightBudget } from './inflight.ts';
 import { ownsChild } from './limits.ts';
 import type { Member, MemberHooks } from './member.ts';
 import { createRequests } from './requests.ts';
@@ -52,7 +54,9 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
             transport: options.transport,
           },
         };
-  const requests = createRequests(streams, logger, options.audit, traced);
+  const budget = options.inflight ?? createInflightBudget(limits);
+  const observer = options.observer ?? NOOP_OBSERVER;
+  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced });
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;
@@ -92,6 +96,9 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
   const session: SessionCore = {
     id,
     endpoint,
+    transport: options.transport ?? 'streamable-http',
+    principal: options.principal,
+    openedAt: Date.now(),
     lastActivity: Date.now(),
     get protocolVersion() {
       return protocolVersion;
@@ -109,9 +116,12 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       for (const m of flavour.members()) if (m.live && ownsChild(m.target)) children.push(m.name);
       return { initializing: opening, streamed, children };
     },
+    admit(count) {
+      checkInflight(budget, inflight.size, count);
+    },
     serve(batch, sink, streamOptions, carrier) {
       const stream = streams.open(sink, batch.length, streamOptions);
-      for (const request of batch) requests.dispatch(request, stream, carrier);
+      for (const request of batch) requests.dispatch(request, stream, session, carrier);
     },
     async handleNotification(notification) {
       if (notification.method === 'notifications/cancelled') return requests.cancel(notification.params);
@@ -129,6 +139,8 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       messages.stop();
       logger.info({ reason }, 'session ended');
       endPromise = cancelAndClose(inflight.values(), [...flavour.members()], reason).finally(() => {
+        // Closing the members answered every pending request; anything left no longer counts.
+        requests.releaseAll();
         streams.endAll();
         onended(session);
       });

@@ -21,6 +21,9 @@ export function withEra2025(core: SessionCore, era: Era2025Parts): Session {
   return {
     id: core.id,
     endpoint: core.endpoint,
+    transport: core.transport,
+    principal: core.principal,
+    openedAt: core.openedAt,
     get protocolVersion() {
       return core.protocolVersion;
     },
@@ -39,6 +42,7 @@ export function withEra2025(core: SessionCore, era: Era2025Parts): Session {
     set lastActivity(at: number) {
       core.lastActivity = at;
     },
+    admit: core.admit,
     serve: core.serve,
     handleNotification: core.handleNotification,
     handleResponse: core.handleResponse,

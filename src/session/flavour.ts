@@ -7,27 +7,42 @@ import type { GatewayError } from '../errors/gateway-error.ts';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import type { DownstreamTransport, Observer, ObservedRequest } from '../log/observer.ts';
 import type { NameTable } from '../router/name-table.ts';
-import type { DownstreamTransport, Span, Tracing } from '../telemetry/tracing.ts';
+import type { Span, Tracing } from '../telemetry/tracing.ts';
+import type { InflightBudget } from './inflight.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
-/** A downstream request being served: by the gateway itself, or forwarded to `member`. */
-export interface Pending {
+/**
+ * A downstream request being served: by the gateway itself, or forwarded to `member`. It is also
+ * what observers get (log/observer.ts): the timings are filled only while someone observes.
+ */
+export interface Pending extends ObservedRequest {
   readonly key: string;
   readonly clientId: RequestId;
   readonly stream: OutStream;
   readonly method: string;
+  readonly session: SessionCore;
   member: Member | undefined;
   upstreamId: number;
   cancelled: boolean;
+  /** Left the in-flight map (answered, failed or withdrawn): counted out of the in-flight caps once. */
+  settled: boolean;
+  /** The half-open probe of its target's circuit breaker: its answer closes the circuit. */
+  probe: boolean;
   /** Audited requests only (tools/call, prompts/get, resources/read): what was named, and when. */
   audited: { readonly name: string; readonly started: number } | undefined;
   /** Tracing on: the request's SERVER span, and the CLIENT span of its upstream call once sent. */
   span: Span | undefined;
   upstreamSpan: Span | undefined;
+  subject: string | undefined;
+  startedAt: number;
+  sentAt: number;
+  upstreamMs: number;
+  endedAt: number;
 }
 
 /**
@@ -80,6 +95,12 @@ export interface CoreOptions {
   audit?: Logger | undefined;
   /** The gateway's tracer (gateway.telemetry.traces); undefined: tracing off, nothing is made. */
   tracing?: Tracing | undefined;
-  /** The downstream wire the session came in on (a span attribute). */
+  /** How the downstream reached the gateway (default: Streamable HTTP): a span attribute, an observed label. */
   transport?: DownstreamTransport | undefined;
+  /** The gateway's in-flight count (inflight.ts); absent: a session-only one from `limits`. */
+  inflight?: InflightBudget | undefined;
+  /** Who hears about its requests (log/observer.ts); default: nobody. */
+  observer?: Observer | undefined;
+  /** The principal's id (gateway.auth). */
+  principal?: string | undefined;
 }

@@ -22,9 +22,12 @@ import {
   type TraceCarrier,
   type Tracing,
 } from '../telemetry/tracing.ts';
+import type { Observer, RequestOutcome } from '../log/observer.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { Flavour, LocalAnswer, Pending } from './flavour.ts';
+import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
+import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
@@ -39,17 +42,26 @@ function auditedOf(request: JsonRpcRequest): Pending['audited'] {
   return { name: typeof name === 'string' ? name : '', started: performance.now() };
 }
 
+/** What an observed request names (ObservedRequest.subject); list requests: their cursor, if any. */
+function subjectOf(request: JsonRpcRequest): string | undefined {
+  const field = AUDITED[request.method] ?? (request.method.endsWith('/list') ? 'cursor' : undefined);
+  const value = field === undefined ? undefined : request.params?.[field];
+  return typeof value === 'string' ? value : undefined;
+}
+
 export interface Requests {
   /** Client id key -> the request being served. */
   readonly inflight: Map<string, Pending>;
   /** The flavour that routes and answers; set once, right after the core builds it. */
   flavour: Flavour | undefined;
   /** `carrier`: where the client's trace context may be besides `_meta` (the HTTP request's headers). */
-  dispatch(request: JsonRpcRequest, stream: OutStream, carrier?: TraceCarrier): void;
+  dispatch(request: JsonRpcRequest, stream: OutStream, session: SessionCore, carrier?: TraceCarrier): void;
   /** Cancels `rec` upstream and answers nothing more (HTTP still gets its fallback answer). */
   withdraw(rec: Pending, reason: string | undefined): void;
   /** The client's notifications/cancelled. */
   cancel(params: unknown): void;
+  /** The session has ended: whatever is still in the map is counted out of the gateway's caps. */
+  releaseAll(): void;
 }
 
 /** Tracing on: the gateway's tracer and what the spans say of the session. */
@@ -69,15 +81,38 @@ function endSpans(rec: Pending, error: JsonRpcErrorObject | undefined, toolError
   rec.upstreamSpan = rec.span = undefined;
 }
 
-/**
- * `audit`: where audit lines go (one per audited request as it ends); undefined: none.
- * `traced`: tracing on (spans per request and upstream call); undefined: off.
- */
-export function createRequests(streams: StreamSet, logger: Logger, audit?: Logger, traced?: Traced): Requests {
-  const inflight = new Map<string, Pending>();
+/** What a request's bookkeeping reports to, besides its stream. */
+export interface RequestsOptions {
+  /** The gateway's in-flight count, kept as requests enter and leave the map. */
+  readonly budget: InflightBudget;
+  /** Where audit lines go (one per audited request as it ends); undefined: none. */
+  readonly audit: Logger | undefined;
+  /** Told as each request starts and ends (log/observer.ts). */
+  readonly observer: Observer;
+  /** Tracing on (spans per request and upstream call); undefined: off. */
+  readonly traced: Traced | undefined;
+}
 
-  /** The audit line of a request that ends: who (the logger's bindings), what, how, how long. */
-  const record = (rec: Pending, outcome: string, code?: string) => {
+export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced }: RequestsOptions): Requests {
+  const inflight = new Map<string, Pending>();
+  // Clock reads only for someone who reads them.
+  const timed = observer.observing;
+
+  /** Out of the map and the count, once (a late answer after a withdraw must not remove a newer request with the same id). */
+  const release = (rec: Pending) => {
+    if (rec.settled) return;
+    rec.settled = true;
+    inflight.delete(rec.key);
+    budget.active--;
+  };
+
+  /** Tells the observer, and writes the audit line of a request that ends: who (the logger's bindings), what, how, how long. */
+  const record = (rec: Pending, outcome: RequestOutcome, code?: string, correlationId?: string) => {
+    // A withdrawn request was reported as cancelled: whatever it still runs into is not news.
+    if (timed && !rec.cancelled) {
+      rec.endedAt = performance.now();
+      observer.requestEnded(rec, outcome, code, correlationId);
+    }
     const a = rec.audited;
     if (a === undefined || audit === undefined) return;
     const ms = Math.round((performance.now() - a.started) * 10) / 10;
@@ -85,14 +120,17 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
   };
 
   const deliver = (rec: Pending, text: string) => {
-    inflight.delete(rec.key);
+    release(rec);
     if (!rec.cancelled) streams.deliver(rec.stream, text, true);
   };
   const fail = (rec: Pending, err: unknown) => {
     const error = toGatewayError(err);
+    // A hung target times out call after call: its circuit breaker counts them.
+    if (error.code === 'GW_UPSTREAM_TIMEOUT') rec.member?.breaker?.timedOut();
     if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'request failed');
     else logger.info({ code: error.code, clientId: rec.clientId }, error.message);
-    record(rec, 'error', error.code);
+    const correlationId = error.details.correlationId;
+    record(rec, 'error', error.code, typeof correlationId === 'string' ? correlationId : undefined);
     const answer = toErrorResponse(rec.clientId, error);
     if (rec.span !== undefined) endSpans(rec, answer.error);
     deliver(rec, JSON.stringify(answer));
@@ -100,7 +138,14 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
 
   const handler: PendingHandler<Pending> = {
     onresponse(response, rec) {
-      if (rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
+      if (rec.probe) rec.member?.breaker?.succeeded();
+      if (timed) {
+        rec.upstreamMs = performance.now() - rec.sentAt;
+        if (rec.method.endsWith('/list') && 'result' in response && rec.member !== undefined) {
+          observer.listed(rec.member.name, rec.method, response.result, rec.subject === undefined);
+        }
+      }
+      if (timed || rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
       if (rec.span !== undefined) endSpans(rec, errorOf(response), isToolError(response));
       deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
     },
@@ -117,12 +162,22 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
     const connection = member.connection;
     if (connection === undefined) return fail(rec, new GatewayError('GW_UPSTREAM_CLOSED', undefined, { target: member.name }));
     rec.member = member;
+    // Hot path: one read while the circuit is closed. Open for timeouts: refused, or the probe.
+    const breaker = member.breaker;
+    if (breaker !== undefined && breaker.state !== 'closed') {
+      try {
+        rec.probe = breaker.admit('request');
+      } catch (err) {
+        return fail(rec, err);
+      }
+    }
     let trace: TraceContext | undefined;
     if (rec.span !== undefined && traced !== undefined) {
       setSpanTarget(rec.span, member.name);
       rec.upstreamSpan = startUpstreamSpan(traced.tracing, rec.span, request, member.target);
       trace = traceContextOf(traced.tracing, rec.upstreamSpan ?? rec.span);
     }
+    if (timed) rec.sentAt = performance.now();
     rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts, trace);
   };
 
@@ -137,6 +192,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
 
   const answerLocally = (rec: Pending, to: LocalAnswer) => {
     if ('local' in to) {
+      if (timed) record(rec, 'ok');
       if (rec.span !== undefined) endSpans(rec, undefined);
       deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, result: to.local }));
     } else {
@@ -151,7 +207,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
     inflight,
     flavour: undefined,
 
-    dispatch(request, stream, carrier) {
+    dispatch(request, stream, session, carrier) {
       const key = idKey(request.id);
       if (inflight.has(key)) {
         const error = new GatewayError('GW_INVALID_REQUEST', DUPLICATE, { reason: 'duplicate id' });
@@ -161,8 +217,29 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
       const audited = audit === undefined ? undefined : auditedOf(request);
       // Before routing: an aggregate rewrites the names, and the span carries the client's.
       const span = traced === undefined ? undefined : startRequestSpan(traced.tracing, request, parentCarrier(carrier, request), traced.origin);
-      const rec: Pending = { key, clientId: request.id, stream, method: request.method, member: undefined, upstreamId: 0, cancelled: false, audited, span, upstreamSpan: undefined };
+      const rec: Pending = {
+        key,
+        clientId: request.id,
+        stream,
+        method: request.method,
+        session,
+        member: undefined,
+        upstreamId: 0,
+        cancelled: false,
+        settled: false,
+        probe: false,
+        audited,
+        span,
+        upstreamSpan: undefined,
+        subject: timed ? subjectOf(request) : undefined,
+        startedAt: timed ? performance.now() : 0,
+        sentAt: 0,
+        upstreamMs: 0,
+        endedAt: 0,
+      };
       inflight.set(key, rec);
+      budget.active++;
+      if (timed) observer.requestStarted(rec);
       let routed: Member | Promise<Member | LocalAnswer>;
       try {
         routed = (requests.flavour as Flavour).route(request);
@@ -178,7 +255,7 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
 
     withdraw(rec, reason) {
       record(rec, 'cancelled');
-      inflight.delete(rec.key);
+      release(rec);
       rec.cancelled = true;
       if (rec.member !== undefined) rec.member.connection?.correlator.cancel(rec.upstreamId, reason);
       const error = new GatewayError('GW_REQUEST_CANCELLED', undefined, rec.member ? { target: rec.member.name } : {});
@@ -196,6 +273,10 @@ export function createRequests(streams: StreamSet, logger: Logger, audit?: Logge
       const rec = inflight.get(idKey(requestId));
       if (rec === undefined) return; // already answered, or never seen: nothing to cancel
       requests.withdraw(rec, typeof params.reason === 'string' ? params.reason : undefined);
+    },
+
+    releaseAll() {
+      for (const rec of inflight.values()) release(rec);
     },
   };
   return requests;

@@ -5,53 +5,91 @@
  * or a later reload) asked for it.
  *
  * Members: the agents to remote targets, the shared child pools, the upstream factory over both,
- * the cursor codec of the aggregate endpoints (its HMAC key lives as long as the gateway), the
- * endpoint table and the session store. The tracer (when tracing is on) is made by main.ts, which
- * owns the OpenTelemetry SDK, and handed to the sessions through the store.
+ * the targets' circuit breakers and their health, the cursor codec of the aggregate endpoints (its
+ * HMAC key lives as long as the gateway), the endpoint table and the session store. The tracer (when
+ * tracing is on) is made by main.ts, which owns the OpenTelemetry SDK, and handed to the sessions
+ * through the store.
  */
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import { createAgentPool, type AgentPool } from '../transport/http-pool.ts';
+import { createBreakers, type Breakers } from '../upstream/breakers.ts';
+import { createTargetHealth, type TargetHealthMonitor } from '../upstream/target-health.ts';
 import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts';
 import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
+import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
 import { createSessionStore, type SessionStore } from './store.ts';
 
 export interface Runtime {
   readonly agents: AgentPool;
   readonly pools: SharedPools;
   readonly upstreams: UpstreamFactory;
+  /** One circuit breaker per target; a reload that changes a target resets its breaker. */
+  readonly breakers: Breakers;
+  /** Read-only per-target health (/readyz, a status page, metrics); never starts a child. */
+  readonly health: TargetHealthMonitor;
   readonly cursors: CursorCodec;
   readonly endpoints: EndpointTable;
   readonly store: SessionStore;
+  /** Serves 2026-07-28 requests on sessions it holds in `store` (its requestState key lives as long). */
+  readonly stateless: StatelessServer;
+  /** Told of every session, request and upstream event (log/observer.ts). */
+  readonly observer: Observer;
+  /** Live stdio children per target: those sessions own, and those of shared pools. */
+  children(): Map<string, number>;
   /** A reloaded config: its paths for new sessions; agents of targets it dropped close once unused. */
   reload(next: GatewayConfig): void;
   /** Ends every session (in-flight requests get up to `graceMs`), then closes every agent and pool. */
   close(graceMs: number): Promise<void>;
 }
 
-/** `tracing`: the gateway's tracer; undefined: tracing off. */
-export function createRuntime(config: GatewayConfig, logger: Logger, tracing?: Tracing): Runtime {
+/** What the composition root lends the Runtime: the tracer (undefined: tracing off) and who hears about the gateway's work (metrics, status page). */
+export interface RuntimeExtras {
+  readonly tracing?: Tracing | undefined;
+  readonly observer?: Observer | undefined;
+}
+
+export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer = NOOP_OBSERVER }: RuntimeExtras = {}): Runtime {
   const agents = createAgentPool();
   const pools = createSharedPools();
   const upstreams = createUpstreamFactory(agents, pools);
+  const breakers = createBreakers(config.targets.values(), logger);
+  const health = createTargetHealth({ targets: config.targets.values(), breakers, config: config.health });
   const cursors = createCursorCodec();
   const endpoints = createEndpointTable(config, cursors);
-  const store = createSessionStore({ config, logger, upstreams, tracing });
+  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer });
+  const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
     agents,
     pools,
     upstreams,
+    breakers,
+    health,
     cursors,
     endpoints,
     store,
+    stateless,
+    observer,
+    children() {
+      const counts = pools.children();
+      for (const session of store.live()) {
+        for (const name of session.usage.children) counts.set(name, (counts.get(name) ?? 0) + 1);
+      }
+      return counts;
+    },
     reload(next) {
+      // Breakers first: the sessions the new table creates find their target's (fresh) breaker.
+      breakers.retain(next.targets.values());
+      health.retain(next.targets.values());
       endpoints.update(next);
       agents.retain(next.targets.values());
     },
     async close(graceMs) {
+      stateless.close();
       await store.close(graceMs);
       // Sessions sent their DELETEs while ending; what is left of the agents and pools goes now.
       await Promise.all([agents.close(), pools.close()]);

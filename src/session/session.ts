@@ -13,6 +13,7 @@
  * (single.ts) or several (aggregate-session.ts).
  */
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { DownstreamTransport } from '../log/observer.ts';
 import type { SessionUsage } from './limits.ts';
 import type { ResponseSink, StreamOptions } from './streams.ts';
 
@@ -26,6 +27,12 @@ export interface SessionCore {
    * other endpoint, exactly like one that never existed.
    */
   readonly endpoint: string;
+  /** How the downstream reached the gateway. */
+  readonly transport: DownstreamTransport;
+  /** The principal's id (gateway.auth); undefined without. */
+  readonly principal: string | undefined;
+  /** Date.now() when it was created. */
+  readonly openedAt: number;
   /** The revision the downstream speaks; undefined until it is known (2025: initialize). */
   readonly protocolVersion: string | undefined;
   readonly ended: boolean;
@@ -34,6 +41,11 @@ export interface SessionCore {
   /** What the store's limits read (limits.ts). */
   readonly usage: SessionUsage;
   lastActivity: number;
+  /**
+   * Throws GW_OVERLOADED when `count` more requests would pass the in-flight caps (inflight.ts).
+   * Routes call it before `serve`, while they can still answer the HTTP request on its own.
+   */
+  admit(count: number): void;
   /**
    * Serves requests; their answers (and related messages) go to `sink`, one stream with `options`.
    * `carrier`: the HTTP request's headers, where a client's W3C trace context may be (read only when

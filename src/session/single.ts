@@ -20,10 +20,13 @@ import { PASS_ALL } from '../router/glob.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
+import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
+import type { InflightBudget } from './inflight.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
-import type { DownstreamInfo } from './store.ts';
+import type { Observer } from '../log/observer.ts';
+import { observed, type DownstreamInfo } from './store.ts';
 import type { Session, SessionCore } from './session.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 
@@ -48,6 +51,11 @@ export interface SingleSessionOptions {
   open: UpstreamFactory;
   /** The gateway's tracer; undefined: tracing off. */
   tracing?: Tracing | undefined;
+  /** See SessionSeed.inflight and SessionSeed.breakers. */
+  inflight?: InflightBudget | undefined;
+  breakers?: Breakers | undefined;
+  /** Who hears about its requests and upstream (log/observer.ts); default: nobody. */
+  observer?: Observer | undefined;
 }
 
 const NO_FILTERS: Exposure = { prefix: '', tools: PASS_ALL, prompts: PASS_ALL, resources: PASS_ALL };
@@ -68,7 +76,8 @@ export function createSingleSession(options: SingleSessionOptions): Session {
     onended: options.onended,
     audit: options.audit,
     tracing: options.tracing,
-    transport: options.downstream?.transport,
+    inflight: options.inflight,
+    ...observed(options),
   };
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
   return createSessionCore({ ...core, namespaced: false, tables }, (parts) => {
@@ -84,6 +93,8 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       authorization: options.downstream?.authorization,
       principal: options.downstream?.principal,
       reserveChild: options.reserveChild,
+      breaker: options.breakers?.of(target),
+      observer: options.observer,
       restart: 'backoff',
     });
     const members = [member];

@@ -8,9 +8,12 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type DownstreamTransport, type Observer, type SessionCloseCause } from '../log/observer.ts';
 import type { Caller } from '../router/policy.ts';
-import type { DownstreamTransport, Tracing } from '../telemetry/tracing.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
+import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
+import { createInflightBudget, type InflightBudget } from './inflight.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
 
@@ -34,6 +37,12 @@ export interface SessionSeed {
   readonly audit?: Logger | undefined;
   /** The gateway's tracer; undefined: tracing off. */
   readonly tracing?: Tracing | undefined;
+  /** The gateway's count of requests in flight, against `limits.maxInflight`. */
+  readonly inflight: InflightBudget;
+  /** The targets' circuit breakers (the Runtime's); absent: none. */
+  readonly breakers?: Breakers | undefined;
+  /** Who hears about the session's requests and upstreams (the Runtime's observer). */
+  readonly observer?: Observer | undefined;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -45,11 +54,18 @@ export interface DownstreamInfo {
   readonly authorization: string | undefined;
   /** The authenticated principal (gateway.auth): the session is unknown to anyone else; policy reads it. */
   readonly principal?: Caller | undefined;
-  /** The wire the session came in on (named in its spans). */
+  /** Held by the gateway for 2026 clients (session/stateless/): no client may address it by id. */
+  readonly held?: boolean;
+  /** How it reached the gateway (default: Streamable HTTP): named in its spans and metrics. */
   readonly transport?: DownstreamTransport | undefined;
 }
 
 const NO_DOWNSTREAM_INFO: DownstreamInfo = { authorization: undefined };
+
+/** The session-core options (CoreOptions) that make a session observable, from what its factory got. */
+export function observed(options: { readonly downstream?: DownstreamInfo | undefined; readonly observer?: Observer | undefined }) {
+  return { observer: options.observer, transport: options.downstream?.transport, principal: options.downstream?.principal?.id };
+}
 
 /**
  * Builds one kind of session (one target's pass-through session, an aggregate over many targets,
@@ -63,6 +79,10 @@ export interface SessionStore {
   /** The session `id` if it exists and belongs to `principal` (undefined when auth is off). */
   get(id: string, principal: Caller | undefined): Session | undefined;
   readonly size: number;
+  /** Requests in flight in all sessions now (limits.maxInflight caps it). */
+  readonly inflight: number;
+  /** The live sessions (the status page, the children census); do not end them while iterating. */
+  live(): IterableIterator<Session>;
   /** Ends sessions idle past their TTL or not initialized in time; returns how many. Runs on a timer too. */
   sweep(now?: number): number;
   /**
@@ -79,12 +99,19 @@ export interface SessionStoreOptions {
   upstreams: UpstreamFactory;
   /** The gateway's tracer (telemetry/tracing.ts); undefined: tracing off. */
   tracing?: Tracing | undefined;
+  /** The targets' circuit breakers (the Runtime's); absent: none. */
+  breakers?: Breakers | undefined;
+  /** Told of every session's life and requests (log/observer.ts); default: nobody. */
+  observer?: Observer | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER }: SessionStoreOptions): SessionStore {
+  const inflight = createInflightBudget(config.limits);
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
   const owners = new Map<string, string>();
+  /** Sessions the gateway holds for 2026 clients: never found by id. */
+  const held = new Set<string>();
   /** Creation time per session id: the start of its initialize deadline. */
   const created = new Map<string, number>();
   const { maxSessions } = config.limits;
@@ -93,14 +120,22 @@ export function createSessionStore({ config, logger, upstreams, tracing }: Sessi
   const policy: SessionPolicy = config.session;
   let closing = false;
 
+  /** Why a session is being ended by the store, until it has (for the observer). */
+  const causes = new Map<string, SessionCloseCause>();
   const onended = (session: SessionCore) => {
+    const known = sessions.get(session.id);
+    if (known === undefined) return;
     sessions.delete(session.id);
     created.delete(session.id);
     owners.delete(session.id);
+    held.delete(session.id);
+    observer.sessionClosed(known, causes.get(session.id) ?? 'ended');
+    causes.delete(session.id);
   };
 
   /** Ends `session` now for room: it leaves the map at once, its children stop in the background. */
   const evict = (session: Session, why: string) => {
+    causes.set(session.id, 'evicted');
     onended(session);
     logger.info({ session: session.id, why }, 'ending a session to make room for a new one');
     void session.end(`ended to make room (${why})`);
@@ -152,22 +187,42 @@ export function createSessionStore({ config, logger, upstreams, tracing }: Sessi
       const id = randomUUID();
       // One child logger per session, and only when there is a principal to name in every line.
       const bound = downstream.principal === undefined ? logger : logger.child({ principal: downstream.principal.id });
-      const session = factory({ id, limits: config.limits, logger: bound, onended, downstream, reserveChild, open: upstreams, audit: audit ? bound.child({ audit: true, session: id }) : undefined, tracing });
+      const session = factory({
+        id,
+        limits: config.limits,
+        logger: bound,
+        onended,
+        downstream,
+        reserveChild,
+        open: upstreams,
+        audit: audit ? bound.child({ audit: true, session: id }) : undefined,
+        inflight,
+        breakers,
+        tracing,
+        observer,
+      });
       sessions.set(id, session);
+      observer.sessionOpened(session);
       created.set(id, Date.now());
       if (downstream.principal !== undefined) owners.set(id, downstream.principal.id);
+      if (downstream.held === true) held.add(id);
       return session;
     },
 
     get(id, principal) {
       const session = sessions.get(id);
       // Another principal's session is as unknown as one that never existed.
-      return session !== undefined && owners.get(id) === principal?.id ? session : undefined;
+      return session !== undefined && owners.get(id) === principal?.id && !held.has(id) ? session : undefined;
     },
 
     get size() {
       return sessions.size;
     },
+
+    get inflight() {
+      return inflight.active;
+    },
+    live: () => sessions.values(),
 
     sweep(now = Date.now()) {
       let reaped = 0;
@@ -177,6 +232,7 @@ export function createSessionStore({ config, logger, upstreams, tracing }: Sessi
         const why = expiry(session, created.get(session.id) ?? now, now, policy);
         if (why !== undefined) {
           reaped++;
+          causes.set(session.id, 'reaped');
           void session.end(why);
         }
       }

@@ -37,7 +37,8 @@ export interface Tracing {
 }
 
 /** The downstream wire a session came in on. */
-export type DownstreamTransport = 'streamable-http' | 'websocket' | 'sse';
+import type { DownstreamTransport } from '../log/observer.ts';
+export type { DownstreamTransport } from '../log/observer.ts';
 
 /** What the server span says of the session a request belongs to. */
 export interface RequestOrigin {

@@ -13,13 +13,21 @@ import type { PendingHandler } from './correlator.ts';
 import type { RootsSettle } from './roots-settle.ts';
 import { explainStartupFailure } from './startup-deadline.ts';
 
-type Asked = { resolve: (r: JsonRpcResponse) => void; clientId: RequestId; explain?: (e: GatewayError) => GatewayError };
+type Asked = {
+  resolve: (r: JsonRpcResponse) => void;
+  clientId: RequestId;
+  explain?: (e: GatewayError) => GatewayError;
+  /** Told of a failure of the exchange itself (exit, timeout, refused connection): the circuit breaker counts those. */
+  failed?: ((e: GatewayError) => void) | undefined;
+};
 const ownHandler: PendingHandler<Asked> = {
   onresponse(response, ctx) {
     ctx.resolve(response);
   },
   onerror(error, ctx) {
-    ctx.resolve(toErrorResponse(ctx.clientId, ctx.explain?.(error) ?? error));
+    const explained = ctx.explain?.(error) ?? error;
+    ctx.failed?.(explained);
+    ctx.resolve(toErrorResponse(ctx.clientId, explained));
   },
 };
 
@@ -30,10 +38,19 @@ export function unavailable(name: string, reason: string): GatewayError {
   return new GatewayError('GW_TARGET_UNAVAILABLE', `Target "${name}" is not available: ${reason}`, { target: name, reason });
 }
 
-/** Sends `request` on a starting connection; a failure resolves as an error answer that explains the start. */
-export function askUpstream(next: UpstreamConnection, request: JsonRpcRequest, timeouts: TimeoutPolicy, logger: Logger): Promise<JsonRpcResponse> {
+/**
+ * Sends `request` on a starting connection; a failure resolves as an error answer that explains the
+ * start (and is handed to `failed` as it is).
+ */
+export function askUpstream(
+  next: UpstreamConnection,
+  request: JsonRpcRequest,
+  timeouts: TimeoutPolicy,
+  logger: Logger,
+  failed?: (error: GatewayError) => void,
+): Promise<JsonRpcResponse> {
   return new Promise<JsonRpcResponse>((resolve) =>
-    next.correlator.request(request, ownHandler, { resolve, clientId: request.id, explain: (e) => explainStartupFailure(e, next, logger) }, timeouts),
+    next.correlator.request(request, ownHandler, { resolve, clientId: request.id, explain: (e) => explainStartupFailure(e, next, logger), failed }, timeouts),
   );
 }
 
@@ -44,8 +61,9 @@ export async function composedHandshake(
   roots: RootsSettle,
   timeouts: TimeoutPolicy,
   logger: Logger,
+  failed?: (error: GatewayError) => void,
 ): Promise<JsonObject> {
-  const answer = await askUpstream(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params: structuredClone(params) }, timeouts, logger);
+  const answer = await askUpstream(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params: structuredClone(params) }, timeouts, logger, failed);
   const result: unknown = 'result' in answer ? answer.result : undefined;
   if (!isObject(result)) throw unavailable(next.target.name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
   await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });

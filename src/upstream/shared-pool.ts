@@ -43,6 +43,8 @@ export interface SharedPool extends LeasePool {
 export interface SharedPools {
   /** The pool of a target: one per target object, shared by every endpoint that serves it. */
   poolFor(options: SharedPoolOptions): SharedPool;
+  /** Live children per target name, over every pool (the metrics and the status page). */
+  children(): Map<string, number>;
   /** Closes every pool ever made. */
   close(): Promise<void>;
 }
@@ -70,6 +72,13 @@ export function createSharedPools(): SharedPools {
         byPrincipal.set(key, pool);
       }
       return pool;
+    },
+    children() {
+      const out = new Map<string, number>();
+      for (const [target, byPrincipal] of pools) {
+        for (const pool of byPrincipal.values()) out.set(target.name, (out.get(target.name) ?? 0) + pool.pids().length);
+      }
+      return out;
     },
     async close() {
       await Promise.all([...pools.values()].flatMap((byPrincipal) => [...byPrincipal.values()]).map((pool) => pool.close()));

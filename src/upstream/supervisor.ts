@@ -19,11 +19,14 @@ import { isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import type { UpstreamConnection } from './connection.ts';
+import type { CircuitBreaker } from './circuit-breaker.ts';
 import { askUpstream, composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
 import type { UpstreamPrincipal } from './identity.ts';
 import type { UpstreamFactory } from './open.ts';
 import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
+import { createStartAttempt, type StartAttempt } from './start-attempt.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
 
 
@@ -54,7 +57,11 @@ export interface SupervisorOptions<M> {
   principal?: UpstreamPrincipal | undefined;
   /** Makes room under the child caps before a child starts; throws GW_SESSION_LIMIT. */
   reserveChild?: ((target: TargetConfig) => void) | undefined;
+  /** The target's circuit breaker (the Runtime's): asked before every start, told how it went. */
+  breaker?: CircuitBreaker | undefined;
   restart: 'backoff' | 'on-use';
+  /** Hears starts, restarts, exits and failed starts (log/observer.ts); default: nobody. */
+  observer?: Observer | undefined;
 }
 
 export interface SupervisedUpstream {
@@ -73,6 +80,8 @@ export interface SupervisedUpstream {
   readonly transparent: boolean;
   /** Removed by a reload: finishes what is in flight, takes nothing new. */
   retired: boolean;
+  /** The target's circuit breaker, if the gateway gave it one. */
+  readonly breaker: CircuitBreaker | undefined;
   /** The ready connection, opening it (composed handshake) first if needed. Rejects naming the target. */
   connect(): Promise<UpstreamConnection>;
   /** Opens it with the client's own initialize; resolves with the upstream's answer as it is. */
@@ -87,10 +96,11 @@ export interface SupervisedUpstream {
 
 /** `extra`'s fields (the session's view of this upstream: exposure, ...) are part of the object the hooks get. */
 export function createSupervisedUpstream<X extends object>(options: SupervisorOptions<SupervisedUpstream & X>, extra: X): SupervisedUpstream & X {
-  const { target, hooks } = options;
+  const { target, hooks, breaker } = options;
   const name = target.name;
   const logger = options.logger.child({ target: name });
   const handshakeTimeouts = startupTimeouts(target);
+  const observer = options.observer ?? NOOP_OBSERVER;
   let connection: UpstreamConnection | undefined;
   let opening: Promise<UpstreamConnection> | undefined;
   let starting: UpstreamConnection | undefined;
@@ -108,7 +118,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   const mayStartAgain = () => policy !== undefined && policy.onExit === 'restart' && starts <= policy.maxRestarts;
 
   /** A new connection wired to the hooks, started (spawned or dialled), not yet handshaken. */
-  const begin = async (roots: RootsSettle | undefined): Promise<UpstreamConnection> => {
+  const begin = async (roots: RootsSettle | undefined, attempt: StartAttempt): Promise<UpstreamConnection> => {
     starts++;
     const next = options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization, principal: options.principal });
     next.correlator.onrequest = (request) => {
@@ -116,7 +126,10 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       hooks.onrequest(member, request);
     };
     next.correlator.onnotification = (notification) => hooks.onnotification(member, notification);
-    next.onexit = (reason) => onexit(next, reason);
+    next.onexit = (reason) => {
+      attempt.exited(reason);
+      onexit(next, reason);
+    };
     starting = next;
     try {
       await next.start();
@@ -136,27 +149,34 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     connection = next;
     starting = undefined;
     replayLogLevel(next, options.logLevel?.(), caps, target.timeouts);
+    observer.upstream(name, starts > 1 ? 'restart' : 'start');
     hooks.onready(member);
   };
 
   /** The composed handshake: a first open, or a restart (replaying the client's params if it had its own). */
-  const open = async (): Promise<UpstreamConnection> => {
+  const open = async (admitted = false): Promise<UpstreamConnection> => {
+    // An open circuit refuses before anything is spawned or dialled (GW_CIRCUIT_OPEN, as it is).
+    if (!admitted) breaker?.admit('start');
     const params = clientInit ?? options.initParams();
     const roots = createRootsSettle(params);
     settle = roots;
     let next: UpstreamConnection | undefined;
+    const attempt = createStartAttempt(breaker, () => closed);
     try {
-      next = await begin(roots);
-      const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger);
+      next = await begin(roots, attempt);
+      const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger, attempt.failed);
       settle = undefined;
       if (closed) throw unavailable(name, 'the session ended');
       // Only now may requests reach it: nothing goes to a server before its handshake.
       ready(next, result);
+      attempt.succeeded();
       return next;
     } catch (err) {
       starting = undefined;
       await next?.close('start failed');
+      observer.upstream(name, 'start-failed');
       const error = toGatewayError(err);
+      attempt.ended(error);
       if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
       throw error.code === 'GW_TARGET_UNAVAILABLE' ? error : unavailable(name, error.message);
     }
@@ -183,6 +203,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     if (which !== connection || closed) return;
     connection = undefined;
     opening = undefined;
+    observer.upstream(name, 'exit');
     if (!mayStartAgain()) {
       failure = unavailable(name, reason.message);
       logger.warn({ reason: reason.message }, 'upstream exited; unavailable for the rest of the session');
@@ -207,6 +228,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     name,
     target,
     retired: false,
+    breaker,
     get connection() {
       return connection;
     },
@@ -230,14 +252,16 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       if (closed || member.retired) return Promise.reject(unavailable(name, 'it was removed from the configuration'));
       if (failure !== undefined) return Promise.reject(failure);
       if (opening === undefined) {
-        // No room for its child (the store's child caps): this use fails, a later one may start it.
+        // No room for its child (the store's child caps), or its circuit is open: this use fails,
+        // a later one may start it.
         try {
+          breaker?.admit('start');
           options.reserveChild?.(target);
         } catch (err) {
           return Promise.reject(toGatewayError(err));
         }
       }
-      opening ??= open().catch((err: unknown) => {
+      opening ??= open(true).catch((err: unknown) => {
         opening = undefined;
         const error = toGatewayError(err);
         // A failed start is final unless the restart policy allows another attempt.
@@ -247,16 +271,30 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       return opening;
     },
     async openWith(request) {
+      breaker?.admit('start');
       options.reserveChild?.(target);
       clientInit = isObject(request.params) ? structuredClone(request.params) : {};
-      const next = await begin(undefined);
+      const attempt = createStartAttempt(breaker, () => closed);
+      let next: UpstreamConnection;
+      try {
+        next = await begin(undefined, attempt);
+      } catch (err) {
+        attempt.ended(toGatewayError(err));
+        observer.upstream(name, 'start-failed');
+        throw err;
+      }
       // The client's initialize goes first and nothing else can arrive before its answer (the
       // session id is not out yet), so the connection is published at once.
       connection = next;
       starting = undefined;
-      const answer = await askUpstream(next, request, handshakeTimeouts, logger);
+      const answer = await askUpstream(next, request, handshakeTimeouts, logger, attempt.failed);
       const result = 'result' in answer ? answer.result : undefined;
-      if (isObject(result) && !closed) ready(next, result);
+      if (isObject(result) && !closed) {
+        ready(next, result);
+        attempt.succeeded();
+      } else {
+        attempt.ended();
+      }
       return answer;
     },
     reply(response) {

@@ -49,7 +49,28 @@ export interface ScenarioResult {
   durationMs: number;
 }
 
+/** The 2026-07-28 suite's CLI (@modelcontextprotocol/conformance 0.2.0-alpha.12, installed as conformance-2026). */
+export const CONFORMANCE_2026_CLI = fileURLToPath(new URL('../../node_modules/conformance-2026/dist/index.js', import.meta.url));
+
+/** Which CLI runs a scenario, and at which revision (2025: the pinned 0.1.16 default). */
+export interface SuiteEdition {
+  readonly cli: string;
+  readonly args: readonly string[];
+}
+export const SUITE_2025: SuiteEdition = { cli: CONFORMANCE_CLI, args: [] };
+export const SUITE_2026: SuiteEdition = { cli: CONFORMANCE_2026_CLI, args: ['--spec-version', '2026-07-28'] };
+
+/** The server scenarios a revision requires (the suite's frozen requirements file, `server:` list). */
+export async function requiredServerScenarios(revision: string): Promise<string[]> {
+  const text = await readFile(fileURLToPath(new URL(`../../node_modules/conformance-2026/requirements/${revision}.yaml`, import.meta.url)), 'utf8');
+  const block = /^server:\n((?:\s+- .+\n)+)/m.exec(text);
+  if (block === null || block[1] === undefined) throw new Error(`no server list in requirements/${revision}.yaml`);
+  return [...block[1].matchAll(/^\s+- (\S+)/gm)].map((m) => m[1] as string);
+}
+
 export interface RunOptions {
+  /** Which suite runs the scenarios (default: the 2025 one). */
+  edition?: SuiteEdition;
   /** Kill a scenario's process after this long and score it as failed (ms). */
   scenarioTimeoutMs?: number;
   /** Scenarios run at the same time. */
@@ -82,7 +103,7 @@ export async function runConformanceSuite(
         results.set(scenario, harnessFailure(scenario, 'harness-deadline', 'not run: the suite deadline had passed', 0));
         continue;
       }
-      results.set(scenario, await runConformanceScenario(url, scenario, options.scenarioTimeoutMs));
+      results.set(scenario, await runConformanceScenario(url, scenario, options.scenarioTimeoutMs, options.edition));
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, scenarios.length) }, worker));
@@ -90,11 +111,11 @@ export async function runConformanceSuite(
 }
 
 /** Runs one scenario in its own CLI process and scores its checks.json. */
-export async function runConformanceScenario(url: string | URL, scenario: string, timeoutMs = 15_000): Promise<ScenarioResult> {
+export async function runConformanceScenario(url: string | URL, scenario: string, timeoutMs = 15_000, edition: SuiteEdition = SUITE_2025): Promise<ScenarioResult> {
   const started = Date.now();
   const outDir = await mkdtemp(join(tmpdir(), 'switchboard-conformance-'));
   try {
-    const run = await runNode([CONFORMANCE_CLI, 'server', '--url', String(url), '--scenario', scenario, '-o', outDir], timeoutMs);
+    const run = await runNode([edition.cli, 'server', '--url', String(url), '--scenario', scenario, ...edition.args, '-o', outDir], timeoutMs);
     const elapsed = Date.now() - started;
     if (run.timedOut) {
       return harnessFailure(scenario, 'harness-timeout', `scenario did not finish within ${timeoutMs} ms`, elapsed);

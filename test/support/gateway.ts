@@ -17,6 +17,8 @@ export interface TestGatewayOptions {
   limits?: Partial<GatewayConfig['limits']>;
   session?: Partial<GatewayConfig['session']>;
   websocket?: Partial<GatewayConfig['websocket']>;
+  /** Reachability probes behind /readyz (default: the schema's). */
+  health?: GatewayConfig['health'];
   allowedOrigins?: string[];
   allowedHosts?: string[];
   shutdownGraceMs?: number;
@@ -52,6 +54,7 @@ export function stdioTarget(name: string, t: TestTarget): StdioTargetConfig {
     stderrInErrors: t.stderrInErrors ?? false,
     maxQueuedBytes: t.maxQueuedBytes ?? 16 * 1024 * 1024,
     upstream: t.upstream ?? { mode: 'per-session', children: 1 },
+    ...(t.circuitBreaker === undefined ? {} : { circuitBreaker: t.circuitBreaker }),
   };
 }
 
@@ -67,6 +70,7 @@ export function remoteTarget(name: string, t: RemoteTestTarget): RemoteTargetCon
     timeouts: t.timeouts ?? { requestMs: 30_000, resetOnProgress: true, maxTotalMs: 0 },
     restart: t.restart ?? { onExit: 'end', maxRestarts: 3, initialBackoffMs: 100, maxBackoffMs: 2_000 },
     maxMessageBytes: t.maxMessageBytes ?? 8 * 1024 * 1024,
+    ...(t.circuitBreaker === undefined ? {} : { circuitBreaker: t.circuitBreaker }),
   };
 }
 
@@ -98,9 +102,11 @@ export function buildConfig(options: TestGatewayOptions): GatewayConfig {
       maxUninitialized: 64,
       maxChildren: 32,
       maxChildrenPerTarget: 16,
+      stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256 },
       ...options.session,
     },
     websocket: { pingIntervalMs: 15_000, maxBufferedBytes: 16 * 1024 * 1024, ...options.websocket },
+    ...(options.health === undefined ? {} : { health: options.health }),
     shutdownGraceMs: options.shutdownGraceMs ?? 2_000,
     logging: { level: options.logLines ? 'debug' : 'silent' },
     targets,

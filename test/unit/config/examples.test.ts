@@ -21,6 +21,7 @@ const env = {
   SWITCHBOARD_PUBLIC_HOST: 'mcp.example.com',
   GITHUB_TOKEN: 'ghp_example',
   SWITCHBOARD_CI_KEY: 'ci-key-0123456789abcdef',
+  SWITCHBOARD_API_KEY: 'compose-key-0123456789abcdef',
 };
 
 describe('config/ examples', () => {

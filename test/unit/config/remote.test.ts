@@ -42,6 +42,7 @@ describe('remote servers in the config', () => {
       timeouts: { requestMs: 300_000, resetOnProgress: true, maxTotalMs: 0, startupMs: 10_000 },
       restart: { onExit: 'end', maxRestarts: 3, initialBackoffMs: 250, maxBackoffMs: 10_000 },
       maxMessageBytes: 32 * 1024 * 1024,
+      circuitBreaker: { startFailures: 5, timeouts: 5, windowMs: 60_000, cooldownMs: 10_000, maxCooldownMs: 300_000 },
     });
   });
 

@@ -1,0 +1,231 @@
+/**
+ * What the status page shows (http/status-page.ts renders it, /status/events streams it): an
+ * Observer that keeps, per target, the last minute of traffic and its upstream events; the live
+ * sessions; a ring of recent errors; and the tools each target listed last. Everything bounded:
+ * sessions by the store's own cap, errors by `recentErrors`, tools by MAX_TOOLS per target.
+ *
+ * Never kept: tokens, headers, environment values, error messages (an upstream's message may
+ * carry anything): an error is its code, where and when, and the ids that find it in the logs.
+ */
+import type { ObservedSession, Observer, UpstreamEvent } from '../log/observer.ts';
+import { eraOf } from './metrics.ts';
+import { createWindow, record, summarize, type TrafficWindow, type WindowSummary } from './window.ts';
+
+const MAX_TOOLS = 500;
+const MAX_DESCRIPTION = 240;
+
+export interface TargetInfo {
+  readonly name: string;
+  /** stdio, http or sse. */
+  readonly type: string;
+}
+
+/** Where the status page learns the configured targets, live children and (later) health. */
+export interface StatusSources {
+  targets(): Iterable<TargetInfo>;
+  children(): Iterable<readonly [string, number]>;
+  /** A target's health from whatever judges it (a circuit breaker, /readyz); undefined: derived from its last event. */
+  health?(target: string): string | undefined;
+}
+
+export interface ToolInfo {
+  readonly name: string;
+  readonly description: string;
+}
+
+export interface TargetStatus extends WindowSummary {
+  readonly name: string;
+  readonly type: string;
+  readonly health: string;
+  readonly children: number;
+  readonly calls: number;
+  readonly errors: number;
+  readonly starts: number;
+  readonly restarts: number;
+  readonly exits: number;
+  readonly failedStarts: number;
+}
+
+export interface SessionStatus {
+  readonly id: string;
+  readonly endpoint: string;
+  readonly transport: string;
+  readonly era: string;
+  readonly principal: string | undefined;
+  readonly ageSec: number;
+  readonly idleSec: number;
+}
+
+export interface ErrorRecord {
+  readonly at: number;
+  readonly target: string | undefined;
+  readonly method: string;
+  /** GW_* code, or `upstream` for a JSON-RPC error the upstream itself answered. */
+  readonly code: string;
+  readonly session: string;
+  readonly requestId: string;
+  /** Set for GW_INTERNAL: the id the log line carries. */
+  readonly correlationId: string | undefined;
+}
+
+export interface StatusSnapshot {
+  readonly at: number;
+  readonly startedAt: number;
+  readonly targets: readonly TargetStatus[];
+  readonly sessions: readonly SessionStatus[];
+  readonly errors: readonly ErrorRecord[];
+  readonly tools: Readonly<Record<string, readonly ToolInfo[]>>;
+}
+
+interface TargetState {
+  readonly window: TrafficWindow;
+  calls: number;
+  errors: number;
+  readonly events: Record<UpstreamEvent, number>;
+  last: UpstreamEvent | undefined;
+  tools: ToolInfo[];
+}
+
+export interface StatusBoard {
+  readonly observer: Observer;
+  snapshot(): StatusSnapshot;
+  /** Bumped by every event: readers compare it to skip snapshots nobody needs. */
+  readonly version: number;
+}
+
+const HEALTH: Readonly<Record<UpstreamEvent, string>> = { start: 'up', restart: 'up', exit: 'exited', 'start-failed': 'failing' };
+
+/** At most `max` characters, cut at a word and marked when cut. */
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > max * 0.6 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+function toolsOf(result: unknown): ToolInfo[] {
+  const tools = typeof result === 'object' && result !== null ? (result as { tools?: unknown }).tools : undefined;
+  if (!Array.isArray(tools)) return [];
+  const out: ToolInfo[] = [];
+  for (const tool of tools) {
+    const name = (tool as { name?: unknown } | null)?.name;
+    const description = (tool as { description?: unknown }).description;
+    if (typeof name !== 'string') continue;
+    out.push({ name: name.slice(0, 128), description: typeof description === 'string' ? clip(description, MAX_DESCRIPTION) : '' });
+  }
+  return out;
+}
+
+export function createStatusBoard(sources: StatusSources, recentErrors: number): StatusBoard {
+  const startedAt = Date.now();
+  const targets = new Map<string, TargetState>();
+  const sessions = new Map<string, ObservedSession>();
+  const errors: ErrorRecord[] = [];
+  let version = 0;
+  const stateOf = (name: string): TargetState => {
+    let state = targets.get(name);
+    if (state === undefined) {
+      state = { window: createWindow(), calls: 0, errors: 0, events: { start: 0, restart: 0, exit: 0, 'start-failed': 0 }, last: undefined, tools: [] };
+      targets.set(name, state);
+    }
+    return state;
+  };
+  // Only configured targets get state: names from elsewhere are not kept. The configured names
+  // are read again at most once a second (a reload may add some), not per event.
+  let configured = new Set<string>();
+  let configuredAt = -Infinity;
+  const known = (name: string): TargetState | undefined => {
+    const state = targets.get(name);
+    if (state !== undefined) return state;
+    const now = performance.now();
+    if (now - configuredAt > 1_000) {
+      configured = new Set([...sources.targets()].map((t) => t.name));
+      configuredAt = now;
+    }
+    return configured.has(name) ? stateOf(name) : undefined;
+  };
+
+  const observer: Observer = {
+    observing: true,
+    sessionOpened(s) {
+      sessions.set(s.id, s);
+      version++;
+    },
+    sessionClosed(s) {
+      sessions.delete(s.id);
+      version++;
+    },
+    requestStarted: () => undefined,
+    requestEnded(r, outcome, code, correlationId) {
+      version++;
+      const failed = outcome === 'error';
+      // Wall-clock time from the clock read requests.ts already made.
+      const now = performance.timeOrigin + r.endedAt;
+      const state = r.member === undefined ? undefined : known(r.member.name);
+      if (state !== undefined && r.sentAt > 0) {
+        state.calls++;
+        if (failed) state.errors++;
+        record(state.window, now, failed, r.endedAt - r.startedAt);
+      }
+      if (!failed) return;
+      if (errors.length >= recentErrors) errors.shift();
+      errors.push({
+        at: Math.round(now),
+        target: r.member?.name,
+        method: r.method,
+        code: code ?? 'upstream',
+        session: r.session.id,
+        requestId: typeof r.clientId === 'string' ? r.clientId.slice(0, 64) : String(r.clientId),
+        correlationId,
+      });
+    },
+    listed(target, method, result, first) {
+      const state = method === 'tools/list' ? known(target) : undefined;
+      if (state === undefined) return;
+      const tools = toolsOf(result);
+      state.tools = (first ? tools : state.tools.concat(tools)).slice(0, MAX_TOOLS);
+      version++;
+    },
+    upstream(target, event) {
+      const state = known(target);
+      if (state === undefined) return;
+      state.events[event]++;
+      state.last = event;
+      version++;
+    },
+    refused: () => undefined,
+    bytes: () => undefined,
+  };
+
+  const snapshot = (): StatusSnapshot => {
+    const now = Date.now();
+    const children = new Map(sources.children());
+    const rows: TargetStatus[] = [];
+    const tools: Record<string, ToolInfo[]> = {};
+    for (const { name, type } of sources.targets()) {
+      const state = stateOf(name);
+      const live = children.get(name) ?? 0;
+      const health = sources.health?.(name) ?? (state.last === undefined ? (live > 0 ? 'up' : 'idle') : HEALTH[state.last]);
+      const e = state.events;
+      rows.push({ name, type, health, children: live, calls: state.calls, errors: state.errors, starts: e.start, restarts: e.restart, exits: e.exit, failedStarts: e['start-failed'], ...summarize(state.window, now) });
+      tools[name] = state.tools;
+    }
+    const live: SessionStatus[] = [...sessions.values()].map((s) => ({
+      id: s.id,
+      endpoint: s.endpoint,
+      transport: s.transport,
+      era: eraOf(s.protocolVersion),
+      principal: s.principal,
+      ageSec: Math.round((now - s.openedAt) / 1000),
+      idleSec: Math.round((now - s.lastActivity) / 1000),
+    }));
+    return { at: now, startedAt, targets: rows, sessions: live, errors: [...errors].reverse(), tools };
+  };
+  return {
+    observer,
+    snapshot,
+    get version() {
+      return version;
+    },
+  };
+}

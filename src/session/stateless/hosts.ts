@@ -1,0 +1,232 @@
+/**
+ * Hosts: the 2025 sessions the gateway holds on behalf of 2026 clients. A 2026 request carries no
+ * session, but a 2025 upstream needs one (initialize, then requests on that connection), so the
+ * gateway opens one itself, with the handshake composed from the request's envelope (clientInfo,
+ * clientCapabilities), and serves later requests of the same caller on it.
+ *
+ * Keyed by endpoint, principal and the client capabilities an upstream may act on (sampling,
+ * elicitation, roots): one principal's upstream identity never serves another, and an upstream
+ * only asks a client for what that client declared.
+ *
+ * stdio carries no "related request" on a server->client request, so a question is attributed to
+ * the one call that may ask (tools/call, prompts/get, resources/read) in flight on its host, and
+ * refused upstream when there are several (`askerOf`). To keep that rare, such a call goes to a
+ * host where no other may ask, opening one while the key has fewer than `perCaller`; past that,
+ * calls share the least busy host (never a queue, never a refusal). A host idle for `idleMs` ends,
+ * its child with it; hosts are sessions of the store, so its caps on sessions and children apply.
+ */
+import { isObject } from '../../jsonrpc/envelope.ts';
+import type { JsonObject, JsonRpcErrorObject } from '../../jsonrpc/types.ts';
+import { LATEST_PROTOCOL_VERSION } from '../../jsonrpc/versions.ts';
+import type { Logger } from '../../log/logger.ts';
+import type { Caller } from '../../router/policy.ts';
+import type { RouteEndpoint } from '../endpoint-table.ts';
+import { GATEWAY_CLIENT_INFO } from '../gateway-info.ts';
+import type { Session } from '../session.ts';
+import type { ResponseSink } from '../streams.ts';
+import type { SessionStore } from '../store.ts';
+import type { Relay } from './relay.ts';
+
+export interface Host {
+  readonly id: string;
+  readonly session: Session;
+  readonly key: string;
+  /** Endpoint and principal: who may resume its calls and hear its notifications. */
+  readonly scope: string;
+  /** The upstream side's initialize result (serverInfo, capabilities, instructions). */
+  readonly init: JsonObject;
+  /** Calls in flight on it that may ask the client for input. */
+  readonly askers: Set<Relay>;
+  /** Requests in flight on it. */
+  active: number;
+  lastUsed: number;
+  /** Ids the host knows requests by: unique in the host, whatever ids clients chose. */
+  nextCall: number;
+}
+
+/** The one call a question of `host` belongs to; undefined when none or several could have asked. */
+export function askerOf(host: Host): Relay | undefined {
+  let running: Relay | undefined;
+  let parked: Relay | undefined;
+  let runs = 0;
+  let parks = 0;
+  for (const relay of host.askers) {
+    if (relay.finished) continue;
+    if (relay.parked) {
+      parks++;
+      parked = relay;
+    } else {
+      runs++;
+      running = relay;
+    }
+  }
+  // A call waiting for its answers is blocked upstream: a new question is the running one's.
+  if (runs === 1) return running;
+  return runs === 0 && parks === 1 ? parked : undefined;
+}
+
+/** Who asks, and what they declared, for a host. */
+export interface HostCaller {
+  readonly endpoint: RouteEndpoint;
+  readonly principal: Caller | undefined;
+  readonly authorization: string | undefined;
+  readonly capabilities: JsonObject;
+  readonly clientInfo: JsonObject | undefined;
+}
+
+/** An initialize the upstream side refused: answered to the client as it is. */
+export class HostOpenError extends Error {
+  readonly error: JsonRpcErrorObject;
+  constructor(error: JsonRpcErrorObject) {
+    super(error.message);
+    this.error = error;
+  }
+}
+
+export interface HostPoolOptions {
+  store: SessionStore;
+  logger: Logger;
+  perCaller: number;
+  idleMs: number;
+  /** A message the host routed to no request: a server->client request or a broadcast notification. */
+  onmessage(host: Host, message: JsonObject): void;
+}
+
+export interface HostPool {
+  /** A host for `caller`; `mayAsk`: the request may ask the client for input (prefer a host no other such call uses). */
+  acquire(caller: HostCaller, mayAsk: boolean): Promise<Host>;
+  release(host: Host): void;
+  byId(id: string): Host | undefined;
+  scopeOf(caller: HostCaller): string;
+  /** Stops the idle timer (the store ends the hosts with every other session). */
+  close(): void;
+}
+
+/** The capabilities an upstream acts on when it asks the client something. */
+function askingCapabilities(capabilities: JsonObject): string {
+  const { sampling, elicitation, roots } = capabilities;
+  return JSON.stringify([sampling ?? null, elicitation ?? null, roots ?? null]);
+}
+
+export function createHostPool(options: HostPoolOptions): HostPool {
+  const { store, logger, perCaller, idleMs } = options;
+  const byKey = new Map<string, Array<Promise<Host>>>();
+  const ready = new Map<string, Host>();
+
+  const forget = (host: Host, slot: Promise<Host>) => {
+    ready.delete(host.id);
+    const list = byKey.get(host.key);
+    if (list === undefined) return;
+    const at = list.indexOf(slot);
+    if (at >= 0) list.splice(at, 1);
+    if (list.length === 0) byKey.delete(host.key);
+  };
+
+  /** The sink of the host's standalone stream: what belongs to no request goes to `onmessage`. */
+  const standaloneSink = (host: () => Host | undefined, ended: () => void): ResponseSink => ({
+    onclose: undefined,
+    closed: false,
+    json() {},
+    sse() {},
+    event(_id, data) {
+      const h = host();
+      if (data === '' || h === undefined) return;
+      const message: unknown = JSON.parse(data);
+      if (isObject(message)) options.onmessage(h, message);
+    },
+    end: ended,
+  });
+
+  const open = async (caller: HostCaller, key: string, scope: string, slot: () => Promise<Host>): Promise<Host> => {
+    const session = store.create(caller.endpoint.factory, { authorization: caller.authorization, principal: caller.principal, held: true });
+    const params: JsonObject = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: caller.capabilities, clientInfo: caller.clientInfo ?? { ...GATEWAY_CLIENT_INFO } };
+    const answer = await session.initialize({ jsonrpc: '2.0', id: 0, method: 'initialize', params });
+    if ('error' in answer) throw new HostOpenError(answer.error as JsonRpcErrorObject);
+    await session.handleNotification({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const host: Host = { id: session.id, session, key, scope, init: isObject(answer.result) ? answer.result : {}, askers: new Set(), active: 0, lastUsed: Date.now(), nextCall: 1 };
+    ready.set(host.id, host);
+    session.openStream(
+      standaloneSink(
+        () => ready.get(host.id),
+        () => forget(host, slot()),
+      ),
+      undefined,
+    );
+    logger.debug({ session: session.id, endpoint: caller.endpoint.endpoint }, 'stateless host opened');
+    return host;
+  };
+
+  const take = (host: Host): Host => {
+    host.active++;
+    host.lastUsed = Date.now();
+    return host;
+  };
+
+  /** The host of `key` a request should use now, or undefined when a new one should open. */
+  const choose = (key: string, opening: number, mayAsk: boolean): Host | undefined => {
+    let best: Host | undefined;
+    let count = opening;
+    for (const host of ready.values()) {
+      if (host.key !== key || host.session.ended) continue;
+      count++;
+      const load = mayAsk ? host.askers.size : host.active;
+      if (best === undefined || load < (mayAsk ? best.askers.size : best.active)) best = host;
+    }
+    if (best === undefined) return undefined;
+    if (mayAsk && best.askers.size > 0 && count < perCaller) return undefined;
+    return best;
+  };
+
+  const pool: HostPool = {
+    scopeOf(caller) {
+      return `${caller.endpoint.endpoint}\u0000${caller.principal?.id ?? ''}`;
+    },
+
+    async acquire(caller, mayAsk) {
+      const scope = pool.scopeOf(caller);
+      const key = `${scope}\u0000${askingCapabilities(caller.capabilities)}`;
+      const list = byKey.get(key) ?? [];
+      const pending = list.length - [...ready.values()].filter((h) => h.key === key).length;
+      const chosen = choose(key, Math.max(0, pending), mayAsk);
+      if (chosen !== undefined) return take(chosen);
+      // Wait for a host already opening rather than open one past the cap (or at all, when the
+      // request cannot ask and so needs no host of its own).
+      if (list.length >= perCaller || (!mayAsk && pending > 0)) return take(await (list[list.length - 1] as Promise<Host>));
+      let slot: Promise<Host> | undefined;
+      const opening = open(caller, key, scope, () => slot as Promise<Host>);
+      slot = opening;
+      list.push(opening);
+      byKey.set(key, list);
+      // A failed open leaves no slot behind; the caller sees the failure.
+      opening.catch(() => {
+        const at = list.indexOf(opening);
+        if (at >= 0) list.splice(at, 1);
+        if (list.length === 0 && byKey.get(key) === list) byKey.delete(key);
+      });
+      return take(await opening);
+    },
+
+    release(host) {
+      host.active = Math.max(0, host.active - 1);
+      host.lastUsed = Date.now();
+    },
+
+    byId: (id) => ready.get(id),
+
+    close() {
+      clearInterval(timer);
+    },
+  };
+
+  const timer = setInterval(() => {
+    const now = Date.now();
+    for (const host of ready.values()) {
+      if (host.active === 0 && host.askers.size === 0 && now - host.lastUsed > idleMs) {
+        ready.delete(host.id);
+        void host.session.end('stateless host idle');
+      }
+    }
+  }, Math.max(250, Math.min(idleMs / 4, 30_000)));
+  timer.unref();
+  return pool;
+}

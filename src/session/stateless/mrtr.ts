@@ -1,0 +1,136 @@
+/**
+ * The bridge from 2025 server->client requests to 2026 multi-round-trip requests (SEP-2322).
+ *
+ * A 2025 upstream asks its client mid-call (sampling/createMessage, elicitation/create, roots/list)
+ * and waits. A 2026 client cannot be asked: its request must instead be answered with an
+ * `input_required` result listing what is needed, and the client retries the same method with a
+ * new id, `inputResponses` and the `requestState` it was given. So the gateway keeps the upstream
+ * call waiting, answers the client with the questions, and on the retry hands each answer to the
+ * upstream under the id it asked with; the call then goes on, and its result (or the next round of
+ * questions) answers the retry.
+ *
+ * Questions that arrive together (within GATHER_MS) go out in one round. A retry that leaves some
+ * unanswered gets them again in a new round (what SEP-2322 asks of servers). The state is sealed
+ * (request-state.ts) and good for one round; a round not resumed within `waitMs` cancels the call.
+ */
+import { GatewayError } from '../../errors/gateway-error.ts';
+import { isObject } from '../../jsonrpc/envelope.ts';
+import type { JsonObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../jsonrpc/types.ts';
+import type { Logger } from '../../log/logger.ts';
+import type { Exchange } from './exchange.ts';
+import type { Host } from './hosts.ts';
+import type { Relay } from './relay.ts';
+import type { StateClaims, StateCodec } from './request-state.ts';
+
+/** Questions an upstream asks within this window after the first go out in the same round. */
+export const GATHER_MS = 20;
+
+interface Ask {
+  readonly upstreamId: RequestId;
+  readonly method: string;
+  readonly params: JsonObject;
+}
+
+interface Round {
+  readonly host: Host;
+  readonly asks: Map<string, Ask>;
+  n: number;
+  gather: NodeJS.Timeout | undefined;
+  expiry: NodeJS.Timeout | undefined;
+}
+
+export interface InputBridge {
+  /** A server->client request of `host`; `relay`: the call it belongs to (undefined: none can be told). */
+  ask(host: Host, relay: Relay | undefined, request: JsonObject): void;
+  /** A retry carrying a sealed state: answers go upstream and the retry takes over the call. */
+  resume(claims: StateClaims, retry: JsonRpcRequest, scope: string, exchange: Exchange, logLevel: string | undefined, host: Host | undefined): void;
+  /** The call ended: its round goes. */
+  forget(relay: Relay): void;
+}
+
+const KEY_PREFIX: Readonly<Record<string, string>> = { 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation', 'roots/list': 'roots' };
+
+export function createInputBridge(codec: StateCodec, waitMs: number, logger: Logger): InputBridge {
+  const rounds = new Map<Relay, Round>();
+  let seq = 0;
+
+  /**
+   * Answers one of `host`'s questions. Deferred a microtask: a question is handed here while the
+   * session is still delivering it, before it has recorded whom to give the answer to.
+   */
+  const answerUpstream = (host: Host, id: RequestId, outcome: { result: JsonObject } | { error: JsonObject }) => {
+    const response = { jsonrpc: '2.0', id, ...outcome } as JsonRpcResponse;
+    queueMicrotask(() => void host.session.handleResponse(response).catch(() => undefined));
+  };
+
+  /** Sends the round's open questions to the client, parking the call until the retry. */
+  const flush = (relay: Relay, round: Round) => {
+    round.gather = undefined;
+    if (relay.finished || relay.parked || round.asks.size === 0) return;
+    round.n++;
+    const host = round.host;
+    const requestState = codec.seal({ scope: host.scope, host: host.id, call: relay.hostId, method: relay.method, round: round.n, expires: Date.now() + waitMs });
+    const inputRequests: JsonObject = {};
+    for (const [key, ask] of round.asks) inputRequests[key] = { method: ask.method, params: ask.params };
+    relay.park({ jsonrpc: '2.0', id: relay.clientId as JsonObject[string], result: { resultType: 'input_required', inputRequests, requestState } });
+    clearTimeout(round.expiry);
+    round.expiry = setTimeout(() => expire(relay, round), waitMs);
+    round.expiry.unref();
+  };
+
+  const expire = (relay: Relay, round: Round) => {
+    if (!relay.parked) return;
+    logger.info({ session: round.host.id }, 'a 2026 client did not come back with the input asked for in time; the call is cancelled');
+    rounds.delete(relay);
+    void round.host.session.handleNotification({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: relay.hostId, reason: 'input not provided in time' } });
+    relay.drop();
+  };
+
+  return {
+    ask(host, relay, request) {
+      const id = request.id as RequestId;
+      const method = typeof request.method === 'string' ? request.method : '';
+      if (method === 'ping') return answerUpstream(host, id, { result: {} });
+      const prefix = KEY_PREFIX[method];
+      if (relay === undefined || relay.finished || prefix === undefined) {
+        // No single call it belongs to (none, or several that may ask at once), or a question the
+        // 2026 revision has no input request for: refused, so the upstream does not wait forever.
+        logger.warn({ session: host.id, method }, 'a server->client request that no one 2026 call can answer; refused to the upstream');
+        return answerUpstream(host, id, { error: { code: -32603, message: `No single client request can answer ${method} here`, data: { code: 'GW_SERVER_REQUEST_UNATTRIBUTABLE' } } });
+      }
+      let round = rounds.get(relay);
+      if (round === undefined) rounds.set(relay, (round = { host, asks: new Map(), n: 0, gather: undefined, expiry: undefined }));
+      round.asks.set(`${prefix}-${++seq}`, { upstreamId: id, method, params: isObject(request.params) ? request.params : {} });
+      if (!relay.parked) round.gather ??= setTimeout(() => flush(relay, round), GATHER_MS);
+    },
+
+    resume(claims, retry, scope, exchange, logLevel, host) {
+      const relay = host === undefined ? undefined : [...host.askers].find((r) => r.hostId === claims.call);
+      const round = relay === undefined ? undefined : rounds.get(relay);
+      const stale =
+        host === undefined || relay === undefined || round === undefined || !relay.parked || relay.hostId !== claims.call ||
+        claims.scope !== scope || claims.method !== retry.method || claims.round !== round.n || claims.expires < Date.now();
+      if (stale) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState is unknown, expired, already used or not yours');
+      const responses = retry.params?.inputResponses;
+      if (!isObject(responses)) throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: inputResponses must be an object of answers by key');
+      clearTimeout(round.expiry);
+      for (const [key, ask] of round.asks) {
+        const answer = responses[key];
+        // An answer of the wrong form is not an answer: its question is asked again below.
+        if (!isObject(answer)) continue;
+        round.asks.delete(key);
+        answerUpstream(round.host, ask.upstreamId, { result: answer });
+      }
+      relay.rebind(exchange, retry.id, logLevel);
+      if (round.asks.size > 0) flush(relay, round);
+    },
+
+    forget(relay) {
+      const round = rounds.get(relay);
+      if (round === undefined) return;
+      clearTimeout(round.gather);
+      clearTimeout(round.expiry);
+      rounds.delete(relay);
+    },
+  };
+}

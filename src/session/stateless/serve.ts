@@ -1,0 +1,190 @@
+/**
+ * Serving a 2026-07-28 request (stateless: no initialize, no session) on any endpoint, whatever
+ * era its upstreams speak. The http layer has classified and checked the request (jsonrpc/era.ts);
+ * here it is answered:
+ *
+ * - `server/discover` from the upstream side's handshake (a single target's own answer, an
+ *   aggregate's merged one), in the 2026 shape, private to the caller;
+ * - `subscriptions/listen` as a long-lived stream fed by the caller's hosts (listen.ts);
+ * - a retry with `requestState` resumes its parked call (mrtr.ts);
+ * - anything else is forwarded on a host (hosts.ts) with the envelope stripped, and answered
+ *   through a relay (relay.ts) that shapes the answer and turns questions into input_required.
+ */
+import { GatewayError, isGatewayError, toErrorResponse, toGatewayError } from '../../errors/gateway-error.ts';
+import { isObject } from '../../jsonrpc/envelope.ts';
+import { META, MODERN_PROTOCOL_VERSIONS, withoutEnvelope } from '../../jsonrpc/era.ts';
+import type { JsonObject, JsonRpcRequest } from '../../jsonrpc/types.ts';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../../jsonrpc/versions.ts';
+import type { Logger } from '../../log/logger.ts';
+import type { Caller } from '../../router/policy.ts';
+import type { RouteEndpoint } from '../endpoint-table.ts';
+import { CHANNEL_REQUEST } from '../streams.ts';
+import type { SessionStore } from '../store.ts';
+import { type Exchange, statusOfError } from './exchange.ts';
+import { askerOf, createHostPool, type Host, type HostCaller, HostOpenError } from './hosts.ts';
+import { createListeners } from './listen.ts';
+import { createInputBridge } from './mrtr.ts';
+import { createRelay, type RelayHooks } from './relay.ts';
+import { createStateCodec } from './request-state.ts';
+
+/** One classified 2026 request and what the http layer knows of its caller. */
+export interface StatelessRequest {
+  readonly endpoint: RouteEndpoint;
+  readonly request: JsonRpcRequest;
+  readonly meta: JsonObject;
+  readonly principal: Caller | undefined;
+  readonly authorization: string | undefined;
+  readonly exchange: Exchange;
+}
+
+export interface StatelessOptions {
+  store: SessionStore;
+  logger: Logger;
+  /** gateway.session.stateless */
+  limits: { hostsPerCaller: number; hostIdleMs: number; inputWaitMs: number; maxListenStreams: number };
+}
+
+export interface StatelessServer {
+  serve(input: StatelessRequest): void;
+  close(): void;
+}
+
+/** Calls that may ask the client for input (SEP-2322): questions are attributed among them. */
+const MAY_ASK = new Set(['tools/call', 'prompts/get', 'resources/read']);
+/** Every revision a discover answer lists: this one, and the 2025 ones `initialize` still opens. */
+const SUPPORTED = [...MODERN_PROTOCOL_VERSIONS, ...[...SUPPORTED_PROTOCOL_VERSIONS].reverse()];
+
+function fail(exchange: Exchange, id: JsonRpcRequest['id'], err: unknown, logger: Logger): void {
+  if (err instanceof HostOpenError) {
+    exchange.json(statusOfError(err.error.code), JSON.stringify({ jsonrpc: '2.0', id, error: err.error }));
+    return;
+  }
+  const error = toGatewayError(err);
+  if (!isGatewayError(err)) logger.error({ err, correlationId: error.details.correlationId }, '2026 request failed');
+  // The client's own faults and "come back later" keep their status; a failure of the upstream
+  // side answers the request (200), as it would have inside a stream.
+  const status = error.httpStatus >= 400 && error.httpStatus < 500 ? error.httpStatus : error.httpStatus === 503 ? 503 : 200;
+  const retry = error.details.retryAfterSec;
+  exchange.json(status, JSON.stringify(toErrorResponse(id, error)), typeof retry === 'number' ? { 'retry-after': String(retry) } : undefined);
+}
+
+/** The discover answer (SEP-2575) from what the upstream side said in its handshake. */
+function discoverResult(init: JsonObject): JsonObject {
+  const result: JsonObject = { resultType: 'complete', supportedVersions: SUPPORTED, capabilities: isObject(init.capabilities) ? init.capabilities : {} };
+  if (isObject(init.serverInfo)) {
+    result.serverInfo = init.serverInfo;
+    result._meta = { [META.serverInfo]: init.serverInfo };
+  }
+  if (typeof init.instructions === 'string') result.instructions = init.instructions;
+  // It depends on the caller (policy, upstream identity): never a shared cache.
+  result.ttlMs = 0;
+  result.cacheScope = 'private';
+  return result;
+}
+
+export function createStatelessServer({ store, logger, limits }: StatelessOptions): StatelessServer {
+  const log = logger.child({ component: 'stateless' });
+  const codec = createStateCodec();
+  const bridge = createInputBridge(codec, limits.inputWaitMs, log);
+  const listeners = createListeners(limits.maxListenStreams);
+  const hosts = createHostPool({
+    store,
+    logger: log,
+    perCaller: limits.hostsPerCaller,
+    idleMs: limits.hostIdleMs,
+    onmessage(host, message) {
+      if (typeof message.method !== 'string') return;
+      if ('id' in message) bridge.ask(host, askerOf(host), message);
+      else listeners.notify(host.scope, message);
+    },
+  });
+
+  const callerOf = (input: StatelessRequest): HostCaller => {
+    const info = input.meta[META.clientInfo];
+    return {
+      endpoint: input.endpoint,
+      principal: input.principal,
+      authorization: input.authorization,
+      capabilities: input.meta[META.clientCapabilities] as JsonObject,
+      clientInfo: isObject(info) ? info : undefined,
+    };
+  };
+
+  const hooksFor = (host: Host): RelayHooks => ({
+    // A question belongs to the one call on the host that may ask, whichever stream the host wrote
+    // it to: only tools/call, prompts/get and resources/read may answer input_required (SEP-2322).
+    ask: (_relay, message) => bridge.ask(host, askerOf(host), message),
+    abandon: (relay) => {
+      void host.session.handleNotification({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: relay.hostId, reason: 'The client closed the response stream' } });
+    },
+    done: (relay) => {
+      bridge.forget(relay);
+      host.askers.delete(relay);
+      hosts.release(host);
+    },
+  });
+
+  /** Forwards `request` on a host, its answer relayed to `exchange`. */
+  const forward = async (input: StatelessRequest, logLevel: string | undefined) => {
+    const { request, exchange } = input;
+    const mayAsk = MAY_ASK.has(request.method);
+    const host = await hosts.acquire(callerOf(input), mayAsk);
+    try {
+      // The in-flight caps hold for 2026 requests too: 503 GW_OVERLOADED, never a queue.
+      host.session.admit(1);
+    } catch (err) {
+      hosts.release(host);
+      throw err;
+    }
+    const hostId = host.nextCall++;
+    const uri = request.method === 'resources/read' && typeof request.params?.uri === 'string' ? request.params.uri : undefined;
+    const relay = createRelay(exchange, hostId, request.id, request.method, logLevel, hooksFor(host), uri);
+    if (mayAsk) host.askers.add(relay);
+    const params = withoutEnvelope(request.params);
+    if (params !== undefined) {
+      delete params.inputResponses;
+      delete params.requestState;
+    }
+    host.session.serve([{ jsonrpc: '2.0', id: hostId, method: request.method, ...(params === undefined ? {} : { params }) }], relay, CHANNEL_REQUEST);
+  };
+
+  const discover = async (input: StatelessRequest) => {
+    const host = await hosts.acquire(callerOf(input), false);
+    hosts.release(host);
+    input.exchange.json(200, JSON.stringify({ jsonrpc: '2.0', id: input.request.id, result: discoverResult(host.init) }));
+  };
+
+  const listen = async (input: StatelessRequest) => {
+    // A listen stream keeps one host of the caller open, so the upstream has someone to tell.
+    const host = await hosts.acquire(callerOf(input), false);
+    try {
+      listeners.open(host.scope, input.request, input.exchange, () => hosts.release(host));
+    } catch (err) {
+      hosts.release(host);
+      throw err;
+    }
+  };
+
+  const serve = async (input: StatelessRequest): Promise<void> => {
+    const { request, meta } = input;
+    const level = meta[META.logLevel];
+    const logLevel = typeof level === 'string' ? level : undefined;
+    if (request.method === 'server/discover') return discover(input);
+    if (request.method === 'subscriptions/listen') return listen(input);
+    const state = request.params?.requestState;
+    if (state === undefined) return forward(input, logLevel);
+    const claims = codec.open(state);
+    if (claims === undefined) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState was not issued by this gateway or was altered');
+    bridge.resume(claims, request, hosts.scopeOf(callerOf(input)), input.exchange, logLevel, hosts.byId(claims.host));
+  };
+
+  return {
+    serve(input) {
+      serve(input).catch((err: unknown) => fail(input.exchange, input.request.id, err, log));
+    },
+    close() {
+      hosts.close();
+      listeners.closeAll();
+    },
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * A target's circuit breaker: after repeated failures the gateway stops trying the target for a
+ * cooldown, and clients learn why at once (GW_CIRCUIT_OPEN) instead of each waiting for its own
+ * spawn, handshake timeout or refused connection. One per target per gateway (breakers.ts), so it
+ * outlives sessions.
+ *
+ * - closed: everything passes. `startFailures` consecutive failed starts (spawn failure, an exit,
+ *   timeout or error during the handshake, a refused connection) open it, cause "starts"; so do
+ *   `timeouts` request timeouts within `windowMs`, cause "timeouts". A successful start resets the
+ *   start count.
+ * - open: starts (new sessions, aggregate members, restarts) fail fast, nothing is spawned or
+ *   dialled. Requests on connections already open pass when it opened for starts (those
+ *   connections work), and fail fast when it opened for timeouts and the connections share one
+ *   fate (a remote target, a shared child: the target hangs for everyone). A per-session child
+ *   is its session's own: one client's hanging calls must not fail every other session's.
+ * - half-open, once the cooldown is over: one probe (a start, or a request when it opened for
+ *   timeouts) is let through; the rest still fail fast. The probe's success closes it (logged
+ *   "recovered"); its failure opens it again with the cooldown doubled, up to `maxCooldownMs`. A
+ *   probe that reports nothing (cancelled) frees its slot after one more cooldown.
+ */
+import type { CircuitBreakerPolicy } from '../config/types.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { Logger } from '../log/logger.ts';
+
+export type CircuitState = 'closed' | 'open' | 'half-open';
+
+/** What a health page or metrics read of one breaker. */
+export interface BreakerSnapshot {
+  readonly state: CircuitState;
+  /** Why it is open (or opened last): a GW code and its public reason, or "request timeouts". */
+  readonly cause: string | undefined;
+  /** The target started successfully at least once since the breaker was made (config load or reload). */
+  readonly started: boolean;
+  readonly consecutiveStartFailures: number;
+  /** The last failed start, as `cause` is written; undefined once a start succeeds. */
+  readonly lastFailure: string | undefined;
+  /** When a probe will be let through (epoch ms), while open. */
+  readonly retryAt: number | undefined;
+  /** Times it opened. */
+  readonly opened: number;
+}
+
+export interface CircuitBreaker {
+  readonly target: string;
+  /** Read on the hot path: anything but "closed" needs `admit`. */
+  readonly state: CircuitState;
+  /**
+   * Before a start (`what` "start") or a request on an open connection (`what` "request"): throws
+   * GW_CIRCUIT_OPEN when it may not go ahead; true when it is the half-open probe.
+   */
+  admit(what: 'start' | 'request'): boolean;
+  /** A start completed its handshake, or a probe request was answered. */
+  succeeded(): void;
+  /** A start failed; failures that say nothing about the target (the session ended, a cap) are ignored. */
+  startFailed(error: GatewayError): void;
+  /** A request to the target timed out. */
+  timedOut(): void;
+  snapshot(): BreakerSnapshot;
+}
+
+/** When a hand-built target sets none (the config loader always does): see `circuitBreaker` in the schema. */
+export const DEFAULT_BREAKER_POLICY: CircuitBreakerPolicy = Object.freeze({
+  startFailures: 5,
+  timeouts: 5,
+  windowMs: 60_000,
+  cooldownMs: 10_000,
+  maxCooldownMs: 300_000,
+});
+
+/** Failures of a start that say the target cannot be started (not: the session ended, a cap, a refusal). */
+const START_FAILURES = new Set(['GW_UPSTREAM_SPAWN_FAILED', 'GW_UPSTREAM_EXITED', 'GW_UPSTREAM_CLOSED', 'GW_UPSTREAM_TIMEOUT', 'GW_UPSTREAM_UNREACHABLE', 'GW_UPSTREAM_HTTP_ERROR']);
+
+/** The cause as clients may see it: the code and the gateway's own short reason, never upstream text. */
+function describe(error: GatewayError): string {
+  const { reason, exitCode, signal, status, method, timeoutMs } = error.details;
+  const detail =
+    typeof reason === 'string' && reason.length <= 80 ? reason
+    : typeof exitCode === 'number' ? `exit code ${exitCode}`
+    : typeof method === 'string' && typeof timeoutMs === 'number' ? `no answer to ${method} within ${timeoutMs} ms`
+    : typeof signal === 'string' ? `signal ${signal}`
+    : typeof status === 'number' ? `HTTP ${status}`
+    : undefined;
+  return detail === undefined ? error.code : `${error.code}: ${detail}`;
+}
+
+export interface CircuitBreakerOptions {
+  target: string;
+  policy: CircuitBreakerPolicy;
+  /** Every session reaches the same upstream (remote, shared mode): timeouts also refuse requests. */
+  sharedFate: boolean;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** A closed breaker for one target (see the file comment for its states). */
+export function createCircuitBreaker({ target, policy, sharedFate, logger, now = Date.now }: CircuitBreakerOptions): CircuitBreaker {
+  const log = logger.child({ target });
+  let state: CircuitState = 'closed';
+  let openedFor: 'starts' | 'timeouts' = 'starts';
+  let cause: string | undefined;
+  let lastFailure: string | undefined;
+  let failures = 0;
+  let started = false;
+  let opened = 0;
+  let cooldown = policy.cooldownMs;
+  let retryAt = 0;
+  let probeAt: number | undefined;
+  /** Times of recent timeouts, oldest first, at most `policy.timeouts`. */
+  const timeouts: number[] = [];
+
+  const refuse = (at: number) => {
+    const retryAfterSec = Math.max(1, Math.ceil((Math.max(retryAt, (probeAt ?? 0) + cooldown) - at) / 1000));
+    return new GatewayError('GW_CIRCUIT_OPEN', `Target "${target}" is failing (${cause ?? 'unknown'}); it is not tried again for about ${retryAfterSec} s`, {
+      target,
+      reason: cause ?? 'unknown',
+      retryAfterSec,
+    });
+  };
+
+  const open = (why: 'starts' | 'timeouts', text: string) => {
+    const at = now();
+    if (state === 'half-open') cooldown = Math.min(policy.maxCooldownMs, cooldown * 2);
+    state = 'open';
+    openedFor = why;
+    cause = text;
+    retryAt = at + cooldown;
+    probeAt = undefined;
+    opened++;
+    log.warn({ cause, cooldownMs: cooldown }, 'circuit opened: the target is not tried until the cooldown ends');
+  };
+
+  return {
+    target,
+    get state() {
+      return state;
+    },
+    admit(what) {
+      if (state === 'closed' || (what === 'request' && (openedFor === 'starts' || !sharedFate))) return false;
+      const at = now();
+      if (state === 'open') {
+        if (at < retryAt) throw refuse(at);
+        state = 'half-open';
+        probeAt = undefined;
+      }
+      if (probeAt !== undefined && at - probeAt < cooldown) throw refuse(at);
+      probeAt = at;
+      log.info({ what }, 'circuit half-open: letting one probe through');
+      return true;
+    },
+    succeeded() {
+      if (!started) started = true;
+      failures = 0;
+      lastFailure = undefined;
+      if (state === 'closed') return;
+      log.info({ cause, opened }, 'circuit closed: the target recovered');
+      state = 'closed';
+      cooldown = policy.cooldownMs;
+      probeAt = undefined;
+      timeouts.length = 0;
+    },
+    startFailed(error) {
+      if (!START_FAILURES.has(error.code)) return;
+      failures++;
+      lastFailure = describe(error);
+      if (state === 'half-open' || (state === 'closed' && policy.startFailures > 0 && failures >= policy.startFailures)) open('starts', lastFailure);
+    },
+    timedOut() {
+      if (state === 'open') return;
+      if (state === 'half-open') return open('timeouts', 'request timeouts');
+      if (policy.timeouts === 0) return;
+      const at = now();
+      timeouts.push(at);
+      while (timeouts.length > policy.timeouts || (timeouts[0] as number) <= at - policy.windowMs) timeouts.shift();
+      if (timeouts.length >= policy.timeouts) {
+        timeouts.length = 0;
+        open('timeouts', 'request timeouts');
+      }
+    },
+    snapshot() {
+      // It turns half-open when the next use asks (admit); a reader sees it as it is by then.
+      const open = state === 'open' && now() < retryAt;
+      const shown: CircuitState = state === 'open' && !open ? 'half-open' : state;
+      return { state: shown, cause, started, consecutiveStartFailures: failures, lastFailure, retryAt: open ? retryAt : undefined, opened };
+    },
+  };
+}

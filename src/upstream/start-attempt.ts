@@ -1,0 +1,48 @@
+/**
+ * One start of an upstream (spawn or dial, then the handshake) as its circuit breaker sees it: the
+ * supervisor reports what happened, this decides what the breaker is told, once.
+ *
+ * A failure of the exchange itself (the initialize timed out, the process exited, the connection
+ * was refused) is what the breaker counts, as it was, before the supervisor wraps it as
+ * GW_TARGET_UNAVAILABLE. An exit during the start counts even when that exit then ends the session
+ * (a transparent session ends with its upstream). A failure that only follows from the session
+ * ending (the client deleted it while its upstream started) says nothing about the target.
+ */
+import type { GatewayError } from '../errors/gateway-error.ts';
+import type { CircuitBreaker } from './circuit-breaker.ts';
+
+export interface StartAttempt {
+  /** The handshake's request failed (askUpstream's `failed`). Ignored once the session is ending. */
+  failed(error: GatewayError): void;
+  /** The connection exited while starting. */
+  exited(error: GatewayError): void;
+  /** The handshake succeeded. */
+  succeeded(): void;
+  /** The start did not succeed (`error`: what was thrown, if anything): the breaker hears the cause, if there is one. */
+  ended(error?: GatewayError): void;
+}
+
+/** `closing`: the session is ending (its own close, not the upstream's failure). */
+export function createStartAttempt(breaker: CircuitBreaker | undefined, closing: () => boolean): StartAttempt {
+  let failure: GatewayError | undefined;
+  let done = false;
+  return {
+    failed(error) {
+      if (!done && !closing()) failure ??= error;
+    },
+    exited(error) {
+      if (!done) failure ??= error;
+    },
+    succeeded() {
+      if (done) return;
+      done = true;
+      breaker?.succeeded();
+    },
+    ended(error) {
+      if (done) return;
+      done = true;
+      const cause = failure ?? (closing() ? undefined : error);
+      if (cause !== undefined) breaker?.startFailed(cause);
+    },
+  };
+}

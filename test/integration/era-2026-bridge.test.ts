@@ -1,0 +1,192 @@
+/**
+ * The 2026 -> 2025 bridge on real parts (the recorder fixture over stdio sees exactly what reaches
+ * the upstream): closing a 2026 response cancels the call upstream; input_required rounds carry the
+ * answers to the upstream under its own ids; a state is good once, for its caller only, until it
+ * expires; held sessions are bounded, and a question is never shown to a client it may not be for; both eras share a URL
+ * without crossing answers or questions.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../../src/main.ts';
+import { keyAuth } from '../support/auth-server.ts';
+import { buildConfig, createTestLogger, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { errorOf, modern, resultOf } from '../support/modern.ts';
+import { recorderServer, textOf, type Recorded } from '../support/recorder.ts';
+
+const running: Array<TestGateway | RunningGateway> = [];
+afterEach(async () => {
+  await Promise.allSettled(running.splice(0).map((g) => g.close()));
+});
+
+async function gateway(stateless: Partial<{ hostsPerCaller: number; inputWaitMs: number }> = {}): Promise<URL> {
+  const gw = await startTestGateway({
+    targets: { rec: recorderServer() },
+    session: { stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 16, ...stateless } },
+  });
+  running.push(gw);
+  return gw.mcpUrl();
+}
+
+const SAMPLING = { sampling: {} };
+const meta = { 'io.modelcontextprotocol/clientCapabilities': SAMPLING };
+/** The recorder asks its client for a sampling; `id`: the id it asks under (distinct per call on one child). */
+const ask = (text: string, id = 'srv-1') => ({ name: 'ask-client', arguments: { id, method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text } }], maxTokens: 5 } } });
+const sampled = (text: string) => ({ role: 'assistant', content: { type: 'text', text }, model: 'm' });
+
+/** What the upstream received so far (its `history` tool, on a host of the same caller). */
+async function upstreamHistory(url: URL): Promise<Recorded[]> {
+  return JSON.parse(textOf(resultOf(await modern(url, 'tools/call', { name: 'history' }, { meta })))) as Recorded[];
+}
+
+describe('2026 requests on a 2025 upstream', () => {
+  it('closing the response stream cancels the call upstream, under the id the upstream saw', async () => {
+    const url = await gateway();
+    const abort = new AbortController();
+    const call = modern(url, 'tools/call', { name: 'slow', arguments: { ms: 5_000 } }, { meta, signal: abort.signal });
+    await new Promise((r) => setTimeout(r, 300));
+    abort.abort();
+    await expect(call).rejects.toThrow();
+    await expect
+      .poll(async () => {
+        const history = await upstreamHistory(url);
+        const slow = history.find((m) => m.method === 'tools/call' && m.params?.name === 'slow');
+        return history.some((m) => m.method === 'notifications/cancelled' && slow !== undefined && m.params?.requestId === slow.id);
+      }, { timeout: 5_000 })
+      .toBe(true);
+  });
+
+  it('an input_required round: the answer reaches the upstream under its own id; the state is good once', async () => {
+    const url = await gateway();
+    const first = resultOf(await modern(url, 'tools/call', ask('first?'), { meta, id: 'a' }));
+    expect(first.resultType).toBe('input_required');
+    const [key, request] = Object.entries(first.inputRequests as Record<string, { method: string; params: Record<string, unknown> }>)[0] ?? [];
+    expect(request?.method).toBe('sampling/createMessage');
+    expect(JSON.stringify(request?.params)).toContain('first?');
+
+    const retry = { ...ask('first?'), inputResponses: { [key as string]: sampled('yes') }, requestState: first.requestState };
+    const done = await modern(url, 'tools/call', retry, { meta, id: 'b' });
+    expect(done.json.id).toBe('b');
+    const answer = JSON.parse(textOf(resultOf(done))) as Recorded;
+    // The recorder echoes the answer it got: its own id (srv-1), the result the client gave.
+    expect(answer).toMatchObject({ id: 'srv-1', result: sampled('yes') });
+
+    const again = await modern(url, 'tools/call', retry, { meta, id: 'c' });
+    expect(again.status).toBe(400);
+    expect(errorOf(again)).toMatchObject({ code: -32602, data: { code: 'GW_INVALID_REQUEST_STATE' } });
+  });
+
+  it('a retry without the answer asked for gets the question again, with a new state; a non-object inputResponses is -32602', async () => {
+    const url = await gateway();
+    const first = resultOf(await modern(url, 'tools/call', ask('q'), { meta }));
+    const bad = await modern(url, 'tools/call', { ...ask('q'), inputResponses: 'nope', requestState: first.requestState }, { meta });
+    expect(bad.status).toBe(400);
+    expect(errorOf(bad).code).toBe(-32602);
+
+    const second = resultOf(await modern(url, 'tools/call', { ...ask('q'), inputResponses: { wrong: sampled('x') }, requestState: first.requestState }, { meta }));
+    expect(second.resultType).toBe('input_required');
+    expect(Object.keys(second.inputRequests as object)).toEqual(Object.keys(first.inputRequests as object));
+    expect(second.requestState).not.toBe(first.requestState);
+    const key = Object.keys(second.inputRequests as object)[0] as string;
+    const done = resultOf(await modern(url, 'tools/call', { ...ask('q'), inputResponses: { [key]: sampled('ok') }, requestState: second.requestState }, { meta }));
+    expect(done.resultType).toBe('complete');
+  });
+
+  it('a round nobody resumes in time is cancelled upstream and its state refused', async () => {
+    const url = await gateway({ inputWaitMs: 300 });
+    const first = resultOf(await modern(url, 'tools/call', ask('late'), { meta }));
+    await new Promise((r) => setTimeout(r, 600));
+    const key = Object.keys(first.inputRequests as object)[0] as string;
+    const late = await modern(url, 'tools/call', { ...ask('late'), inputResponses: { [key]: sampled('too late') }, requestState: first.requestState }, { meta });
+    expect(errorOf(late).data?.code).toBe('GW_INVALID_REQUEST_STATE');
+    const history = await upstreamHistory(url);
+    const call = history.find((m) => m.method === 'tools/call' && m.params?.name === 'ask-client');
+    expect(history.some((m) => m.method === 'notifications/cancelled' && m.params?.requestId === call?.id)).toBe(true);
+  });
+
+  it('held sessions are bounded: past the cap calls share one, and a question two calls could own is refused upstream', async () => {
+    const url = await gateway({ hostsPerCaller: 1 });
+    const pid = async () => JSON.parse(textOf(resultOf(await modern(url, 'tools/call', { name: 'whoami' }, { meta })))).pid as number;
+    const slow = modern(url, 'tools/call', { name: 'slow', arguments: { ms: 1_500 } }, { meta });
+    await new Promise((r) => setTimeout(r, 200));
+    // Shares the one session (a second would pass the cap): served at once, not queued, not refused.
+    const echo = await modern(url, 'tools/call', { name: 'echo', arguments: { text: 'beside a running call' } }, { meta });
+    expect(textOf(resultOf(echo))).toBe('beside a running call');
+    // A question while two calls that may ask run on that session: nobody can tell whose, so the
+    // upstream gets an error (the recorder returns the answer it got as its result).
+    const asked = JSON.parse(textOf(resultOf(await modern(url, 'tools/call', ask('whose?'), { meta })))) as Recorded;
+    expect(asked.error).toMatchObject({ code: -32603, data: { code: 'GW_SERVER_REQUEST_UNATTRIBUTABLE' } });
+    expect(resultOf(await slow).resultType).toBe('complete');
+    expect(await pid()).toBe(await pid());
+  });
+
+  it('a call waiting for input blocks no one: other calls run beside it, and it still completes', async () => {
+    const url = await gateway({ hostsPerCaller: 1 });
+    const parked = resultOf(await modern(url, 'tools/call', ask('later', 'p-1'), { meta }));
+    expect(parked.resultType).toBe('input_required');
+    const echo = await modern(url, 'tools/call', { name: 'echo', arguments: { text: 'meanwhile' } }, { meta });
+    expect(textOf(resultOf(echo))).toBe('meanwhile');
+    // Another question while the first waits: the waiting call is blocked, so it is the new one's.
+    const second = resultOf(await modern(url, 'tools/call', ask('second', 'p-2'), { meta }));
+    expect(second.resultType).toBe('input_required');
+    for (const [round, text] of [[parked, 'first done'], [second, 'second done']] as const) {
+      const key = Object.keys(round.inputRequests as object)[0] as string;
+      const done = await modern(url, 'tools/call', { ...ask('x'), inputResponses: { [key]: sampled(text) }, requestState: round.requestState }, { meta });
+      expect(textOf(resultOf(done))).toContain(text);
+    }
+  });
+
+  it('a question goes to a session of its own when the cap allows: concurrent asking calls each get theirs', async () => {
+    const url = await gateway({ hostsPerCaller: 3 });
+    const slow = modern(url, 'tools/call', { name: 'slow', arguments: { ms: 800 } }, { meta });
+    await new Promise((r) => setTimeout(r, 100));
+    const round = resultOf(await modern(url, 'tools/call', ask('mine'), { meta }));
+    expect(round.resultType).toBe('input_required');
+    const key = Object.keys(round.inputRequests as object)[0] as string;
+    const done = await modern(url, 'tools/call', { ...ask('mine'), inputResponses: { [key]: sampled('yours') }, requestState: round.requestState }, { meta });
+    expect(textOf(resultOf(done))).toContain('yours');
+    expect(resultOf(await slow).resultType).toBe('complete');
+  });
+
+  it('sessions and states are per principal: another caller cannot resume a round, nor share a child', async () => {
+    const config = { ...buildConfig({ targets: { rec: recorderServer() } }), auth: keyAuth({ alice: 'alice-key', bob: 'bob-key' }) };
+    const gw = await startGateway(config, { logger: createTestLogger('silent', undefined) });
+    running.push(gw);
+    const url = new URL('/mcp', gw.url);
+    const as = (key: string) => ({ authorization: `Bearer ${key}` });
+    const pid = async (key: string) => JSON.parse(textOf(resultOf(await modern(url, 'tools/call', { name: 'whoami' }, { meta, headers: as(key) })))).pid as number;
+    expect(await pid('alice-key')).not.toBe(await pid('bob-key'));
+
+    const first = resultOf(await modern(url, 'tools/call', ask('alice only'), { meta, headers: as('alice-key') }));
+    const key = Object.keys(first.inputRequests as object)[0] as string;
+    const retry = { ...ask('alice only'), inputResponses: { [key]: sampled('from bob') }, requestState: first.requestState };
+    const stolen = await modern(url, 'tools/call', retry, { meta, headers: as('bob-key') });
+    expect(errorOf(stolen).data?.code).toBe('GW_INVALID_REQUEST_STATE');
+    const own = await modern(url, 'tools/call', { ...retry, inputResponses: { [key]: sampled('from alice') } }, { meta, headers: as('alice-key') });
+    expect(textOf(resultOf(own))).toContain('from alice');
+  });
+
+  it('both eras on one URL at once: each client answers its own questions', async () => {
+    const url = await gateway();
+    const v1 = new Client({ name: 'v1', version: '1' }, { capabilities: { sampling: {} } });
+    v1.setRequestHandler(CreateMessageRequestSchema, async () => sampled('answer of the 2025 client'));
+    await v1.connect(new StreamableHTTPClientTransport(url));
+    try {
+      const calls = Array.from({ length: 3 }, async (_, i) => {
+        const old = v1.callTool(ask(`2025 #${i}`, `v1-${i}`));
+        const first = resultOf(await modern(url, 'tools/call', ask(`2026 #${i}`), { meta }));
+        const key = Object.keys(first.inputRequests as object)[0] as string;
+        const modernDone = modern(url, 'tools/call', { ...ask(`2026 #${i}`), inputResponses: { [key]: sampled(`answer of 2026 client #${i}`) }, requestState: first.requestState }, { meta });
+        return { old: textOf(await old), modern: textOf(resultOf(await modernDone)) };
+      });
+      for (const [i, { old, modern: now }] of (await Promise.all(calls)).entries()) {
+        expect(old).toContain('answer of the 2025 client');
+        expect(now).toContain(`answer of 2026 client #${i}`);
+        expect(now).not.toContain('2025 client');
+      }
+    } finally {
+      await v1.close();
+    }
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { checkModernRequest, classifyPost, decodeHeaderValue, META, withoutEnvelope } from '../../../src/jsonrpc/era.ts';
+import type { JsonRpcRequest } from '../../../src/jsonrpc/types.ts';
+
+const envelope = { [META.protocolVersion]: '2026-07-28', [META.clientCapabilities]: {} };
+const request = (method: string, params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: envelope } });
+const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' };
+
+describe('classifyPost', () => {
+  it('keeps 2025 messages, batches and responses on the 2025 path', () => {
+    expect(classifyPost({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, {})).toEqual({ era: '2025' });
+    expect(classifyPost({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }, {})).toEqual({ era: '2025' });
+    expect(classifyPost([{ jsonrpc: '2.0', id: 1, method: 'ping' }], {})).toEqual({ era: '2025' });
+    expect(classifyPost({ jsonrpc: '2.0', id: 1, result: {} }, headers)).toEqual({ era: '2025' });
+    expect(classifyPost({ jsonrpc: '2.0', id: 1, method: 'x', params: { _meta: { ...envelope, [META.protocolVersion]: '2025-11-25' } } }, {})).toEqual({ era: '2025' });
+  });
+
+  it('a request with the envelope is 2026, with its meta and version', () => {
+    const out = classifyPost(request('tools/list'), headers);
+    expect(out).toMatchObject({ era: '2026', version: '2026-07-28', meta: envelope });
+  });
+
+  it('walks the ladder in the spec order', () => {
+    expect(classifyPost({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, headers)).toMatchObject({ reject: 'GW_INVALID_ENVELOPE' });
+    expect(classifyPost({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { [META.protocolVersion]: '2026-07-28' } } }, headers)).toMatchObject({ reject: 'GW_INVALID_ENVELOPE' });
+    expect(classifyPost(request('tools/list'), { ...headers, 'mcp-protocol-version': '2027-01-01' })).toMatchObject({ reject: 'GW_HEADER_MISMATCH' });
+    expect(classifyPost(request('tools/list'), { ...headers, 'mcp-method': 'prompts/list' })).toMatchObject({ reject: 'GW_HEADER_MISMATCH' });
+    expect(classifyPost({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }, headers)).toMatchObject({ reject: 'GW_HEADER_MISMATCH' });
+    expect(classifyPost([request('tools/list')], {})).toMatchObject({ reject: 'GW_INVALID_REQUEST' });
+  });
+
+  it('notifications: 2026 with a claim or a 2026 header, else 2025', () => {
+    expect(classifyPost({ jsonrpc: '2.0', method: 'notifications/x' }, {})).toEqual({ era: '2025' });
+    expect(classifyPost({ jsonrpc: '2.0', method: 'notifications/x' }, headers)).toMatchObject({ era: '2026' });
+    expect(classifyPost({ jsonrpc: '2.0', method: 'n', params: { _meta: { [META.protocolVersion]: 7 } } }, {})).toMatchObject({ reject: 'GW_INVALID_ENVELOPE' });
+  });
+});
+
+describe('checkModernRequest', () => {
+  const call = request('tools/call', { name: 'echo' }) as unknown as JsonRpcRequest;
+  const callHeaders = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
+  it('passes a request whose headers agree', () => {
+    expect(checkModernRequest(call, '2026-07-28', callHeaders)).toBeUndefined();
+    expect(checkModernRequest(call, '2026-07-28', { ...callHeaders, 'mcp-name': `=?base64?${Buffer.from('echo').toString('base64')}?=` })).toBeUndefined();
+  });
+  it('refuses missing or disagreeing headers, unknown versions and removed methods', () => {
+    expect(checkModernRequest(call, '2026-07-28', { ...callHeaders, 'mcp-protocol-version': undefined })).toMatchObject({ reject: 'GW_HEADER_MISMATCH' });
+    expect(checkModernRequest(call, '2026-07-28', { ...callHeaders, 'mcp-method': undefined })).toMatchObject({ reject: 'GW_HEADER_MISMATCH' });
+    expect(checkModernRequest(call, '2026-07-28', { ...callHeaders, 'mcp-name': undefined })).toMatchObject({ reject: 'GW_HEADER_MISMATCH' });
+    expect(checkModernRequest(call, '2026-07-28', { ...callHeaders, 'mcp-name': 'other' })).toMatchObject({ reject: 'GW_HEADER_MISMATCH' });
+    expect(checkModernRequest(call, 'v9', callHeaders)).toMatchObject({ reject: 'GW_PROTOCOL_VERSION_NOT_SUPPORTED', data: { supported: ['2026-07-28'], requested: 'v9' } });
+    const ping = request('ping') as unknown as JsonRpcRequest;
+    expect(checkModernRequest(ping, '2026-07-28', { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'ping' })).toMatchObject({ reject: 'GW_METHOD_NOT_FOUND' });
+  });
+});
+
+describe('decodeHeaderValue and withoutEnvelope', () => {
+  it('decodes the base64 form and refuses a broken one', () => {
+    expect(decodeHeaderValue('plain')).toBe('plain');
+    expect(decodeHeaderValue(`=?base64?${Buffer.from('héllo/wörld').toString('base64')}?=`)).toBe('héllo/wörld');
+    expect(decodeHeaderValue('=?base64?!!!?=')).toBeUndefined();
+    expect(decodeHeaderValue(`=?base64?${Buffer.from([0xff, 0xfe]).toString('base64')}?=`)).toBeUndefined();
+  });
+  it('strips only the reserved keys, keeping progressToken and others', () => {
+    const params = { name: 'x', _meta: { ...envelope, progressToken: 7, 'vendor/key': 1 } };
+    expect(withoutEnvelope(params)).toEqual({ name: 'x', _meta: { progressToken: 7, 'vendor/key': 1 } });
+    expect(withoutEnvelope({ _meta: envelope })).toEqual({});
+    expect(params._meta[META.protocolVersion]).toBe('2026-07-28');
+  });
+});
