@@ -180,7 +180,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     if (rec.span !== undefined && traced !== undefined) {
       setSpanTarget(rec.span, member.name);
       rec.upstreamSpan = startUpstreamSpan(traced.tracing, rec.span, request, member.target);
-      trace = traceContextOf(traced.tracing, rec.upstreamSpan);
+      trace = traceContextOf(traced.tracing, rec.upstreamSpan ?? rec.span);
     }
     if (timed) rec.sentAt = performance.now();
     rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts, trace);

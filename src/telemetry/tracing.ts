@@ -95,22 +95,33 @@ export function parentCarrier(headers: TraceCarrier | undefined, request: JsonRp
 
 const idText = (id: RequestId): string => (typeof id === 'object' ? id.rawJSON : String(id));
 
-/** The request's low-cardinality target (tool or prompt name) and its name/URI attributes. */
-function describe(request: JsonRpcRequest, attributes: Attributes): string {
+/** `{method} {target}`, the target being the tool or prompt name: low cardinality, unlike a URI. */
+function spanName(request: JsonRpcRequest): string {
+  const name = request.params?.name;
+  if (typeof name === 'string' && (request.method === 'tools/call' || request.method === 'prompts/get')) return `${request.method} ${name}`;
+  return request.method;
+}
+
+/** What the request names: its tool, prompt or resource. */
+function nameAttributes(request: JsonRpcRequest, attributes: Attributes): Attributes {
   const params = request.params;
   const method = request.method;
   if (method === 'tools/call' && typeof params?.name === 'string') {
     attributes[ATTR.toolName] = params.name;
     attributes[ATTR.operationName] = 'execute_tool';
-    return `${method} ${params.name}`;
-  }
-  if (method === 'prompts/get' && typeof params?.name === 'string') {
+  } else if (method === 'prompts/get' && typeof params?.name === 'string') {
     attributes[ATTR.promptName] = params.name;
-    return `${method} ${params.name}`;
+  } else if (typeof params?.uri === 'string') {
+    attributes[ATTR.resourceUri] = params.uri;
   }
-  if (typeof params?.uri === 'string') attributes[ATTR.resourceUri] = params.uri;
-  return method;
+  return attributes;
 }
+
+/*
+ * Attributes are set once the span exists, and only on a span that records: a sampled-out request
+ * then costs no attribute object. The samplers offered (parent-based, trace-id ratio, on, off)
+ * decide without reading attributes, so nothing is lost by not passing them to startSpan.
+ */
 
 /**
  * The SERVER span of one downstream request, child of the client's context when `carrier` holds a
@@ -118,6 +129,8 @@ function describe(request: JsonRpcRequest, attributes: Attributes): string {
  */
 export function startRequestSpan(tracing: Tracing, request: JsonRpcRequest, carrier: TraceCarrier | undefined, origin: RequestOrigin): Span {
   const parent = carrier === undefined ? ROOT_CONTEXT : tracing.propagator.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
+  const span = tracing.tracer.startSpan(spanName(request), { kind: SpanKind.SERVER }, parent);
+  if (!span.isRecording()) return span;
   const attributes: Attributes = {
     [ATTR.method]: request.method,
     [ATTR.requestId]: idText(request.id),
@@ -130,8 +143,8 @@ export function startRequestSpan(tracing: Tracing, request: JsonRpcRequest, carr
     attributes[ATTR.downstream] = origin.transport;
     attributes[ATTR.networkProtocol] = PROTOCOL[origin.transport];
   }
-  const name = describe(request, attributes);
-  return tracing.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  span.setAttributes(nameAttributes(request, attributes));
+  return span;
 }
 
 /** Attributes every call to one target shares, made once per target object. */
@@ -155,12 +168,15 @@ function attributesOf(target: TargetConfig): Attributes {
 
 /**
  * The CLIENT span of a request forwarded to `target`, child of its server span; `request` as it
- * goes upstream (names already rewritten for the target).
+ * goes upstream (names already rewritten for the target). Undefined when the server span does not
+ * record: every sampler offered would drop its child too (same trace id, parent not sampled), so
+ * none is made and the server span's own context goes upstream, its sampled flag off.
  */
-export function startUpstreamSpan(tracing: Tracing, parent: Span, request: JsonRpcRequest, target: TargetConfig): Span {
-  const attributes: Attributes = { ...attributesOf(target), [ATTR.method]: request.method, [ATTR.jsonrpcVersion]: '2.0' };
-  const name = describe(request, attributes);
-  return tracing.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, trace.setSpan(ROOT_CONTEXT, parent));
+export function startUpstreamSpan(tracing: Tracing, parent: Span, request: JsonRpcRequest, target: TargetConfig): Span | undefined {
+  if (!parent.isRecording()) return undefined;
+  const span = tracing.tracer.startSpan(spanName(request), { kind: SpanKind.CLIENT }, trace.setSpan(ROOT_CONTEXT, parent));
+  if (span.isRecording()) span.setAttributes(nameAttributes(request, { ...attributesOf(target), [ATTR.method]: request.method, [ATTR.jsonrpcVersion]: '2.0' }));
+  return span;
 }
 
 /** The W3C fields naming `span` as the parent, for the upstream; undefined if it has no valid context. */

@@ -84,7 +84,7 @@ describe('parentCarrier', () => {
 describe('startUpstreamSpan and traceContextOf', () => {
   it('makes a CLIENT child whose context is what goes upstream', () => {
     const server = startRequestSpan(tracing, request('tools/call', { name: 'x__echo' }), { traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'a=1' }, origin);
-    const upstream = startUpstreamSpan(tracing, server, request('tools/call', { name: 'echo' }), remoteTarget('far', { type: 'http', url: 'https://mcp.example.com/mcp' }));
+    const upstream = startUpstreamSpan(tracing, server, request('tools/call', { name: 'echo' }), remoteTarget('far', { type: 'http', url: 'https://mcp.example.com/mcp' }))!;
     const context = traceContextOf(tracing, upstream);
     expect(context).toEqual({ traceparent: `00-${TRACE}-${upstream.spanContext().spanId}-01`, tracestate: 'a=1' });
     endSpan(upstream);
@@ -98,8 +98,20 @@ describe('startUpstreamSpan and traceContextOf', () => {
 
   it('names a stdio upstream as a pipe', () => {
     const server = startRequestSpan(tracing, request('ping'), undefined, origin);
-    endSpan(startUpstreamSpan(tracing, server, request('ping'), stdioTarget('local', { command: 'node' })));
+    endSpan(startUpstreamSpan(tracing, server, request('ping'), stdioTarget('local', { command: 'node' }))!);
     expect(exporter.getFinishedSpans()[0]?.attributes).toMatchObject({ 'network.transport': 'pipe', 'switchboard.upstream.transport': 'stdio' });
+  });
+});
+
+describe('a request the sampler drops', () => {
+  it('records nothing, makes no upstream span, and passes the trace on with its sampled flag off', () => {
+    // The client did not sample its trace (flags 00): the parent-based default follows it.
+    const server = startRequestSpan(tracing, request('tools/call', { name: 'echo' }), { traceparent: `00-${TRACE}-${PARENT}-00` }, origin);
+    expect(server.isRecording()).toBe(false);
+    expect(startUpstreamSpan(tracing, server, request('tools/call', { name: 'echo' }), stdioTarget('local', { command: 'node' }))).toBeUndefined();
+    expect(traceContextOf(tracing, server)?.traceparent).toBe(`00-${TRACE}-${server.spanContext().spanId}-00`);
+    endSpan(server, { code: -32603, message: 'x' });
+    expect(exporter.getFinishedSpans()).toEqual([]);
   });
 });
 
