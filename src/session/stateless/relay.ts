@@ -55,6 +55,26 @@ export function passesLogLevel(level: unknown, wanted: string | undefined): bool
   return at >= (min < 0 ? 0 : min);
 }
 
+/**
+ * The start of a host's plain success answer as upstreams and the gateway write it: `{"jsonrpc":
+ * "2.0","id":<n>,"result":{` (jsonrpc before or after the id, any spacing). Only `jsonrpc` and
+ * `id` may come before `result`, so nothing earlier can hold a look-alike of these keys.
+ */
+const PLAIN_HEAD = /^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+)\s*,\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"result"\s*:\s*\{/;
+
+/**
+ * The fast path of the common answer (a result that needs no cache hints): the host's text with the
+ * client's id and `resultType` spliced in, instead of a parse and a serialization of the whole
+ * answer. Undefined when the text is not of that plain form (the caller parses it then).
+ */
+export function spliceComplete(body: string, hostId: number, idText: string): string | undefined {
+  const head = PLAIN_HEAD.exec(body);
+  if (head === null || Number(head[1]) !== hostId || body.includes('"resultType"')) return undefined;
+  const rest = body.slice(head[0].length);
+  const empty = /^\s*\}/.test(rest);
+  return `{"jsonrpc":"2.0","id":${idText},"result":{"resultType":"complete"${empty ? '' : ','}${rest}`;
+}
+
 /** A host's answer in the 2026 shape, for the client's `id`; with the HTTP status if it is the whole response. */
 export function toModernAnswer(message: JsonObject, id: RequestId, method: string, uri?: string): { status: number; body: string } {
   message.id = id as JsonObject[string];
@@ -149,6 +169,14 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
       return finished;
     },
     json(body) {
+      // The common case, a result answering the live exchange, without parsing it.
+      const text = parked || CACHEABLE.has(method) ? undefined : spliceComplete(body, hostId, JSON.stringify(id));
+      if (text !== undefined) {
+        finished = true;
+        current.json(200, text);
+        hooks.done(relay);
+        return;
+      }
       const message: unknown = JSON.parse(body);
       if (isObject(message)) finish(message);
     },
