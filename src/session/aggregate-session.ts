@@ -32,7 +32,7 @@ import { createSessionCore } from './core.ts';
 import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session, SessionCore } from './session.ts';
-import { observed, type DownstreamInfo } from './store.ts';
+import { coreOptionsOf, type DownstreamInfo } from './store.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 
 export interface AggregateSession extends Session {
@@ -74,17 +74,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
   const logger = options.logger.child({ session: options.id, endpoint: options.endpoint });
   const tables = { tools: createNameTable(options.view.separator), prompts: createNameTable(options.view.separator) };
   let reconfigure: (view: AggregateView) => void = () => undefined;
-  const core = {
-    id: options.id,
-    endpoint: options.endpoint,
-    limits: options.limits,
-    logger,
-    onended: options.onended,
-    audit: options.audit,
-    tracing: options.tracing,
-    inflight: options.inflight,
-    ...observed(options),
-  };
+  const core = coreOptionsOf(options, logger);
   const session = createSessionCore({ ...core, namespaced: true, tables }, (parts) => {
     const built = aggregateFlavour(options, parts, tables);
     reconfigure = built.reconfigure;

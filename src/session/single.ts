@@ -26,7 +26,7 @@ import type { InflightBudget } from './inflight.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import type { Observer } from '../log/observer.ts';
-import { observed, type DownstreamInfo } from './store.ts';
+import { coreOptionsOf, type DownstreamInfo } from './store.ts';
 import type { Session, SessionCore } from './session.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 
@@ -68,17 +68,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
   const exposure = options.exposure ?? NO_FILTERS;
   const filtered = filters(exposure);
   const logger = options.logger.child({ session: options.id, target: target.name });
-  const core = {
-    id: options.id,
-    endpoint: options.endpoint,
-    limits: options.limits,
-    logger,
-    onended: options.onended,
-    audit: options.audit,
-    tracing: options.tracing,
-    inflight: options.inflight,
-    ...observed(options),
-  };
+  const core = coreOptionsOf(options, logger);
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
   return createSessionCore({ ...core, namespaced: false, tables }, (parts) => {
     const member = createMember({

@@ -69,6 +69,19 @@ export function observed(options: { readonly downstream?: DownstreamInfo | undef
   return { observer: options.observer, transport: options.downstream?.transport, principal: options.downstream?.principal?.id };
 }
 
+/** What every kind of session passes on to its core from what its factory got. */
+export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'tracing' | 'observer'> {
+  readonly endpoint: string;
+  readonly inflight?: InflightBudget | undefined;
+  readonly downstream?: DownstreamInfo | undefined;
+}
+
+/** The session-core options every kind of session shares, with its own `logger`. */
+export function coreOptionsOf(options: CoreSource, logger: Logger) {
+  const { id, endpoint, limits, onended, audit, tracing, inflight } = options;
+  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, ...observed(options) };
+}
+
 /**
  * Builds one kind of session (one target's pass-through session, an aggregate over many targets,
  * ...). Each downstream endpoint owns its factory; the store only assigns ids and keeps count.
