@@ -65,3 +65,13 @@ export const origin = z.string({ error: 'expected a string' }).refine(
 
 /** A Host header value: a name or address with an optional port. */
 export const hostHeader = nonEmptyString().regex(/^[^\s/@]+$/, { error: 'expected a host name with an optional port, such as example.com:8080' });
+
+/** An absolute http(s) URL without credentials in it (they belong in headers, which are redacted). */
+export function isPlainHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '';
+  } catch {
+    return false;
+  }
+}

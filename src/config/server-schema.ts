@@ -4,7 +4,7 @@
  * with its reason.
  */
 import { z } from 'zod';
-import { anObject, boolean, envName, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString } from './schema-kit.ts';
+import { anObject, boolean, envName, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString, isPlainHttpUrl } from './schema-kit.ts';
 
 /** A tools/prompts/resources filter: glob lists; an empty allow list allows everything. */
 const filterSchema = () =>
@@ -157,17 +157,7 @@ export const stdioServerSchema = z.strictObject({
 });
 
 /** An absolute http(s) URL without credentials in it (they belong in `headers`, which are redacted). */
-const remoteUrl = nonEmptyString().refine(
-  (value) => {
-    try {
-      const url = new URL(value);
-      return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '';
-    } catch {
-      return false;
-    }
-  },
-  { error: 'expected an absolute http:// or https:// URL without user:password@' },
-);
+const remoteUrl = nonEmptyString().refine(isPlainHttpUrl, { error: 'expected an absolute http:// or https:// URL without user:password@' });
 
 /**
  * Headers the transport itself owns (framing, MCP session and version, resumption): a configured

@@ -4,8 +4,7 @@
  * `OTEL_*` environment variables (telemetry/settings.ts), so a key that is set always wins.
  */
 import { z } from 'zod';
-
-const anObject = { error: 'expected an object' } as const;
+import { anObject, isPlainHttpUrl } from './schema-kit.ts';
 
 /** The `${VAR}` spelling of a boolean or a decimal number (interpolation yields strings). */
 const fromWord = (value: unknown): unknown => (value === 'true' ? true : value === 'false' ? false : value);
@@ -14,17 +13,7 @@ const fromDecimal = (value: unknown): unknown => (typeof value === 'string' && /
 /** An absolute http(s) URL without credentials (an OTLP endpoint's own key goes in OTEL_EXPORTER_OTLP_HEADERS). */
 const otlpUrl = z
   .string({ error: 'expected a string' })
-  .refine(
-    (value) => {
-      try {
-        const url = new URL(value);
-        return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '';
-      } catch {
-        return false;
-      }
-    },
-    { error: 'expected an absolute http:// or https:// URL without user:password@ (e.g. http://127.0.0.1:4318/v1/traces)' },
-  );
+  .refine(isPlainHttpUrl, { error: 'expected an absolute http:// or https:// URL without user:password@ (e.g. http://127.0.0.1:4318/v1/traces)' });
 
 const tracesSchema = z.strictObject(
   {
