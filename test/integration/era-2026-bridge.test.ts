@@ -13,7 +13,8 @@ import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { keyAuth } from '../support/auth-server.ts';
 import { buildConfig, createTestLogger, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { errorOf, modern, resultOf } from '../support/modern.ts';
-import { recorderServer, textOf, type Recorded } from '../support/recorder.ts';
+import { fixture, recorderServer, textOf, type Recorded } from '../support/recorder.ts';
+import { envelope, standardHeaders } from '../support/modern.ts';
 
 const running: Array<TestGateway | RunningGateway> = [];
 afterEach(async () => {
@@ -170,6 +171,41 @@ describe('2026 requests on a 2025 upstream', () => {
     expect(errorOf(stolen).data?.code).toBe('GW_INVALID_REQUEST_STATE');
     const own = await modern(url, 'tools/call', { ...retry, inputResponses: { [key]: sampled('from alice') } }, { meta, headers: as('alice-key') });
     expect(textOf(resultOf(own))).toContain('from alice');
+  });
+
+  it('a listen stream with resourceSubscriptions: the upstream is subscribed, and the stream hears those URIs only', async () => {
+    const gw = await startTestGateway({ targets: { col: { command: process.execPath, args: [fixture('collider-server.mjs')] } } });
+    running.push(gw);
+    const url = gw.mcpUrl();
+    const abort = new AbortController();
+    const params = { notifications: { resourceSubscriptions: ['collider://notes/1'] }, _meta: envelope() };
+    const res = await fetch(url, { method: 'POST', headers: standardHeaders('subscriptions/listen', {}), body: JSON.stringify({ jsonrpc: '2.0', id: 'L1', method: 'subscriptions/listen', params }), signal: abort.signal });
+    const frames: Array<{ method?: string; params?: Record<string, unknown> }> = [];
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (let at = buffer.indexOf('\n\n'); at >= 0; at = buffer.indexOf('\n\n')) {
+          const data = buffer.slice(0, at).split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('');
+          buffer = buffer.slice(at + 2);
+          if (data !== '') frames.push(JSON.parse(data) as (typeof frames)[number]);
+        }
+      }
+    })().catch(() => undefined);
+    await expect.poll(() => frames.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(1);
+    expect(frames[0]).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: ['collider://notes/1'] } } });
+    const touch = async (uri: string) => textOf(resultOf(await modern(url, 'tools/call', { name: 'touch', arguments: { uri } })));
+    await expect.poll(() => touch('collider://notes/1'), { timeout: 5_000 }).toBe('touched');
+    expect(await touch('collider://notes/2')).toBe('not subscribed');
+    await expect.poll(() => frames.filter((f) => f.method === 'notifications/resources/updated').length, { timeout: 5_000 }).toBeGreaterThanOrEqual(1);
+    const updates = frames.filter((f) => f.method === 'notifications/resources/updated');
+    expect(updates.every((f) => f.params?.uri === 'collider://notes/1')).toBe(true);
+    expect(updates[0]?.params?._meta).toMatchObject({ 'io.modelcontextprotocol/subscriptionId': 'L1' });
+    abort.abort();
+    await reading;
+    // The last stream gone, the upstream is unsubscribed.
+    await expect.poll(() => touch('collider://notes/1'), { timeout: 5_000 }).toBe('not subscribed');
   });
 
   it('both eras on one URL at once: each client answers its own questions', async () => {

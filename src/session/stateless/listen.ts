@@ -27,8 +27,12 @@ interface Listener {
 }
 
 export interface Listeners {
-  /** Opens a listen stream for `scope`; `onend` runs once when it closes. Throws GW_SESSION_LIMIT. */
-  open(scope: string, request: JsonRpcRequest, exchange: Exchange, onend: () => void): void;
+  /**
+   * Opens a listen stream for `scope`; `onend` runs once when it closes. `subscribe`: whether the
+   * upstream can subscribe to resources (else no `resourceSubscriptions` is granted). Returns the
+   * resource URIs granted. Throws GW_SESSION_LIMIT.
+   */
+  open(scope: string, request: JsonRpcRequest, exchange: Exchange, onend: () => void, subscribe: boolean): readonly string[];
   /** A notification of one of `scope`'s hosts. */
   notify(scope: string, notification: JsonObject): void;
   readonly size: number;
@@ -73,9 +77,11 @@ function tagged(notification: JsonObject, id: JsonRpcRequest['id']): string {
 export function createListeners(max: number): Listeners {
   const listeners = new Set<Listener>();
   return {
-    open(scope, request, exchange, onend) {
+    open(scope, request, exchange, onend, subscribe) {
       if (listeners.size >= max) throw new GatewayError('GW_SESSION_LIMIT', undefined, { limit: max, kind: 'listen-streams' });
-      const filter = grantOf(request.params);
+      const asked = grantOf(request.params);
+      const { resourceSubscriptions, ...lists } = asked;
+      const filter: Filter = subscribe && resourceSubscriptions !== undefined ? asked : lists;
       const listener: Listener = { id: request.id, scope, filter, exchange };
       listeners.add(listener);
       exchange.onclose = () => {
@@ -84,6 +90,7 @@ export function createListeners(max: number): Listeners {
       exchange.sse();
       const ack = { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { [META.subscriptionId]: request.id }, notifications: filter } };
       exchange.event(JSON.stringify(ack));
+      return filter.resourceSubscriptions ?? [];
     },
     notify(scope, notification) {
       for (const l of listeners) if (l.scope === scope && !l.exchange.closed && wants(l.filter, notification)) l.exchange.event(tagged(notification, l.id));

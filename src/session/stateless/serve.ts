@@ -23,6 +23,7 @@ import type { SessionStore } from '../store.ts';
 import { type Exchange, statusOfError } from './exchange.ts';
 import { askerOf, createHostPool, type Host, type HostCaller, HostOpenError } from './hosts.ts';
 import { createListeners } from './listen.ts';
+import { createUpstreamSubscriptions } from './subscriptions.ts';
 import { createInputBridge } from './mrtr.ts';
 import { createRelay, type RelayHooks } from './relay.ts';
 import { createStateCodec } from './request-state.ts';
@@ -99,6 +100,8 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     },
   });
 
+  const subscriptions = createUpstreamSubscriptions();
+
   const callerOf = (input: StatelessRequest): HostCaller => {
     const info = input.meta[META.clientInfo];
     return {
@@ -165,12 +168,19 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
   const listen = async (input: StatelessRequest) => {
     // A listen stream keeps one host of the caller open, so the upstream has someone to tell.
     const host = await hosts.acquire(callerOf(input), false);
+    const caps = isObject(host.init.capabilities) ? host.init.capabilities : {};
+    const canSubscribe = isObject(caps.resources) && caps.resources.subscribe === true;
+    let uris: readonly string[] = [];
     try {
-      listeners.open(host.scope, input.request, input.exchange, () => hosts.release(host));
+      uris = listeners.open(host.scope, input.request, input.exchange, () => {
+        for (const uri of uris) subscriptions.drop(host, uri);
+        hosts.release(host);
+      }, canSubscribe);
     } catch (err) {
       hosts.release(host);
       throw err;
     }
+    for (const uri of uris) subscriptions.add(host, uri);
   };
 
   const serve = async (input: StatelessRequest): Promise<void> => {
