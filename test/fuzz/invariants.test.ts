@@ -51,6 +51,14 @@ describe('httpAnswerProblems', () => {
     expect(httpAnswerProblems(sse, ids)).toEqual([]);
   });
 
+  it("accepts a 2026 upstream's own error with the status the spec gives its code, and no other", () => {
+    const upstream = (code: number) => ({ jsonrpc: '2.0', id: 1, error: { code, message: 'from the upstream' } });
+    expect(httpAnswerProblems(json(404, upstream(-32601)), ids)).toEqual([]);
+    expect(httpAnswerProblems(json(400, upstream(-32021)), ids)).toEqual([]);
+    expect(httpAnswerProblems(json(400, upstream(-32601)), ids).join()).toContain('without a documented GW_* code');
+    expect(httpAnswerProblems(json(404, upstream(-32602)), ids).join()).toContain('without a documented GW_* code');
+  });
+
   it('rejects an undocumented status, a status the docs do not give for the code, a body that is not JSON-RPC', () => {
     expect(httpAnswerProblems(json(500, gwError(-32603, 'GW_INTERNAL')), ids).join()).toContain('GW_INTERNAL');
     expect(httpAnswerProblems(json(418, gwError(-32600, 'GW_INVALID_REQUEST')), ids).join()).toContain('not a documented status');

@@ -45,10 +45,24 @@ function drawEraSeed(rng: Rng, tools: SeedContext['tools']): { era: SeedList['er
 }
 
 /** A mutated seed: the mutation's name, the bytes, and the era of the seed (2026: no session). */
-export function drawMutated(rng: Rng, tools: SeedContext['tools'], limits: MutationLimits): { mutation: string; body: Buffer; era: SeedList['era'] } {
+export function drawMutated(rng: Rng, tools: SeedContext['tools'], limits: MutationLimits): { mutation: string; body: Buffer; era: SeedList['era']; named: Named } {
   const seed = drawEraSeed(rng, tools);
   const mutation = rng.pick(MUTATIONS);
-  return { mutation: mutation.name, body: mutation.apply(seed.message, rng, limits), era: seed.era };
+  // The headers of a 2026 case follow the seed before the mutation: the mutation decides what disagrees.
+  const named = namedOf(seed.message);
+  return { mutation: mutation.name, body: mutation.apply(seed.message, rng, limits), era: seed.era, named };
+}
+
+/** What a seed's standard headers name: its method, and its tool, prompt or resource. */
+export interface Named {
+  readonly method: string | undefined;
+  readonly name: string | undefined;
+}
+
+function namedOf(message: JsonObject): Named {
+  const params = message.params;
+  const subject = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params.name ?? params.uri) : undefined;
+  return { method: typeof message.method === 'string' ? message.method : undefined, name: typeof subject === 'string' ? subject : undefined };
 }
 
 /** JSON texts of the request ids in a body (an object or a batch); empty when it does not parse. */

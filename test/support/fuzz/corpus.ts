@@ -62,8 +62,37 @@ export const CLIENT_2025: SeedList = {
   ],
 };
 
-/** Lists the campaign draws client messages from. A 2026 list goes here. */
-export const SEED_LISTS: readonly SeedList[] = [CLIENT_2025];
+/** The per-request envelope of the stateless revision, with the client's declared capabilities. */
+const envelope = (ctx: SeedContext, extra: JsonObject = {}): JsonObject => ({
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': ctx.rng.pick([{}, { sampling: {} }, { elicitation: {}, roots: {} }]),
+  'io.modelcontextprotocol/clientInfo': { name: 'fuzz', version: '1' },
+  ...extra,
+});
+
+/**
+ * The 2026-07-28 era: every request carries its envelope, no session. No subscriptions/listen: its
+ * answer is a stream that stays open by design, which a case cannot wait for.
+ */
+export const CLIENT_2026: SeedList = {
+  name: 'client-2026',
+  era: '2026',
+  messages: (ctx) => [
+    { jsonrpc: '2.0', id: ctx.id(), method: 'server/discover', params: { _meta: envelope(ctx) } },
+    { jsonrpc: '2.0', id: ctx.id(), method: 'tools/list', params: { _meta: envelope(ctx) } },
+    { jsonrpc: '2.0', id: ctx.id(), method: 'tools/call', params: { name: ctx.tools.echo, arguments: { text: 'hello' }, _meta: envelope(ctx) } },
+    { jsonrpc: '2.0', id: ctx.id(), method: 'tools/call', params: { name: ctx.tools.slow, arguments: { ms: ctx.rng.range(0, 40), steps: 2 }, _meta: envelope(ctx, { progressToken: `p-${ctx.rng.int(4)}`, 'io.modelcontextprotocol/logLevel': 'debug' }) } },
+    { jsonrpc: '2.0', id: ctx.id(), method: 'tools/call', params: { name: ctx.tools.echo, arguments: { text: 'x' }, inputResponses: { 'sampling-1': { role: 'assistant' } }, requestState: 'AAAA', _meta: envelope(ctx) } },
+    { jsonrpc: '2.0', id: ctx.id(), method: 'resources/list', params: { _meta: envelope(ctx) } },
+    { jsonrpc: '2.0', id: ctx.id(), method: 'prompts/list', params: { _meta: envelope(ctx) } },
+    { jsonrpc: '2.0', id: ctx.id(), method: 'ping', params: { _meta: envelope(ctx) } },
+    { jsonrpc: '2.0', id: ctx.id(), method: 'initialize', params: { protocolVersion: '2026-07-28', _meta: envelope(ctx) } },
+    { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: ctx.id(), _meta: envelope(ctx) } },
+  ],
+};
+
+/** Lists the campaign draws client messages from: both eras. */
+export const SEED_LISTS: readonly SeedList[] = [CLIENT_2025, CLIENT_2026];
 
 /**
  * Lines a stdio upstream writes in answer to one request: `$ID` stands for that request's id (its

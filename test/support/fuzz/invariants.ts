@@ -66,6 +66,14 @@ export interface HttpAnswer {
   text: string;
 }
 
+/** 2026-07-28: the HTTP status of an error that is the whole response, by its JSON-RPC code. */
+const SPEC_STATUS = new Map<number, number>([
+  [-32601, 404],
+  [-32020, 400],
+  [-32021, 400],
+  [-32022, 400],
+]);
+
 /** Problems with one HTTP answer. `sentIds`: JSON texts of the request ids the body carried. */
 export function httpAnswerProblems(answer: HttpAnswer, sentIds: ReadonlySet<string>): string[] {
   const problems: string[] = [];
@@ -94,6 +102,10 @@ export function httpAnswerProblems(answer: HttpAnswer, sentIds: ReadonlySet<stri
     const first = messages[0] as { error?: { code?: number; data?: { code?: string; status?: number } } } | undefined;
     const code = first?.error?.data?.code;
     const doc = code === undefined ? undefined : DOCUMENTED.codes.get(code);
+    // A 2026 answer that is an upstream's own error carries the status the spec gives its code
+    // (docs/errors.md, "Two ways an error reaches the client"), and no GW_* name.
+    const upstream2026 = code === undefined && messages.length === 1 && SPEC_STATUS.get(first?.error?.code ?? 0) === status;
+    if (upstream2026) return problems;
     if (messages.length !== 1 || doc === undefined) problems.push(`HTTP ${status} without a documented GW_* code: ${text.slice(0, 200)}`);
     else {
       const expected = code === 'GW_REQUEST_REFUSED' ? first?.error?.data?.status : doc.http;

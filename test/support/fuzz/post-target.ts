@@ -4,7 +4,7 @@
  * Sessions are opened as a client would and replaced when they end or have served a while.
  */
 import type { JsonObject, SeedContext } from './corpus.ts';
-import { drawMutated, drawSeed, excerptOf, freshId, requestIds, within, type CaseResult, type Target } from './case.ts';
+import { drawMutated, drawSeed, excerptOf, freshId, requestIds, within, type CaseResult, type Named, type Target } from './case.ts';
 import { httpAnswerProblems } from './invariants.ts';
 import { mutationNamed, serialize, type MutationLimits } from './mutate.ts';
 import type { Rng } from './prng.ts';
@@ -112,8 +112,8 @@ export function createPostTarget(base: URL): Target {
       const seed: JsonObject = { jsonrpc: '2.0', id: freshId(rng), method: 'tools/call', params: { name: endpoint.tools.echo, arguments: { text: 'h' } } };
       return { mutation: `header:${name}=${value === undefined ? '(none)' : value.slice(0, 30)}`, bodies: [Buffer.from(serialize(seed))], headers: { [name]: value } };
     }
-    const { mutation, body, era } = drawMutated(rng, endpoint.tools, limits);
-    if (era === '2026') return { mutation: `2026:${mutation}`, bodies: [body], headers: { 'mcp-session-id': undefined, 'mcp-protocol-version': '2026-07-28' } };
+    const { mutation, body, era, named } = drawMutated(rng, endpoint.tools, limits);
+    if (era === '2026') return { mutation: `2026:${mutation}`, bodies: [body], headers: { 'mcp-session-id': undefined, ...modernHeaders(named) } };
     return { mutation, bodies: [body], headers: {} };
   }
 
@@ -156,4 +156,12 @@ export function createPostTarget(base: URL): Target {
       for (const [endpoint, session] of [...sessions]) await end(endpoint, session);
     },
   };
+}
+
+/** The standard headers a 2026 client sends with its request (SEP-2243). */
+function modernHeaders({ method, name }: Named): Record<string, string> {
+  const headers: Record<string, string> = { 'mcp-protocol-version': '2026-07-28' };
+  if (method !== undefined) headers['mcp-method'] = method;
+  if (name !== undefined) headers['mcp-name'] = name;
+  return headers;
 }
