@@ -15,7 +15,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CircuitBreakerPolicy } from '../../src/config/types.ts';
-import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../support/gateway.ts';
+import { startGateway, type RunningGateway } from '../../src/main.ts';
+import { keyAuth } from '../support/auth-server.ts';
+import { buildConfig, createTestLogger, startTestGateway, type TestGatewayOptions } from '../support/gateway.ts';
 import { waitUntilGone } from '../support/processes.ts';
 import { fixture, textOf } from '../support/recorder.ts';
 import { startEverythingHttp, type RemoteUpstream } from '../support/remote-upstreams.ts';
@@ -24,7 +26,7 @@ type Via = 'streamable' | 'sse';
 const VIAS: readonly Via[] = ['streamable', 'sse'];
 
 let dir: string;
-const gateways: TestGateway[] = [];
+const gateways: RunningGateway[] = [];
 const clients: Client[] = [];
 const remotes: RemoteUpstream[] = [];
 
@@ -51,15 +53,16 @@ const breaker = (overrides: Partial<CircuitBreakerPolicy> = {}): CircuitBreakerP
   ...overrides,
 });
 
-async function start(options: TestGatewayOptions): Promise<TestGateway> {
+async function start(options: TestGatewayOptions): Promise<RunningGateway> {
   const gw = await startTestGateway(options);
   gateways.push(gw);
   return gw;
 }
 
-async function connect(gw: TestGateway, via: Via, path = via === 'sse' ? '/sse' : '/mcp'): Promise<Client> {
-  const url = new URL(path, gw.url);
-  const transport: Transport = via === 'sse' ? new SSEClientTransport(url) : new StreamableHTTPClientTransport(url);
+async function connect(gw: RunningGateway, via: Via, headers: Record<string, string> = {}): Promise<Client> {
+  const url = new URL(via === 'sse' ? '/sse' : '/mcp', gw.url);
+  const requestInit = { headers };
+  const transport: Transport = via === 'sse' ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
   const client = new Client({ name: `breaker-iso-${via}`, version: '1.0.0' });
   clients.push(client);
   await client.connect(transport);
@@ -77,7 +80,7 @@ async function failureOf(call: Promise<unknown>): Promise<string | undefined> {
   }
 }
 
-async function readyz(gw: TestGateway) {
+async function readyz(gw: RunningGateway) {
   const res = await fetch(new URL('/readyz', gw.url));
   return { status: res.status, body: (await res.json()) as { status: string; targets: Array<Record<string, unknown>> } };
 }
@@ -179,6 +182,30 @@ describe('timeouts of an upstream every session shares', () => {
     expect(await failureOf(connect(gw, 'streamable'))).toContain('GW_CIRCUIT_OPEN');
     const down = await readyz(gw);
     expect(down).toMatchObject({ status: 503, body: { status: 'down', targets: [{ name: 'pooled', state: 'open', cause: 'request timeouts' }] } });
+  });
+
+  it('with gateway.auth a caller is its principal: two sessions of one principal are one caller; another principal\'s timeout opens it', async () => {
+    const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' };
+    const config = buildConfig({
+      targets: {
+        pooled: {
+          command: process.execPath,
+          args: [fixture('misbehaving-server.mjs'), 'normal'],
+          timeouts: { requestMs: 300, resetOnProgress: true, maxTotalMs: 0 },
+          upstream: { mode: 'shared', children: 1 },
+          circuitBreaker: breaker({ startFailures: 0, timeouts: 2 }),
+        },
+      },
+    });
+    const gw = await startGateway({ ...config, auth: keyAuth(KEYS) }, { logger: createTestLogger('silent', undefined), env: {} });
+    gateways.push(gw);
+    const as = (key: string) => ({ authorization: `Bearer ${key}` });
+    const alice = [await connect(gw, 'streamable', as(KEYS.alice)), await connect(gw, 'sse', as(KEYS.alice))];
+    for (const session of [...alice, ...alice]) expect(await slow(session)).toBe('GW_UPSTREAM_TIMEOUT');
+    const bob = await connect(gw, 'streamable', as(KEYS.bob));
+    expect(await echo(bob, 'still closed')).toBe('still closed');
+    expect(await slow(bob)).toBe('GW_UPSTREAM_TIMEOUT');
+    expect(await failureOf(echo(alice[0] as Client, 'x'))).toBe('GW_CIRCUIT_OPEN');
   });
 
   it('a remote target (server-everything): one caller\'s long operations never open it; two callers\' timeouts do', async () => {
