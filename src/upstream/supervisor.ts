@@ -30,7 +30,6 @@ import { createStartAttempt, type StartAttempt } from './start-attempt.ts';
 import { createConnectionHealth } from './connection-health.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
 
-
 /** What the session hears from one of its upstreams. One object per session, not per message. */
 export interface SupervisorHooks<M> {
   onrequest(member: M, request: JsonRpcRequest): void;
@@ -85,11 +84,7 @@ export interface SupervisedUpstream {
   retired: boolean;
   /** The target's circuit breaker, if the gateway gave it one. */
   readonly breaker: CircuitBreaker | undefined;
-  /**
-   * A request on it timed out (`caller`: principal id, else session id; `probe`: the breaker's
-   * probe). Counted where it happened (connection-health.ts): a per-session child that keeps
-   * timing out is ended (then restarted or not, as after an exit); a shared upstream's breaker hears it.
-   */
+  /** A request on it timed out (`caller`: principal id, else session id): see connection-health.ts. */
   timedOut(caller: string, probe: boolean): void;
   /** The ready connection, opening it (composed handshake) first if needed. Rejects naming the target. */
   connect(): Promise<UpstreamConnection>;
@@ -241,6 +236,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     retired: false,
     breaker,
     timedOut(caller, probe) {
+      // Its own child keeps timing out: ended as if it had exited (restarted or not, per policy).
       const which = connection;
       const hung = health.timedOut(caller, probe);
       if (hung === undefined || which === undefined) return;
