@@ -11,7 +11,7 @@
  *   child: `sharedFate`): `timeouts` within `windowMs`, from at least `timeoutCallers` distinct
  *   callers (principals, or sessions without auth), cause "timeouts". One caller's timeouts are no
  *   evidence: it may have asked for long work. A per-session child's timeouts never reach the
- *   breaker: that child is its session's own, and its supervisor counts them (supervisor.ts).
+ *   breaker: that child is its session's own, and its own health counts them (connection-health.ts).
  *
  * - open: starts (new sessions, aggregate members, restarts) fail fast, nothing is spawned or
  *   dialled. Requests on connections already open pass when it opened for starts (those

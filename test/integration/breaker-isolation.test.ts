@@ -19,6 +19,7 @@ import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { keyAuth } from '../support/auth-server.ts';
 import { buildConfig, createTestLogger, startTestGateway, type TestGatewayOptions } from '../support/gateway.ts';
 import { waitUntilGone } from '../support/processes.ts';
+import { errorOf, modern, resultOf } from '../support/modern.ts';
 import { fixture, textOf } from '../support/recorder.ts';
 import { startEverythingHttp, type RemoteUpstream } from '../support/remote-upstreams.ts';
 
@@ -127,6 +128,29 @@ describe('timeouts on one session\'s own child', () => {
     expect(await waitUntilGone([own as number], 10_000)).toEqual([]);
     expect(logLines.some((line) => line.includes('upstream stopped answering; its child is ended'))).toBe(true);
     expect(await failureOf(echo(greedy, 'gone'))).toBeDefined();
+  });
+
+  it('2026 requests time out on their held session\'s child: that child is ended, 2025 and 2026 clients keep being served, the circuit stays closed', async () => {
+    const log = join(dir, 'spawns-2026');
+    const gw = await start({
+      targets: {
+        hang: {
+          command: process.execPath,
+          args: [fixture('misbehaving-server.mjs'), 'normal', `--spawn-log=${log}`],
+          timeouts: { requestMs: 300, resetOnProgress: true, maxTotalMs: 0 },
+          circuitBreaker: breaker({ timeoutCallers: 1 }),
+        },
+      },
+    });
+    const url = new URL('/mcp', gw.url);
+    for (let i = 0; i < 4; i++) {
+      expect(errorOf(await modern(url, 'tools/call', { name: 'slow', arguments: { ms: 30_000 } }, { id: i })).data?.code).toBe('GW_UPSTREAM_TIMEOUT');
+    }
+    const [held] = pids(log);
+    expect(await waitUntilGone([held as number], 10_000)).toEqual([]);
+    expect(resultOf(await modern(url, 'tools/call', { name: 'echo', arguments: { text: '2026 still' } }))).toMatchObject({ content: [{ text: '2026 still' }] });
+    for (const v of VIAS) expect(await echo(await connect(gw, v), `2025 ${v}`)).toBe(`2025 ${v}`);
+    expect(await readyz(gw)).toMatchObject({ status: 200, body: { targets: [{ name: 'hang', state: 'ready' }] } });
   });
 
   it('an aggregate member: one session\'s timeouts end its own member child (restarted on use); the circuit stays closed', async () => {
