@@ -54,9 +54,18 @@ const circuitBreakerSchema = z.strictObject(
     startFailures: nonNegative().default(5),
     /**
      * 5 request timeouts within `windowMs`: a hung server times out every call, a slow tool now
-     * and then does not. 0 disables this trigger.
+     * and then does not. On a shared upstream they open the circuit (with `timeoutCallers`); on a
+     * per-session child they end that session's child (restarted if `onExit: restart` allows).
+     * 0 disables this trigger.
      */
     timeouts: nonNegative().default(5),
+    /**
+     * 2: timeouts count against a shared upstream (remote, shared child) only when at least two
+     * distinct callers (principals; sessions without auth) timed out in the window: one caller's
+     * timeouts may be its own long work, and must not refuse everyone. 1: any caller's count.
+     * A per-session child's timeouts never count here (its own session restarts or ends it).
+     */
+    timeoutCallers: positive().default(2),
     /** 60 s: the window the timeouts are counted in. */
     windowMs: positive(MAX_DURATION_MS).default(60_000),
     /** 10 s open before one probe is let through: no spawn loop, and a fixed server is back soon. */

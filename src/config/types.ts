@@ -22,6 +22,8 @@ export interface CircuitBreakerPolicy {
   readonly startFailures: number;
   /** Request timeouts within `windowMs` that open it; 0: never for this cause. */
   readonly timeouts: number;
+  /** Distinct callers (principals, else sessions) among those timeouts: one caller's never open it. */
+  readonly timeoutCallers: number;
   readonly windowMs: number;
   /** Open this long before one probe is let through; doubled per failed probe up to `maxCooldownMs`. */
   readonly cooldownMs: number;

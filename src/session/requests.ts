@@ -130,8 +130,8 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
   };
   const fail = (rec: Pending, err: unknown) => {
     const error = toGatewayError(err);
-    // A hung target times out call after call: its circuit breaker counts them.
-    if (error.code === 'GW_UPSTREAM_TIMEOUT') rec.member?.breaker?.timedOut();
+    // Counted where it happened: the session's own child, or a shared upstream's breaker, per caller.
+    if (error.code === 'GW_UPSTREAM_TIMEOUT') rec.member?.timedOut(rec.session.principal ?? rec.session.id, rec.probe);
     if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'request failed');
     else logger.info({ code: error.code, clientId: rec.clientId }, error.message);
     const correlationId = error.details.correlationId;

@@ -9,6 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createCircuitBreaker, DEFAULT_BREAKER_POLICY, type CircuitBreaker } from './circuit-breaker.ts';
+import { ownsChild } from './connection-health.ts';
 
 export interface Breakers {
   /** The breaker of `target` (the config object a session was built with). */
@@ -30,7 +31,7 @@ export function createBreakers(targets: Iterable<TargetConfig>, logger: Logger, 
     createCircuitBreaker({
       target: target.name,
       policy: target.circuitBreaker ?? DEFAULT_BREAKER_POLICY,
-      sharedFate: target.type !== 'stdio' || target.upstream?.mode === 'shared',
+      sharedFate: !ownsChild(target),
       logger,
       ...(now ? { now } : {}),
     });

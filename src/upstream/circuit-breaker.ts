@@ -4,15 +4,18 @@
  * spawn, handshake timeout or refused connection. One per target per gateway (breakers.ts), so it
  * outlives sessions.
  *
- * - closed: everything passes. `startFailures` consecutive failed starts (spawn failure, an exit,
- *   timeout or error during the handshake, a refused connection) open it, cause "starts"; so do
- *   `timeouts` request timeouts within `windowMs`, cause "timeouts". A successful start resets the
- *   start count.
+ * Only evidence about the target as a whole may refuse everyone:
+ * - failed starts (spawn failure, an exit, timeout or error during the handshake, a refused
+ *   connection): `startFailures` in a row open it, cause "starts". A successful start resets the count.
+ * - request timeouts, where every session reaches the same upstream (a remote target, a shared
+ *   child: `sharedFate`): `timeouts` within `windowMs`, from at least `timeoutCallers` distinct
+ *   callers (principals, or sessions without auth), cause "timeouts". One caller's timeouts are no
+ *   evidence: it may have asked for long work. A per-session child's timeouts never reach the
+ *   breaker: that child is its session's own, and its own health counts them (connection-health.ts).
+ *
  * - open: starts (new sessions, aggregate members, restarts) fail fast, nothing is spawned or
  *   dialled. Requests on connections already open pass when it opened for starts (those
- *   connections work), and fail fast when it opened for timeouts and the connections share one
- *   fate (a remote target, a shared child: the target hangs for everyone). A per-session child
- *   is its session's own: one client's hanging calls must not fail every other session's.
+ *   connections work), and fail fast when it opened for timeouts (the target hangs for everyone).
  * - half-open, once the cooldown is over: one probe (a start, or a request when it opened for
  *   timeouts) is let through; the rest still fail fast. The probe's success closes it (logged
  *   "recovered"); its failure opens it again with the cooldown doubled, up to `maxCooldownMs`. A
@@ -21,6 +24,7 @@
 import type { CircuitBreakerPolicy } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
+import { createTimeoutWindow } from './timeout-window.ts';
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
 
@@ -53,8 +57,11 @@ export interface CircuitBreaker {
   succeeded(): void;
   /** A start failed; failures that say nothing about the target (the session ended, a cap) are ignored. */
   startFailed(error: GatewayError): void;
-  /** A request to the target timed out. */
-  timedOut(): void;
+  /**
+   * A request to the target timed out. `caller`: who sent it (principal id, else session id);
+   * `probe`: it was the half-open probe. Ignored unless the target's sessions share one fate.
+   */
+  timedOut(caller: string, probe?: boolean): void;
   snapshot(): BreakerSnapshot;
 }
 
@@ -62,6 +69,7 @@ export interface CircuitBreaker {
 export const DEFAULT_BREAKER_POLICY: CircuitBreakerPolicy = Object.freeze({
   startFailures: 5,
   timeouts: 5,
+  timeoutCallers: 2,
   windowMs: 60_000,
   cooldownMs: 10_000,
   maxCooldownMs: 300_000,
@@ -86,7 +94,7 @@ function describe(error: GatewayError): string {
 export interface CircuitBreakerOptions {
   target: string;
   policy: CircuitBreakerPolicy;
-  /** Every session reaches the same upstream (remote, shared mode): timeouts also refuse requests. */
+  /** Every session reaches the same upstream (remote, shared mode): only then do timeouts count. */
   sharedFate: boolean;
   logger: Logger;
   now?: () => number;
@@ -105,8 +113,7 @@ export function createCircuitBreaker({ target, policy, sharedFate, logger, now =
   let cooldown = policy.cooldownMs;
   let retryAt = 0;
   let probeAt: number | undefined;
-  /** Times of recent timeouts, oldest first, at most `policy.timeouts`. */
-  const timeouts: number[] = [];
+  const timeouts = createTimeoutWindow(policy.timeouts, policy.windowMs, policy.timeoutCallers);
 
   const refuse = (at: number) => {
     const retryAfterSec = Math.max(1, Math.ceil((Math.max(retryAt, (probeAt ?? 0) + cooldown) - at) / 1000));
@@ -135,7 +142,7 @@ export function createCircuitBreaker({ target, policy, sharedFate, logger, now =
       return state;
     },
     admit(what) {
-      if (state === 'closed' || (what === 'request' && (openedFor === 'starts' || !sharedFate))) return false;
+      if (state === 'closed' || (what === 'request' && openedFor === 'starts')) return false;
       const at = now();
       if (state === 'open') {
         if (at < retryAt) throw refuse(at);
@@ -156,7 +163,7 @@ export function createCircuitBreaker({ target, policy, sharedFate, logger, now =
       state = 'closed';
       cooldown = policy.cooldownMs;
       probeAt = undefined;
-      timeouts.length = 0;
+      timeouts.clear();
     },
     startFailed(error) {
       if (!START_FAILURES.has(error.code)) return;
@@ -164,17 +171,11 @@ export function createCircuitBreaker({ target, policy, sharedFate, logger, now =
       lastFailure = describe(error);
       if (state === 'half-open' || (state === 'closed' && policy.startFailures > 0 && failures >= policy.startFailures)) open('starts', lastFailure);
     },
-    timedOut() {
-      if (state === 'open') return;
-      if (state === 'half-open') return open('timeouts', 'request timeouts');
-      if (policy.timeouts === 0) return;
-      const at = now();
-      timeouts.push(at);
-      while (timeouts.length > policy.timeouts || (timeouts[0] as number) <= at - policy.windowMs) timeouts.shift();
-      if (timeouts.length >= policy.timeouts) {
-        timeouts.length = 0;
-        open('timeouts', 'request timeouts');
-      }
+    timedOut(caller, probe = false) {
+      if (!sharedFate || state === 'open') return;
+      // Half-open, the probe's timeout is the probe failing; anyone else's is counted as usual.
+      if (probe && state === 'half-open') return open('timeouts', 'request timeouts');
+      if (timeouts.add(caller, now())) open('timeouts', 'request timeouts');
     },
     snapshot() {
       // It turns half-open when the next use asks (admit); a reader sees it as it is by then.

@@ -27,8 +27,8 @@ import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
 import type { UpstreamFactory } from './open.ts';
 import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
 import { createStartAttempt, type StartAttempt } from './start-attempt.ts';
+import { createConnectionHealth } from './connection-health.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
-
 
 /** What the session hears from one of its upstreams. One object per session, not per message. */
 export interface SupervisorHooks<M> {
@@ -84,6 +84,8 @@ export interface SupervisedUpstream {
   retired: boolean;
   /** The target's circuit breaker, if the gateway gave it one. */
   readonly breaker: CircuitBreaker | undefined;
+  /** A request on it timed out (`caller`: principal id, else session id): see connection-health.ts. */
+  timedOut(caller: string, probe: boolean): void;
   /** The ready connection, opening it (composed handshake) first if needed. Rejects naming the target. */
   connect(): Promise<UpstreamConnection>;
   /** Opens it with the client's own initialize; resolves with the upstream's answer as it is. */
@@ -114,6 +116,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   let starts = 0;
   /** The roots exchange of the start under way, if any. */
   let settle: RootsSettle | undefined;
+  const health = createConnectionHealth(target, breaker);
 
   const policy = 'restart' in target ? target.restart : undefined;
   /** The target's restart policy (`onExit: restart`, within `maxRestarts`) allows a fresh start. */
@@ -150,6 +153,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     instructions = typeof result.instructions === 'string' ? result.instructions : undefined;
     connection = next;
     starting = undefined;
+    health.reset();
     replayLogLevel(next, options.logLevel?.(), caps, target.timeouts);
     observer.upstream(name, starts > 1 ? 'restart' : 'start');
     hooks.onready(member);
@@ -231,6 +235,15 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     target,
     retired: false,
     breaker,
+    timedOut(caller, probe) {
+      // Its own child keeps timing out: ended as if it had exited (restarted or not, per policy).
+      const which = connection;
+      const hung = health.timedOut(caller, probe);
+      if (hung === undefined || which === undefined) return;
+      logger.warn({ reason: hung.details.reason }, 'upstream stopped answering; its child is ended');
+      onexit(which, hung);
+      void which.close('it stopped answering');
+    },
     get connection() {
       return connection;
     },

@@ -34,7 +34,8 @@ describe('a child that stops reading stdin', () => {
       config,
       JSON.stringify({
         mcpServers: {
-          stuck: { command: process.execPath, args: [fixture, 'stop-reading'], timeoutMs: 2_000 },
+          // Its timeouts would end the hung child after 5 (circuitBreaker.timeouts); here what waits for it must stay bounded.
+          stuck: { command: process.execPath, args: [fixture, 'stop-reading'], timeoutMs: 2_000, circuitBreaker: { timeouts: 0 } },
           fine: { command: process.execPath, args: [fixture, 'normal'] },
         },
         gateway: { port: 0, limits: { maxBodyBytes: 2 * 1024 * 1024 } },

@@ -63,8 +63,9 @@ export async function startFuzzGateway(options: FuzzGatewayOptions): Promise<Fuz
           args: [fixture('fuzzy-server.mjs')],
           timeoutMs: options.upstreamTimeoutMs,
           maxMessageBytes: options.upstreamMaxMessageBytes,
-          // Answers that never come are what many cases send on purpose: their timeouts say
-          // nothing about the target's health, so they must not open its circuit breaker.
+          // Answers that never come are what many cases send on purpose. A per-session child's
+          // timeouts never open the circuit; 0 also keeps the harness's sessions from having
+          // their own child ended for them (connection-health.ts).
           circuitBreaker: { timeouts: 0 },
         },
       },

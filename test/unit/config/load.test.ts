@@ -76,7 +76,7 @@ describe('parseConfig: defaults', () => {
       stderrInErrors: false,
       maxQueuedBytes: 16 * 1024 * 1024,
       upstream: { mode: 'per-session', children: 1 },
-      circuitBreaker: { startFailures: 5, timeouts: 5, windowMs: 60_000, cooldownMs: 10_000, maxCooldownMs: 300_000 },
+      circuitBreaker: { startFailures: 5, timeouts: 5, timeoutCallers: 2, windowMs: 60_000, cooldownMs: 10_000, maxCooldownMs: 300_000 },
     });
   });
 

@@ -43,7 +43,7 @@ describe('remote servers in the config', () => {
       restart: { onExit: 'end', maxRestarts: 3, initialBackoffMs: 250, maxBackoffMs: 10_000 },
       maxMessageBytes: 32 * 1024 * 1024,
       protocol: 'auto',
-      circuitBreaker: { startFailures: 5, timeouts: 5, windowMs: 60_000, cooldownMs: 10_000, maxCooldownMs: 300_000 },
+      circuitBreaker: { startFailures: 5, timeouts: 5, timeoutCallers: 2, windowMs: 60_000, cooldownMs: 10_000, maxCooldownMs: 300_000 },
     });
   });
 

@@ -11,7 +11,7 @@ import { createCircuitBreaker } from '../../../src/upstream/circuit-breaker.ts';
 import { stdioTarget } from '../../support/gateway.ts';
 
 const logger = createLogger({ level: 'silent' });
-const policy: CircuitBreakerPolicy = { startFailures: 3, timeouts: 2, windowMs: 1_000, cooldownMs: 100, maxCooldownMs: 300 };
+const policy: CircuitBreakerPolicy = { startFailures: 3, timeouts: 2, timeoutCallers: 2, windowMs: 1_000, cooldownMs: 100, maxCooldownMs: 300 };
 
 function clocked(overrides: Partial<CircuitBreakerPolicy> = {}) {
   let t = 10_000;
@@ -107,14 +107,14 @@ describe('circuit breaker', () => {
     expect(breaker.admit('start')).toBe(true);
   });
 
-  it('timeouts within the window open it, for requests too; older ones fall out of the window', () => {
+  it('timeouts of two callers within the window open it, for requests too; older ones fall out of the window', () => {
     const { breaker, advance } = clocked();
-    breaker.timedOut();
+    breaker.timedOut('a');
     advance(1_000);
-    breaker.timedOut();
+    breaker.timedOut('b');
     expect(breaker.state).toBe('closed');
     advance(10);
-    breaker.timedOut();
+    breaker.timedOut('a');
     expect(breaker.snapshot()).toMatchObject({ state: 'open', cause: 'request timeouts' });
     expect(refusedCode(() => breaker.admit('request'))).toBe('GW_CIRCUIT_OPEN');
     advance(100);
@@ -124,24 +124,53 @@ describe('circuit breaker', () => {
     expect(breaker.admit('request')).toBe(false);
   });
 
-  it('per-session children: timeouts refuse new starts only, requests on live sessions go on', () => {
+  it('one caller\'s timeouts never open it, however many (it may have asked for long work)', () => {
+    const { breaker, advance } = clocked();
+    for (let i = 0; i < 50; i++) {
+      breaker.timedOut('only');
+      advance(10);
+    }
+    expect(breaker.snapshot()).toMatchObject({ state: 'closed', opened: 0 });
+    // A second caller within the window is the evidence.
+    breaker.timedOut('other');
+    expect(breaker.state).toBe('open');
+  });
+
+  it('timeoutCallers 1: one caller\'s timeouts are enough', () => {
+    const { breaker } = clocked({ timeoutCallers: 1 });
+    breaker.timedOut('only');
+    breaker.timedOut('only');
+    expect(breaker.state).toBe('open');
+  });
+
+  it('half-open after timeouts: the probe\'s timeout opens it again; other timeouts are counted as usual', () => {
+    const { breaker, advance } = clocked();
+    breaker.timedOut('a');
+    breaker.timedOut('b');
+    advance(100);
+    expect(breaker.admit('request')).toBe(true);
+    breaker.timedOut('c');
+    expect(breaker.snapshot().state).toBe('half-open');
+    breaker.timedOut('a', true);
+    expect(breaker.snapshot()).toMatchObject({ state: 'open', opened: 2 });
+  });
+
+  it('per-session children: timeouts never open it, whoever sends them (each child is its session\'s own)', () => {
     let t = 0;
-    const breaker = createCircuitBreaker({ target: 't', policy, sharedFate: false, logger, now: () => t });
-    breaker.timedOut();
-    breaker.timedOut();
-    expect(breaker.admit('request')).toBe(false);
-    expect(refusedCode(() => breaker.admit('start'))).toBe('GW_CIRCUIT_OPEN');
-    t += 100;
-    expect(breaker.admit('start')).toBe(true);
-    breaker.succeeded();
+    const breaker = createCircuitBreaker({ target: 't', policy: { ...policy, timeoutCallers: 1 }, sharedFate: false, logger, now: () => t });
+    for (let i = 0; i < 20; i++) breaker.timedOut(`caller-${i}`);
     expect(breaker.state).toBe('closed');
+    expect(breaker.admit('start')).toBe(false);
+    // Failed starts still open it.
+    for (let i = 0; i < 3; i++) breaker.startFailed(spawnFailed());
+    expect(refusedCode(() => breaker.admit('start'))).toBe('GW_CIRCUIT_OPEN');
   });
 
   it('0 disables a trigger', () => {
     const { breaker } = clocked({ startFailures: 0, timeouts: 0 });
     for (let i = 0; i < 10; i++) {
       breaker.startFailed(spawnFailed());
-      breaker.timedOut();
+      breaker.timedOut(`caller-${i}`);
     }
     expect(breaker.state).toBe('closed');
   });
