@@ -19,6 +19,13 @@ import { installCrashGuard } from './log/crash-guard.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { createPrettyDestination } from './log/pretty.ts';
 import { startGateway, type RunningGateway } from './main.ts';
+import { runRegistryCommand } from './registry/command.ts';
+
+const registryIo = {
+  out: (text: string) => void process.stdout.write(text),
+  err: (text: string) => void process.stderr.write(text),
+  env: process.env,
+};
 
 const EXIT_OK = 0;
 const EXIT_RUNTIME = 1;
@@ -34,6 +41,7 @@ async function main(argv: readonly string[]): Promise<void> {
     const command = parseCliArgs(argv);
     if (command.kind === 'help') return void process.stdout.write(`${USAGE}\n`);
     if (command.kind === 'version') return void process.stdout.write(`${readVersion()}\n`);
+    if (command.kind === 'registry') return void (process.exitCode = await runRegistryCommand(command.argv, registryIo));
     ({ source, overrides } = command);
     config = await resolveConfig(source, overrides);
     if (command.kind === 'validate') return void process.stdout.write(describeConfig(config));

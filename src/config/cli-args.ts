@@ -28,6 +28,8 @@ export type CliCommand =
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
   | { readonly kind: 'validate'; readonly source: ConfigSource; readonly overrides: ConfigOverrides }
+  /** `switchboard registry …`: its own words, parsed by registry/command.ts. */
+  | { readonly kind: 'registry'; readonly argv: readonly string[] }
   | { readonly kind: 'run'; readonly source: ConfigSource; readonly overrides: ConfigOverrides };
 
 const options = {
@@ -55,6 +57,8 @@ export const USAGE = `Usage:
   switchboard [options] -- <command> [args]  serve one stdio MCP server at /mcp
   switchboard [options] -- <https://url>     serve one remote Streamable HTTP server at /mcp
   switchboard validate <config>              check a config file, print what it serves, exit 0 or 2
+  switchboard registry search <text>         find servers in the MCP registry
+  switchboard registry add <name>            add a registry server to a config file (see registry --help)
 
 Options:
   -c, --config <file>    config file (.json, .yaml or .yml); see docs/configuration.md
@@ -86,6 +90,7 @@ Examples:
  * input: unknown option, missing or malformed value, stray argument, conflicting sources.
  */
 export function parseCliArgs(argv: readonly string[], environment: NodeJS.ProcessEnv = process.env): CliCommand {
+  if (argv[0] === 'registry') return { kind: 'registry', argv: argv.slice(1) };
   const validate = argv[0] === 'validate';
   const { tokens } = parseArgs({ args: [...argv.slice(validate ? 1 : 0)], options, strict: false, allowPositionals: true, tokens: true });
   const values: Partial<Record<OptionName, string | true>> = {};

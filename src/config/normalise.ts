@@ -55,6 +55,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     health: { ...gateway.health },
     shutdownGraceMs: gateway.shutdownGraceMs,
     admin: { ...gateway.admin },
+    registry: { ...gateway.registry },
     logging: { level: gateway.logging.level, audit: gateway.logging.audit === 'on' || (gateway.logging.audit === 'auto' && gateway.auth !== undefined) },
     targets,
     aggregate: toAggregateConfig(file, targets),

@@ -156,6 +156,14 @@ const adminSchema = z.strictObject({
   maxStatusStreams: positive(100).default(8),
 }, anObject);
 
+/** `/v0.1/servers`: the gateway's own servers in the MCP registry's API shape (docs/configuration.md). */
+const registrySchema = z.strictObject({
+  /** false: an inventory of what the gateway fronts is for those who ask for it. */
+  serve: boolean().default(false),
+  /** "local.switchboard": the namespace of the names listed (`<namespace>/<server>`), as the registry's reverse-DNS form. */
+  namespace: z.string({ error: 'expected a string' }).regex(/^[A-Za-z0-9.-]{1,100}$/, { error: 'expected a reverse-DNS name such as com.example.gateway' }).default('local.switchboard'),
+}, anObject);
+
 const groupName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, {
   error: 'invalid group name: use 1-64 letters, digits, "_" or "-", starting with a letter or digit (it becomes a URL path segment)',
 });
@@ -208,6 +216,7 @@ export const gatewaySchema = z.strictObject({
   telemetry: telemetrySchema.optional(),
   aggregate: aggregateSchema.prefault({}),
   admin: adminSchema.prefault({}),
+  registry: registrySchema.prefault({}),
   /** {}: no curated bundles; `/mcp` serves every server. */
   groups: z.record(groupName, groupSchema, { error: 'expected an object of groups by name' }).default({}),
 }, anObject);

@@ -289,6 +289,8 @@ export interface GatewayConfig {
   readonly shutdownGraceMs: number;
   /** /metrics, /status and /tools (docs/operations.md). Absent: ADMIN_DEFAULTS. */
   readonly admin?: AdminConfig | undefined;
+  /** `/v0.1/servers` (http/registry-route.ts). Absent: not served. */
+  readonly registry?: { readonly serve: boolean; readonly namespace: string } | undefined;
   /** `audit`: one line per tools/call, prompts/get and resources/read (resolved from "auto"). */
   readonly logging: { readonly level: LogLevel; readonly audit?: boolean };
   /** Targets by name, in config order. */

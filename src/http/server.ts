@@ -25,6 +25,7 @@ import { registerCors } from './cors.ts';
 import { createOriginPolicy } from './guards.ts';
 import { registerLegacySseRoute } from './legacy-sse-route.ts';
 import { registerMcpRoute, type ResolveEndpoint } from './mcp-route.ts';
+import { registerRegistryRoute } from './registry-route.ts';
 import { replyError } from './reply-error.ts';
 import { registerAuthHook, registerResourceMetadata } from './auth-hook.ts';
 import { createRequestLimits } from '../auth/rate-limit.ts';
@@ -195,6 +196,9 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
     // One route per path shape, not per target: the table says per request what a name serves
     // now, so a reload adds and removes servers and groups without touching the routes.
     const table = endpoints ?? createEndpointTable(config);
+    if (config.registry?.serve === true) {
+      registerRegistryRoute(mcp, config, table, (request) => config.auth?.publicUrl ?? `http://${request.headers.host ?? 'localhost'}`);
+    }
     const families: Array<[string, ResolveEndpoint]> = [
       ['/servers/:name', (request) => table.server((request.params as { name: string }).name, request.principal)],
       ['/groups/:name', (request) => table.group((request.params as { name: string }).name)],

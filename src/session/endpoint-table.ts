@@ -34,6 +34,8 @@ export interface EndpointTable {
   server(name: string, caller?: Caller): RouteEndpoint | undefined;
   /** `/groups/<name>/...`: undefined for a name never configured. */
   group(name: string): RouteEndpoint | undefined;
+  /** The servers configured now (removed ones left out), in config order. */
+  serverNames(): string[];
   /** `/mcp`, `/ws`, `/sse`, `/messages`; undefined when it is one target the policy denies `caller`. */
   root(caller?: Caller): RouteEndpoint | undefined;
   /** Applies a reloaded config: new sessions get the new table, live aggregate sessions are reconfigured. */
@@ -122,6 +124,7 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
   return {
     server: (name, caller) => (policy === undefined || policy.grant(caller, name) !== undefined ? servers.get(name) : undefined),
     group: (name) => groupEntries.get(name),
+    serverNames: () => [...servers].filter(([, entry]) => entry.open).map(([name]) => name),
     root: (caller) => (policy === undefined || only === undefined || policy.grant(caller, only) !== undefined ? root : undefined),
     update(config) {
       // Live sessions first see the new targets (list_changed, removed ones drained), then new
