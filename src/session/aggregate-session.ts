@@ -32,7 +32,7 @@ import { createSessionCore } from './core.ts';
 import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session, SessionCore } from './session.ts';
-import { coreOptionsOf, type DownstreamInfo } from './store.ts';
+import { coreOptionsOf, type DownstreamInfo, type ToolLimit } from './store.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 
 export interface AggregateSession extends Session {
@@ -64,6 +64,8 @@ export interface AggregateSessionOptions {
   /** See SessionSeed.inflight and SessionSeed.breakers. */
   inflight?: InflightBudget | undefined;
   breakers?: Breakers | undefined;
+  /** See SessionSeed.limitTool. */
+  limitTool?: ToolLimit | undefined;
   /** Who hears about its requests and upstreams (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
 }

@@ -14,6 +14,7 @@ import type { InflightBudget } from './inflight.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionCore } from './session.ts';
+import type { ToolLimit } from './store.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
 /**
@@ -103,4 +104,6 @@ export interface CoreOptions {
   observer?: Observer | undefined;
   /** The principal's id (gateway.auth). */
   principal?: string | undefined;
+  /** See SessionSeed.limitTool. */
+  limitTool?: ToolLimit | undefined;
 }

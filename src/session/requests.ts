@@ -28,6 +28,7 @@ import type { Flavour, LocalAnswer, Pending } from './flavour.ts';
 import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
+import type { ToolLimit } from './store.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
@@ -91,9 +92,11 @@ export interface RequestsOptions {
   readonly observer: Observer;
   /** Tracing on (spans per request and upstream call); undefined: off. */
   readonly traced: Traced | undefined;
+  /** The per-tool rate limit, judged once the call's target and own tool name are known; undefined: none. */
+  readonly limitTool?: ToolLimit | undefined;
 }
 
-export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced }: RequestsOptions): Requests {
+export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced, limitTool }: RequestsOptions): Requests {
   const inflight = new Map<string, Pending>();
   // Clock reads only for someone who reads them.
   const timed = observer.observing;
@@ -187,6 +190,14 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
   };
 
   const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {
+    // After routing: the aggregate restored the server's own name, so every spelling is one bucket.
+    if (limitTool !== undefined && request.method === 'tools/call' && typeof request.params?.name === 'string') {
+      try {
+        limitTool(member.name, request.params.name);
+      } catch (err) {
+        return fail(rec, err);
+      }
+    }
     // Hot path: an open member takes the request at once; only a first use (or a restart) waits.
     if (member.connection !== undefined) return send(rec, member, request);
     member.connect().then(

@@ -26,7 +26,7 @@ import type { InflightBudget } from './inflight.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import type { Observer } from '../log/observer.ts';
-import { coreOptionsOf, type DownstreamInfo } from './store.ts';
+import { coreOptionsOf, type DownstreamInfo, type ToolLimit } from './store.ts';
 import type { Session, SessionCore } from './session.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 
@@ -54,6 +54,8 @@ export interface SingleSessionOptions {
   /** See SessionSeed.inflight and SessionSeed.breakers. */
   inflight?: InflightBudget | undefined;
   breakers?: Breakers | undefined;
+  /** See SessionSeed.limitTool. */
+  limitTool?: ToolLimit | undefined;
   /** Who hears about its requests and upstream (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
 }

@@ -43,7 +43,16 @@ export interface SessionSeed {
   readonly breakers?: Breakers | undefined;
   /** Who hears about the session's requests and upstreams (the Runtime's observer). */
   readonly observer?: Observer | undefined;
+  /** The per-tool rate limit, bound to the session's principal; absent: none. */
+  readonly limitTool?: ToolLimit | undefined;
 }
+
+/**
+ * Takes one `tools/call` of `tool` (the server's own name) on `target` from the session's
+ * principal; throws GW_RATE_LIMITED when over the limit. Judged after routing, so every path and
+ * spelling of one tool (a server path, an aggregate's prefixed name, WebSocket, 2026) is one bucket.
+ */
+export type ToolLimit = (target: string, tool: string) => void;
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
 export interface DownstreamInfo {
@@ -70,7 +79,7 @@ export function observed(options: { readonly downstream?: DownstreamInfo | undef
 }
 
 /** What every kind of session passes on to its core from what its factory got. */
-export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'tracing' | 'observer'> {
+export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'tracing' | 'observer' | 'limitTool'> {
   readonly endpoint: string;
   readonly inflight?: InflightBudget | undefined;
   readonly downstream?: DownstreamInfo | undefined;
@@ -78,8 +87,8 @@ export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended
 
 /** The session-core options every kind of session shares, with its own `logger`. */
 export function coreOptionsOf(options: CoreSource, logger: Logger) {
-  const { id, endpoint, limits, onended, audit, tracing, inflight } = options;
-  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, ...observed(options) };
+  const { id, endpoint, limits, onended, audit, tracing, inflight, limitTool } = options;
+  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, limitTool, ...observed(options) };
 }
 
 /**
@@ -123,9 +132,13 @@ export interface SessionStoreOptions {
   breakers?: Breakers | undefined;
   /** Told of every session's life and requests (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
+  /** gateway.rateLimits.perTool keyed by principal id, target and tool (auth/rate-limit.ts); absent: none. */
+  limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER }: SessionStoreOptions): SessionStore {
+const bindTool = (limit: (principal: string, target: string, tool: string) => void, principal: string): ToolLimit => (target, tool) => limit(principal, target, tool);
+
+export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool }: SessionStoreOptions): SessionStore {
   const inflight = createInflightBudget(config.limits);
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -225,6 +238,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         breakers,
         tracing,
         observer,
+        limitTool: limitTool && bindTool(limitTool, downstream.principal?.id ?? 'anonymous'),
       });
       sessions.set(id, session);
       observer.sessionOpened(session);
