@@ -35,6 +35,8 @@ const DUPLICATE = 'A request with this id is already in flight in this session';
 
 /** The requests that get an audit line (logging.audit), and what names their subject. */
 const AUDITED: Readonly<Record<string, 'name' | 'uri'>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+/** The audit line's field for that subject: never `name`, which is the logger's own (`switchboard`). */
+const AUDIT_FIELD: Readonly<Record<string, string>> = { 'tools/call': 'tool', 'prompts/get': 'prompt', 'resources/read': 'uri' };
 
 function auditedOf(request: JsonRpcRequest): Pending['audited'] {
   const field = AUDITED[request.method];
@@ -124,7 +126,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     const a = rec.audited;
     if (a === undefined || audit === undefined) return;
     const ms = Math.round((performance.now() - a.started) * 10) / 10;
-    audit.info({ method: rec.method, name: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
+    audit.info({ method: rec.method, [AUDIT_FIELD[rec.method] as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
   };
 
   const deliver = (rec: Pending, text: string) => {

@@ -77,7 +77,8 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       target,
       exposure,
       eager: true,
-      logger,
+      // The supervisor names the target itself: from the session's logger it would twice.
+      logger: options.logger.child({ session: options.id }),
       hooks: parts.hooks,
       open: options.open,
       initParams: composedInit,
