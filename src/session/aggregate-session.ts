@@ -29,10 +29,10 @@ import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import { learn, learntOf, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import { createSessionCore } from './core.ts';
-import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
+import type { CoreParts, Flavour, LocalAnswer, ToolLimit } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session, SessionCore } from './session.ts';
-import { coreOptionsOf, type DownstreamInfo, type ToolLimit } from './store.ts';
+import { coreOptionsOf, type DownstreamInfo } from './store.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 
 export interface AggregateSession extends Session {

@@ -14,7 +14,6 @@ import type { InflightBudget } from './inflight.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionCore } from './session.ts';
-import type { ToolLimit } from './store.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
 /**
@@ -107,3 +106,10 @@ export interface CoreOptions {
   /** See SessionSeed.limitTool. */
   limitTool?: ToolLimit | undefined;
 }
+
+/**
+ * Takes one `tools/call` of `tool` (the server's own name) on `target` from the session's
+ * principal; throws GW_RATE_LIMITED when over the limit. Judged after routing, so every path and
+ * spelling of one tool (a server path, an aggregate's prefixed name, WebSocket, 2026) is one bucket.
+ */
+export type ToolLimit = (target: string, tool: string) => void;

@@ -24,22 +24,19 @@ import {
 } from '../telemetry/tracing.ts';
 import type { Observer, RequestOutcome } from '../log/observer.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
-import type { Flavour, LocalAnswer, Pending } from './flavour.ts';
+import type { Flavour, LocalAnswer, Pending, ToolLimit } from './flavour.ts';
 import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
-import type { ToolLimit } from './store.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
 
-/** The requests that get an audit line (logging.audit), and what names their subject. */
-const AUDITED: Readonly<Record<string, 'name' | 'uri'>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
-/** The audit line's field for that subject: never `name`, which is the logger's own (`switchboard`). */
-const AUDIT_FIELD: Readonly<Record<string, string>> = { 'tools/call': 'tool', 'prompts/get': 'prompt', 'resources/read': 'uri' };
+/** The requests that get an audit line (logging.audit): the param naming their subject, and the line's field for it (never `name`, the logger's own). */
+const AUDITED: Readonly<Record<string, readonly ['name' | 'uri', string]>> = { 'tools/call': ['name', 'tool'], 'prompts/get': ['name', 'prompt'], 'resources/read': ['uri', 'uri'] };
 
 function auditedOf(request: JsonRpcRequest): Pending['audited'] {
-  const field = AUDITED[request.method];
+  const field = AUDITED[request.method]?.[0];
   if (field === undefined) return undefined;
   const name = request.params?.[field];
   return { name: typeof name === 'string' ? name : '', started: performance.now() };
@@ -47,7 +44,7 @@ function auditedOf(request: JsonRpcRequest): Pending['audited'] {
 
 /** What an observed request names (ObservedRequest.subject); list requests: their cursor, if any. */
 function subjectOf(request: JsonRpcRequest): string | undefined {
-  const field = AUDITED[request.method] ?? (request.method.endsWith('/list') ? 'cursor' : undefined);
+  const field = AUDITED[request.method]?.[0] ?? (request.method.endsWith('/list') ? 'cursor' : undefined);
   const value = field === undefined ? undefined : request.params?.[field];
   return typeof value === 'string' ? value : undefined;
 }
@@ -126,7 +123,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     const a = rec.audited;
     if (a === undefined || audit === undefined) return;
     const ms = Math.round((performance.now() - a.started) * 10) / 10;
-    audit.info({ method: rec.method, [AUDIT_FIELD[rec.method] as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
+    audit.info({ method: rec.method, [AUDITED[rec.method]?.[1] as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
   };
 
   const deliver = (rec: Pending, text: string) => {

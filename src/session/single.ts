@@ -26,7 +26,8 @@ import type { InflightBudget } from './inflight.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import type { Observer } from '../log/observer.ts';
-import { coreOptionsOf, type DownstreamInfo, type ToolLimit } from './store.ts';
+import { coreOptionsOf, type DownstreamInfo } from './store.ts';
+import type { ToolLimit } from './flavour.ts';
 import type { Session, SessionCore } from './session.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 

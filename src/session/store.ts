@@ -14,6 +14,7 @@ import type { Tracing } from '../telemetry/tracing.ts';
 import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
 import { createInflightBudget, type InflightBudget } from './inflight.ts';
+import type { ToolLimit } from './flavour.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
 
@@ -46,13 +47,6 @@ export interface SessionSeed {
   /** The per-tool rate limit, bound to the session's principal; absent: none. */
   readonly limitTool?: ToolLimit | undefined;
 }
-
-/**
- * Takes one `tools/call` of `tool` (the server's own name) on `target` from the session's
- * principal; throws GW_RATE_LIMITED when over the limit. Judged after routing, so every path and
- * spelling of one tool (a server path, an aggregate's prefixed name, WebSocket, 2026) is one bucket.
- */
-export type ToolLimit = (target: string, tool: string) => void;
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
 export interface DownstreamInfo {
@@ -135,8 +129,6 @@ export interface SessionStoreOptions {
   /** gateway.rateLimits.perTool keyed by principal id, target and tool (auth/rate-limit.ts); absent: none. */
   limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
 }
-
-const bindTool = (limit: (principal: string, target: string, tool: string) => void, principal: string): ToolLimit => (target, tool) => limit(principal, target, tool);
 
 export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool }: SessionStoreOptions): SessionStore {
   const inflight = createInflightBudget(config.limits);
@@ -238,7 +230,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         breakers,
         tracing,
         observer,
-        limitTool: limitTool && bindTool(limitTool, downstream.principal?.id ?? 'anonymous'),
+        limitTool: limitTool && ((target: string, tool: string) => limitTool(downstream.principal?.id ?? 'anonymous', target, tool)),
       });
       sessions.set(id, session);
       observer.sessionOpened(session);
