@@ -4,6 +4,7 @@
  * cursor codec, endpoint table, session store) -> HTTP server. Nothing imports this file except
  * cli.ts and tests that need a whole gateway.
  */
+import { createToolLimits } from './auth/rate-limit.ts';
 import { endpointUrls } from './config/endpoints.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { adminExposure } from './http/admin-routes.ts';
@@ -94,7 +95,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     },
     adminExposure(config).served,
   );
-  const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer }));
+  const limitTool = createToolLimits(config.rateLimits, () => observability.observer.refused('rate-limit', 'GW_RATE_LIMITED'));
+  const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool }));
   const { store, endpoints } = runtime;
   const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, stateless: runtime.stateless, health: runtime.health, ...observability });
   await app.listen({ host: config.listen.host, port: config.listen.port });

@@ -6,7 +6,9 @@
  * list; anything else is no value.
  *
  * Bounds: `MAX_VALUES` values per claim and `MAX_VALUE_LENGTH` characters per value; longer
- * values are dropped, not cut (a cut value could match a glob the whole value does not).
+ * values are dropped, not cut (a cut value could match a glob the whole value does not). A claim
+ * that lost values to these bounds is named in `cut`: the policy cannot know what it lost, so a
+ * deny rule naming it applies (fails closed) while allow rules see only the values kept.
  */
 
 export const MAX_VALUES = 64;
@@ -24,16 +26,26 @@ function lookup(payload: Record<string, unknown>, name: string): unknown {
   return at;
 }
 
-function toStrings(value: unknown): string[] {
-  const out: string[] = [];
+/** The values kept, and whether any value was left out for the bounds. */
+function toStrings(value: unknown): { values: string[]; cut: boolean } {
+  const values: string[] = [];
+  let cut = false;
   for (const v of Array.isArray(value) ? value : [value]) {
-    if (out.length >= MAX_VALUES) break;
-    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') {
-      const text = String(v);
-      if (text.length <= MAX_VALUE_LENGTH) out.push(text);
-    }
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') continue;
+    const text = String(v);
+    if (values.length >= MAX_VALUES || text.length > MAX_VALUE_LENGTH) {
+      cut = true;
+      if (values.length >= MAX_VALUES) break;
+    } else values.push(text);
   }
-  return out;
+  return { values, cut };
+}
+
+/** What a principal keeps: the values, and the names of the claims that lost some to the bounds. */
+export interface PickedClaims {
+  readonly claims: Claims;
+  /** Names of claims cut by the bounds; undefined when none was (the usual case). */
+  readonly claimsCut: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -41,8 +53,13 @@ function toStrings(value: unknown): string[] {
  * the token has none), frozen. Always an object for a token, even when the policy names no
  * claim: a name missing from it means "not captured", which a deny rule treats as matching.
  */
-export function pickClaims(payload: Record<string, unknown>, names: readonly string[]): Claims {
+export function pickClaims(payload: Record<string, unknown>, names: readonly string[]): PickedClaims {
   const out: Record<string, readonly string[]> = {};
-  for (const name of names) out[name] = Object.freeze(toStrings(lookup(payload, name)));
-  return Object.freeze(out);
+  let claimsCut: Set<string> | undefined;
+  for (const name of names) {
+    const { values, cut } = toStrings(lookup(payload, name));
+    out[name] = Object.freeze(values);
+    if (cut) (claimsCut ??= new Set()).add(name);
+  }
+  return { claims: Object.freeze(out), claimsCut };
 }

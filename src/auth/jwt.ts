@@ -69,7 +69,7 @@ export function createJwtCheck(config: JwtConfig, claimNames: readonly string[] 
     if (protectedHeader.typ?.toLowerCase() === 'id_token' || ID_TOKEN_CLAIMS.some((c) => c in payload)) {
       throw new AuthFailure(401, 'an ID token is not an access token');
     }
-    const principal: Principal = Object.freeze({ id: `${String(payload.iss)}#${String(payload.sub)}`, kind: 'jwt', subject: String(payload.sub), scopes: scopesOf(payload), claims: pickClaims(payload, claimNames) });
+    const principal: Principal = Object.freeze({ id: `${String(payload.iss)}#${String(payload.sub)}`, kind: 'jwt', subject: String(payload.sub), scopes: scopesOf(payload), ...pickClaims(payload, claimNames) });
     return { principal, until: ((payload.exp as number) + config.clockSkewSec) * 1000 };
   };
   return async (token, resource) => {

@@ -12,6 +12,8 @@ export interface Principal {
   readonly scopes: ReadonlySet<string>;
   /** A token's claims that the policy names (auth/claims.ts); undefined for keys and anonymous. */
   readonly claims?: Readonly<Record<string, readonly string[]>> | undefined;
+  /** Claims that lost values to the bounds (auth/claims.ts): a deny rule naming one applies. */
+  readonly claimsCut?: ReadonlySet<string> | undefined;
 }
 
 export const ANONYMOUS: Principal = Object.freeze({ id: 'anonymous', kind: 'anonymous', subject: 'anonymous', scopes: new Set<string>() });

@@ -1,9 +1,11 @@
 /**
  * Rate limits keyed on who calls, not on the session (a client cannot reset them by
- * re-initializing): a token bucket per principal for every JSON-RPC request, and one per principal
- * and tool name for `tools/call`. Each kind keeps at most `maxKeys` buckets, the least recently used
- * going first (a forgotten bucket comes back full, which errs toward the caller, never toward
- * unbounded memory).
+ * re-initializing): a token bucket per principal for every JSON-RPC request, checked at the edge
+ * before routing, and one per principal, target and the target's own tool name for `tools/call`,
+ * checked by the session once the call is routed (so `echo` on `/servers/ev/mcp` and `ev__echo`
+ * on an aggregate, over any transport or era, take from one bucket). Each kind keeps at most
+ * `maxKeys` buckets, the least recently used going first (a forgotten bucket comes back full,
+ * which errs toward the caller, never toward unbounded memory).
  */
 import type { BucketConfig, RateLimitsConfig } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
@@ -39,27 +41,46 @@ function createBuckets({ perSecond, burst }: BucketConfig, maxKeys: number): Tak
 }
 
 export interface RequestLimits {
-  /** Throws GW_RATE_LIMITED (with `retryAfterSec`) when one of `messages`' requests is over a limit. */
+  /** Throws GW_RATE_LIMITED (with `retryAfterSec`) when one of `messages`' requests is over the principal's limit. */
   check(principal: string, messages: readonly JsonRpcMessage[], now?: number): void;
 }
 
-/** `onrejected`: told of every refusal (the rate-limit metric). */
+const refuse = (wait: number, onrejected: () => void) => {
+  onrejected();
+  return new GatewayError('GW_RATE_LIMITED', undefined, { retryAfterSec: Math.ceil(wait / 1000) });
+};
+
+/** The per-principal limit; `onrejected`: told of every refusal (the rate-limit metric). */
 export function createRequestLimits(config: RateLimitsConfig | undefined, onrejected: () => void = () => undefined): RequestLimits | undefined {
-  if (config === undefined || (config.perPrincipal === undefined && config.perTool === undefined)) return undefined;
-  const perPrincipal = config.perPrincipal && createBuckets(config.perPrincipal, config.maxKeys);
-  const perTool = config.perTool && createBuckets(config.perTool, config.maxKeys);
+  if (config?.perPrincipal === undefined) return undefined;
+  const perPrincipal = createBuckets(config.perPrincipal, config.maxKeys);
   return {
     check(principal, messages, now = Date.now()) {
       let wait = 0;
       for (const m of messages) {
         const method = (m as { method?: unknown }).method;
         if (typeof method !== 'string' || !('id' in m)) continue; // notifications and answers are free
-        wait = Math.max(wait, perPrincipal?.(principal, now) ?? 0);
-        const name = method === 'tools/call' ? (m as { params?: { name?: unknown } }).params?.name : undefined;
-        if (perTool !== undefined && typeof name === 'string') wait = Math.max(wait, perTool(`${principal}\n${name}`, now));
+        wait = Math.max(wait, perPrincipal(principal, now));
       }
-      if (wait > 0) onrejected();
-      if (wait > 0) throw new GatewayError('GW_RATE_LIMITED', undefined, { retryAfterSec: Math.ceil(wait / 1000) });
+      if (wait > 0) throw refuse(wait, onrejected);
     },
+  };
+}
+
+/**
+ * The per-tool limit: takes one call of `tool` (the target's own name) on `target` by `principal`,
+ * or throws GW_RATE_LIMITED. Undefined when `perTool` is not configured (nothing runs per call).
+ */
+export function createToolLimits(
+  config: RateLimitsConfig | undefined,
+  onrejected: () => void = () => undefined,
+): ((principal: string, target: string, tool: string, now?: number) => void) | undefined {
+  if (config?.perTool === undefined) return undefined;
+  const perTool = createBuckets(config.perTool, config.maxKeys);
+  return (principal, target, tool, now = Date.now()) => {
+    // Unambiguous whatever a token's subject holds: the principal length-prefixed, and a target
+    // name (from config) never contains NUL.
+    const wait = perTool(`${principal.length}:${principal}${target}\u0000${tool}`, now);
+    if (wait > 0) throw refuse(wait, onrejected);
   };
 }

@@ -8,7 +8,7 @@ import { replyError } from './reply-error.ts';
 import type { RequestLimits } from '../auth/rate-limit.ts';
 import { randomUUID } from 'node:crypto';
 import { GatewayError, isGatewayError, toErrorResponse } from '../errors/gateway-error.ts';
-import { isObject, isRequest, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
+import { isObject, isRequest, isRequestId, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
 import { checkModernRequest, classifyPost, type EraRejection } from '../jsonrpc/era.ts';
 import type { StatelessServer } from '../session/stateless/serve.ts';
 import { createExchange } from './exchange.ts';
@@ -101,10 +101,13 @@ function toMessages(value: unknown): { messages: JsonRpcMessage[]; batch: boolea
   return { messages, batch };
 }
 
-/** The request id of a body, when it has a usable one (2026 errors must echo it). */
+/**
+ * The request id of a body, when it has a usable one (2026 errors must echo it): a string, a number,
+ * or a big integer's exact text as parseJson kept it (envelope.ts).
+ */
 function idOf(value: unknown): JsonRpcRequest['id'] | null {
   const id = isObject(value) ? value.id : undefined;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
+  return isRequestId(id) ? id : null;
 }
 
 const eraError = (r: EraRejection) => new GatewayError(r.reject, r.message, r.data ?? {});

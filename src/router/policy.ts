@@ -25,6 +25,11 @@ export interface Caller {
    * claim name missing here was not captured (a reload named it later): see `claimsMatch`.
    */
   readonly claims?: Readonly<Record<string, readonly string[]>> | undefined;
+  /**
+   * Claims whose values were cut to the bounds (too many values, or a value too long: auth/claims.ts).
+   * What was cut is unknown, so a deny rule naming such a claim applies; allow rules see the kept values only.
+   */
+  readonly claimsCut?: ReadonlySet<string> | undefined;
 }
 
 export const ANONYMOUS_CALLER: Caller = Object.freeze({ id: 'anonymous', subject: 'anonymous', scopes: new Set<string>() });
@@ -75,15 +80,18 @@ function filterOf(kind: Kind, allows: CompiledRule[], denies: CompiledRule[]): N
  * Whether `caller`'s claims satisfy the rule's. A caller without a token has no claims: a rule
  * that names claims is not for it. A claim the principal did not capture (the policy that named
  * it came with a reload, after the token was read) fails closed: an allow rule does not apply,
- * a deny rule does.
+ * a deny rule does. So does a claim whose values were cut to the bounds (the cut value may be the
+ * one the deny rule names); an allow rule matches only a value that was kept whole.
  */
 function claimsMatch(r: CompiledRule, caller: Caller): boolean {
   if (r.claims.length === 0) return true;
   const claims = caller.claims;
   if (claims === undefined) return false;
+  const deny = r.rule.effect === 'deny';
+  const cut = caller.claimsCut;
   return r.claims.every(([name, glob]) => {
     const values = claims[name];
-    if (values === undefined) return r.rule.effect === 'deny';
+    if (values === undefined || (deny && cut?.has(name) === true)) return deny;
     return values.some((v) => glob.test(v));
   });
 }

@@ -56,7 +56,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
         };
   const budget = options.inflight ?? createInflightBudget(limits);
   const observer = options.observer ?? NOOP_OBSERVER;
-  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced });
+  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced, limitTool: options.limitTool });
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;

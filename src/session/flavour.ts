@@ -103,4 +103,13 @@ export interface CoreOptions {
   observer?: Observer | undefined;
   /** The principal's id (gateway.auth). */
   principal?: string | undefined;
+  /** See SessionSeed.limitTool. */
+  limitTool?: ToolLimit | undefined;
 }
+
+/**
+ * Takes one `tools/call` of `tool` (the server's own name) on `target` from the session's
+ * principal; throws GW_RATE_LIMITED when over the limit. Judged after routing, so every path and
+ * spelling of one tool (a server path, an aggregate's prefixed name, WebSocket, 2026) is one bucket.
+ */
+export type ToolLimit = (target: string, tool: string) => void;

@@ -24,7 +24,7 @@ import {
 } from '../telemetry/tracing.ts';
 import type { Observer, RequestOutcome } from '../log/observer.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
-import type { Flavour, LocalAnswer, Pending } from './flavour.ts';
+import type { Flavour, LocalAnswer, Pending, ToolLimit } from './flavour.ts';
 import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
@@ -32,11 +32,11 @@ import type { OutStream, StreamSet } from './streams.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
 
-/** The requests that get an audit line (logging.audit), and what names their subject. */
-const AUDITED: Readonly<Record<string, 'name' | 'uri'>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+/** The requests that get an audit line (logging.audit): the param naming their subject, and the line's field for it (never `name`, the logger's own). */
+const AUDITED: Readonly<Record<string, readonly ['name' | 'uri', string]>> = { 'tools/call': ['name', 'tool'], 'prompts/get': ['name', 'prompt'], 'resources/read': ['uri', 'uri'] };
 
 function auditedOf(request: JsonRpcRequest): Pending['audited'] {
-  const field = AUDITED[request.method];
+  const field = AUDITED[request.method]?.[0];
   if (field === undefined) return undefined;
   const name = request.params?.[field];
   return { name: typeof name === 'string' ? name : '', started: performance.now() };
@@ -44,7 +44,7 @@ function auditedOf(request: JsonRpcRequest): Pending['audited'] {
 
 /** What an observed request names (ObservedRequest.subject); list requests: their cursor, if any. */
 function subjectOf(request: JsonRpcRequest): string | undefined {
-  const field = AUDITED[request.method] ?? (request.method.endsWith('/list') ? 'cursor' : undefined);
+  const field = AUDITED[request.method]?.[0] ?? (request.method.endsWith('/list') ? 'cursor' : undefined);
   const value = field === undefined ? undefined : request.params?.[field];
   return typeof value === 'string' ? value : undefined;
 }
@@ -91,9 +91,11 @@ export interface RequestsOptions {
   readonly observer: Observer;
   /** Tracing on (spans per request and upstream call); undefined: off. */
   readonly traced: Traced | undefined;
+  /** The per-tool rate limit, judged once the call's target and own tool name are known; undefined: none. */
+  readonly limitTool?: ToolLimit | undefined;
 }
 
-export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced }: RequestsOptions): Requests {
+export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced, limitTool }: RequestsOptions): Requests {
   const inflight = new Map<string, Pending>();
   // Clock reads only for someone who reads them.
   const timed = observer.observing;
@@ -121,7 +123,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     const a = rec.audited;
     if (a === undefined || audit === undefined) return;
     const ms = Math.round((performance.now() - a.started) * 10) / 10;
-    audit.info({ method: rec.method, name: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
+    audit.info({ method: rec.method, [AUDITED[rec.method]?.[1] as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
   };
 
   const deliver = (rec: Pending, text: string) => {
@@ -187,6 +189,14 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
   };
 
   const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {
+    // After routing: the aggregate restored the server's own name, so every spelling is one bucket.
+    if (limitTool !== undefined && request.method === 'tools/call' && typeof request.params?.name === 'string') {
+      try {
+        limitTool(member.name, request.params.name);
+      } catch (err) {
+        return fail(rec, err);
+      }
+    }
     // Hot path: an open member takes the request at once; only a first use (or a restart) waits.
     if (member.connection !== undefined) return send(rec, member, request);
     member.connect().then(

@@ -52,9 +52,11 @@ export interface Runtime {
 export interface RuntimeExtras {
   readonly tracing?: Tracing | undefined;
   readonly observer?: Observer | undefined;
+  /** gateway.rateLimits.perTool (auth/rate-limit.ts createToolLimits); undefined: none. */
+  readonly limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
 }
 
-export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer = NOOP_OBSERVER }: RuntimeExtras = {}): Runtime {
+export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer = NOOP_OBSERVER, limitTool }: RuntimeExtras = {}): Runtime {
   const agents = createAgentPool();
   const pools = createSharedPools();
   const tokens = createTokenCache({ logger });
@@ -63,7 +65,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   const health = createTargetHealth({ targets: config.targets.values(), breakers, config: config.health });
   const cursors = createCursorCodec();
   const endpoints = createEndpointTable(config, cursors);
-  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer });
+  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool });
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
     agents,

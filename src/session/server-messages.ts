@@ -94,7 +94,8 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
     const params = notification.params;
     const upstreamRequestId = cancelledRequestId(params);
     if (upstreamRequestId === undefined || !isObject(params)) {
-      logger.warn({ target: member.name }, 'notifications/cancelled from the upstream without a usable requestId; dropped');
+      // A single-target session's logger names its target already: a line carries each key once.
+      logger.warn(namespaced ? { target: member.name } : {}, 'notifications/cancelled from the upstream without a usable requestId; dropped');
       return;
     }
     const ids = idsOf(member);

@@ -27,6 +27,7 @@ import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import type { Observer } from '../log/observer.ts';
 import { coreOptionsOf, type DownstreamInfo } from './store.ts';
+import type { ToolLimit } from './flavour.ts';
 import type { Session, SessionCore } from './session.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 
@@ -54,6 +55,8 @@ export interface SingleSessionOptions {
   /** See SessionSeed.inflight and SessionSeed.breakers. */
   inflight?: InflightBudget | undefined;
   breakers?: Breakers | undefined;
+  /** See SessionSeed.limitTool. */
+  limitTool?: ToolLimit | undefined;
   /** Who hears about its requests and upstream (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
 }
@@ -75,7 +78,8 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       target,
       exposure,
       eager: true,
-      logger,
+      // The supervisor names the target itself: from the session's logger it would twice.
+      logger: options.logger.child({ session: options.id }),
       hooks: parts.hooks,
       open: options.open,
       initParams: composedInit,

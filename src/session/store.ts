@@ -14,6 +14,7 @@ import type { Tracing } from '../telemetry/tracing.ts';
 import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
 import { createInflightBudget, type InflightBudget } from './inflight.ts';
+import type { ToolLimit } from './flavour.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
 
@@ -43,6 +44,8 @@ export interface SessionSeed {
   readonly breakers?: Breakers | undefined;
   /** Who hears about the session's requests and upstreams (the Runtime's observer). */
   readonly observer?: Observer | undefined;
+  /** The per-tool rate limit, bound to the session's principal; absent: none. */
+  readonly limitTool?: ToolLimit | undefined;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -70,7 +73,7 @@ export function observed(options: { readonly downstream?: DownstreamInfo | undef
 }
 
 /** What every kind of session passes on to its core from what its factory got. */
-export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'tracing' | 'observer'> {
+export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'tracing' | 'observer' | 'limitTool'> {
   readonly endpoint: string;
   readonly inflight?: InflightBudget | undefined;
   readonly downstream?: DownstreamInfo | undefined;
@@ -78,8 +81,8 @@ export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended
 
 /** The session-core options every kind of session shares, with its own `logger`. */
 export function coreOptionsOf(options: CoreSource, logger: Logger) {
-  const { id, endpoint, limits, onended, audit, tracing, inflight } = options;
-  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, ...observed(options) };
+  const { id, endpoint, limits, onended, audit, tracing, inflight, limitTool } = options;
+  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, limitTool, ...observed(options) };
 }
 
 /**
@@ -123,9 +126,11 @@ export interface SessionStoreOptions {
   breakers?: Breakers | undefined;
   /** Told of every session's life and requests (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
+  /** gateway.rateLimits.perTool keyed by principal id, target and tool (auth/rate-limit.ts); absent: none. */
+  limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool }: SessionStoreOptions): SessionStore {
   const inflight = createInflightBudget(config.limits);
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -225,6 +230,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         breakers,
         tracing,
         observer,
+        limitTool: limitTool && ((target: string, tool: string) => limitTool(downstream.principal?.id ?? 'anonymous', target, tool)),
       });
       sessions.set(id, session);
       observer.sessionOpened(session);

@@ -37,6 +37,8 @@ export interface StdioTransportOptions {
   logger: Logger;
   /** Variables on top of the target's own (per-principal identity); never logged. */
   extraEnv?: Readonly<Record<string, string>> | undefined;
+  /** Takes the gateway's secrets out of stderr lines that leave the transport (the exit error); default: none. */
+  scrub?: ((text: string) => string) | undefined;
 }
 
 export interface StdioTransport extends Transport {
@@ -74,6 +76,8 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   let closeRequested = false;
   let failure: GatewayError | undefined;
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const scrub = options.scrub;
+  const tailOf = (sink: StderrSink | undefined) => (scrub === undefined ? (sink?.tail() ?? []) : (sink?.tail() ?? []).map(scrub));
   let pipeTimer: NodeJS.Timeout | undefined;
   /** This child's mark in the environment of everything it starts (see escapees.ts). */
   let tag: string | undefined;
@@ -88,7 +92,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     get pid() {
       return child?.pid;
     },
-    stderrTail: () => stderr?.tail() ?? [],
+    stderrTail: () => tailOf(stderr),
     garbage: () => stdout?.garbage ?? { lines: 0, first: undefined },
     start() {
       startPromise ??= new Promise<void>(spawnChild);
@@ -335,7 +339,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     const how = signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`;
     // stderr often prints environment values and other sessions' requests: to clients only when
     // the target opts in (never in shared mode); always to the log, with the correlation id.
-    const tail = stderr?.tail() ?? [];
+    const tail = tailOf(stderr);
     const details = correlated(name, { exitCode: code, signal, ...(target.stderrInErrors === true ? { stderr: tail } : {}) });
     return new GatewayError('GW_UPSTREAM_EXITED', `Upstream server "${name}" ${how}`, details, { internal: { stderr: tail } });
   }

@@ -7,6 +7,8 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { AgentPool } from '../transport/http-pool.ts';
+import { scrubbingLogger, scrubText } from '../log/scrub.ts';
+import { connectionSecrets } from './secrets.ts';
 import { principalEnv, principalHeaders, subjectTokenOf, type LiveAuthorization, type UpstreamPrincipal } from './identity.ts';
 import type { TokenCache } from './token-cache.ts';
 import { createLegacySseTransport } from '../transport/legacy-sse.ts';
@@ -58,10 +60,13 @@ const DISCOVER_TIMEOUT_MS = 10_000;
 export type UpstreamTransport = Transport & { readonly pid?: number | undefined; garbage?(): StdoutGarbage };
 
 /** The target's transport, and what to do once it is closed for good (give its agent back). */
-function createTransport({ target, logger, authorization, agents, principal, tokens, downstream, eras }: UpstreamOptions): { transport: UpstreamTransport; done(): void } {
+function createTransport(
+  { target, logger, authorization, agents, principal, tokens, downstream, eras }: UpstreamOptions,
+  scrub: (text: string) => string,
+): { transport: UpstreamTransport; done(): void } {
   if (target.type === 'stdio') {
     const extraEnv = principalEnv(target.principalEnv, principal);
-    return { transport: createStdioTransport({ target, logger, extraEnv }), done: () => undefined };
+    return { transport: createStdioTransport({ target, logger, extraEnv, scrub }), done: () => undefined };
   }
   if (agents === undefined) throw new GatewayError('GW_INTERNAL', `No agent pool for remote target "${target.name}"`);
   const agent = agents.acquire(target);
@@ -91,8 +96,12 @@ function createTransport({ target, logger, authorization, agents, principal, tok
 }
 
 export function createUpstreamConnection(options: UpstreamOptions): UpstreamConnection {
-  const { transport, done } = createTransport(options);
-  return connectionOver(transport, options, done);
+  // Every line this connection's transport and correlator write is scrubbed of the secrets the
+  // gateway gave the upstream (an upstream may echo them): log/scrub.ts, upstream/secrets.ts.
+  const secrets = connectionSecrets(options);
+  const scrubbed = { ...options, logger: scrubbingLogger(options.logger, secrets) };
+  const { transport, done } = createTransport(scrubbed, (text) => scrubText(text, secrets()));
+  return connectionOver(transport, scrubbed, done);
 }
 
 /**

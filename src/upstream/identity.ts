@@ -2,8 +2,14 @@
  * Per-principal upstream identity: a target's `principalHeaders` (remote) and `principalEnv`
  * (stdio) are templates in which `{sub}` and `{principal}` become the caller's subject and id, so
  * an upstream can tell its users apart while the client's own token never reaches it. Without a
- * principal (no gateway.auth) both are `anonymous`. A value is cut to printable ASCII (headers) or
- * stripped of NUL (env): an issuer's `sub` must not be able to inject a header or a variable.
+ * principal (no gateway.auth) both are `anonymous`.
+ *
+ * What goes into a value is encoded, never stripped: stripping made `alice\u200b`, `al\u00adice`
+ * and `alice` one user upstream. Every character outside printable ASCII, and `%` itself, becomes
+ * `%XX` per UTF-8 byte (percent-encoding, RFC 3986 section 2.1; a lone UTF-16 surrogate, which has
+ * no UTF-8 form, becomes `%uXXXX`). So a plain value (printable ASCII without `%`) arrives as it is,
+ * every encoded one contains `%` and no plain one does, and two different subjects never arrive
+ * alike; an issuer's `sub` cannot inject a header line (CR, LF) or end a variable early (NUL).
  */
 
 import type { TargetConfig } from '../config/types.ts';
@@ -31,22 +37,38 @@ export function subjectTokenOf(principal: UpstreamPrincipal | undefined, authori
   return match?.[1];
 }
 
-const HEADER_UNSAFE = /[^\x20-\x7e]/g;
+/** Everything but printable ASCII without `%`; whole code points (`u`), a lone surrogate alone. */
+const NOT_PLAIN = /[^\x20-\x24\x26-\x7e]/gu;
 
-function fill(templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined, unsafe: RegExp): Record<string, string> {
-  const id = principal?.id ?? 'anonymous';
-  const sub = principal?.subject ?? id;
-  const out: Record<string, string> = {};
-  for (const [name, template] of Object.entries(templates)) {
-    out[name] = template.replaceAll('{sub}', sub.replace(unsafe, '')).replaceAll('{principal}', id.replace(unsafe, ''));
-  }
+function encodeChar(ch: string): string {
+  const unit = ch.charCodeAt(0);
+  if (ch.length === 1 && unit >= 0xd800 && unit <= 0xdfff) return `%u${unit.toString(16).toUpperCase()}`;
+  let out = '';
+  for (const byte of Buffer.from(ch, 'utf8')) out += `%${byte < 16 ? '0' : ''}${byte.toString(16).toUpperCase()}`;
   return out;
 }
 
-export const principalHeaders = (templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined) =>
-  fill(templates, principal, HEADER_UNSAFE);
+/** `value` as it goes into a template: unchanged when plain, else percent-encoded (see above). */
+export function encodeIdentity(value: string): string {
+  return value.replace(NOT_PLAIN, encodeChar);
+}
 
-export const principalEnv = (templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined) => fill(templates, principal, /\0/g);
+const PLACEHOLDER = /\{sub\}|\{principal\}/g;
+
+function fill(templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined): Record<string, string> {
+  const id = encodeIdentity(principal?.id ?? 'anonymous');
+  const sub = principal?.subject === undefined ? id : encodeIdentity(principal.subject);
+  const out: Record<string, string> = {};
+  // One pass with a function: a subject holding `{principal}` or `$&` stays text, never a template.
+  for (const [name, template] of Object.entries(templates)) out[name] = template.replace(PLACEHOLDER, (p) => (p === '{sub}' ? sub : id));
+  return out;
+}
+
+/** A remote target's headers for `principal` (one encoding for headers and variables: see above). */
+export const principalHeaders = (templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined) => fill(templates, principal);
+
+/** A stdio target's variables for `principal`. */
+export const principalEnv = (templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined) => fill(templates, principal);
 
 /**
  * Whether what the upstream says may depend on who calls (per-principal headers or variables, an

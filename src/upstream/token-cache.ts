@@ -20,6 +20,8 @@ export const DEFAULT_LIFETIME_SEC = 60;
 export interface TokenCache {
   /** The upstream token for `principal` at `target`, exchanging `subjectToken` when none is fresh. */
   tokenFor(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined, subjectToken: string | undefined): Promise<string>;
+  /** The token held now for `principal` at `target`, without exchanging or touching its recency (log scrubbing). */
+  peek(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined): string | undefined;
   /** The upstream refused `principal`'s token: forget it (the next request exchanges again). */
   forget(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined): void;
   /** Tokens held now, across targets (tests, status). */
@@ -104,6 +106,9 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
         inflight.set(flightKey, pending);
       }
       return pending;
+    },
+    peek(target, principal) {
+      return byTarget.get(target.name)?.get(principal?.id ?? 'anonymous')?.token;
     },
     forget(target, principal) {
       byTarget.get(target.name)?.delete(principal?.id ?? 'anonymous');

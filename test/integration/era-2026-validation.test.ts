@@ -71,6 +71,28 @@ describe('2026-07-28 requests that break a rule', () => {
     expect(answer.headers.get('mcp-session-id')).toBeNull();
   });
 
+  it.each([
+    ['header version differs from the envelope', 'tools/list', {}, { [VERSION]: '2027-01-01' }, {}, 400],
+    ['no Mcp-Method header', 'tools/list', {}, {}, { 'mcp-method': undefined }, 400],
+    ['Mcp-Name names another tool', 'tools/call', { name: 'test_simple_text' }, {}, { 'mcp-name': 'other' }, 400],
+    ['an envelope without clientCapabilities', 'tools/list', {}, { [CAPS]: undefined }, {}, 400],
+    ['an unsupported revision', 'tools/list', {}, { [VERSION]: 'v999.0.0' }, { 'mcp-protocol-version': 'v999.0.0' }, 400],
+    ['ping (removed)', 'ping', {}, {}, {}, 404],
+    ['a forged requestState', 'tools/call', { name: 'test_simple_text', requestState: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', inputResponses: {} }, {}, {}, 400],
+  ] as const)('%s: a big-integer id is echoed as its exact text', async (_name, method, params, meta, headers, status) => {
+    const BIG = '123456789012345678901234567890';
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 'BIG-ID', method, params: { ...params, _meta: envelope(meta) } }).replace('"BIG-ID"', BIG);
+    const sent: Record<string, string> = { ...standardHeaders(method, params) };
+    for (const [key, value] of Object.entries(headers as Record<string, string | undefined>)) {
+      if (value === undefined) delete sent[key];
+      else sent[key] = value;
+    }
+    const answer = await post(url, body, sent);
+    expect(answer.status, answer.text).toBe(status);
+    expect(answer.text).toContain(`"id":${BIG}`);
+    expect(answer.json.error).toBeDefined();
+  });
+
   it('an unsupported revision lists what is supported and echoes what was asked', async () => {
     const answer = await modern(url, 'server/discover', {}, { id: 'v', meta: { [VERSION]: 'v999.0.0' }, headers: { 'mcp-protocol-version': 'v999.0.0' } });
     expect(answer.json.id).toBe('v');

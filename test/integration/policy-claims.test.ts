@@ -9,6 +9,7 @@ import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildAggregateConfig, colliderServer } from '../support/aggregate.ts';
 import { startIssuer, type Issuer } from '../support/auth-server.ts';
 import { createTestLogger } from '../support/gateway.ts';
+import { MAX_VALUE_LENGTH, MAX_VALUES } from '../../src/auth/claims.ts';
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
 const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claims-test', version: '1' } } };
@@ -86,5 +87,29 @@ describe('policy on token claims', () => {
     expect(names(both[0]!)).not.toContain('whoami');
     expect(both[1]!.json.error).toEqual({ code: -32602, message: 'Unknown tool: whoami' });
     expect(both[2]!.json.result).toBeDefined();
+  });
+
+  it('a claim cut to its bounds fails closed: a deny rule naming it applies (65 groups, a 300-character group)', async () => {
+    const many = Array.from({ length: MAX_VALUES }, (_, i) => `team-${i}`);
+    // The 65th value is the one the deny rule names: it was never seen, so the deny rule must apply.
+    const over = await exchange([...many, 'contractors'], list, call('whoami'), call('echo'));
+    expect(names(over[0]!)).toEqual(['echo']);
+    expect(over[1]!.json.error).toEqual({ code: -32602, message: 'Unknown tool: whoami' });
+    expect(over[2]!.json.result).toBeDefined();
+    const long = await exchange(['staff', `contractors-${'x'.repeat(300 - 12)}`], list, call('whoami'));
+    expect(MAX_VALUE_LENGTH).toBeLessThan(300);
+    expect(names(long[0]!)).toEqual(['echo']);
+    expect(long[1]!.json.error).toEqual({ code: -32602, message: 'Unknown tool: whoami' });
+    // Exactly at the bounds nothing is cut: the deny rule does not apply.
+    const full = await exchange([...many.slice(1), 'x'.repeat(MAX_VALUE_LENGTH)], list);
+    expect(names(full[0]!)).toEqual(['echo', 'whoami']);
+  });
+
+  it('an allow rule never matches a value that was cut', async () => {
+    // `admins` is the 65th group: kept it would grant everything; cut, it grants nothing more.
+    const many = Array.from({ length: MAX_VALUES }, (_, i) => `team-${i}`);
+    const answers = await exchange([...many, 'admins'], list, call('secret_admin'));
+    expect(names(answers[0]!)).not.toContain('secret_admin');
+    expect(answers[1]!.json.error).toEqual({ code: -32602, message: 'Unknown tool: secret_admin' });
   });
 });

@@ -118,7 +118,7 @@ describe('policy', () => {
 
   it('writes one audit line per tool call, prompt get and resource read: who, what, where, how, how long; never the key', () => {
     const audit = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.audit === true);
-    const line = (name: string, principal: string) => audit.find((l) => l.name === name && l.principal === principal);
+    const line = (name: string, principal: string) => audit.find((l) => (l.tool ?? l.prompt) === name && l.principal === principal);
     expect(line('secret_admin', 'key:alice')).toMatchObject({ method: 'tools/call', outcome: 'denied', msg: 'audit' });
     expect(line('echo', 'key:alice')).toMatchObject({ method: 'tools/call', target: 'col', outcome: 'ok', ms: expect.any(Number) });
     expect(line('summarise', 'key:alice')).toMatchObject({ method: 'prompts/get', outcome: 'denied' });

@@ -1,7 +1,8 @@
 /**
  * gateway.rateLimits over real sockets: 429 with Retry-After and a JSON-RPC body at the configured
  * rate, keyed on the principal (a new session does not reset it, another principal is not
- * affected), per tool, and on a WebSocket as the request's own error answer.
+ * affected), per tool (the call's own error answer; rate-limit-tool.test.ts for its key), and on a
+ * WebSocket as the request's own error answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
@@ -65,7 +66,9 @@ describe('rate limits', () => {
     expect(await dave.open()).toBe(200);
     expect((await dave.call(1, 'echo')).status).toBe(200);
     expect((await dave.call(2, 'echo')).status).toBe(200);
-    expect((await dave.call(3, 'echo')).status).toBe(429);
+    // Judged after routing (one bucket per target and tool whatever the path): the call's own error answer.
+    const limited = await dave.call(3, 'echo');
+    expect(await limited.json()).toMatchObject({ id: 3, error: { code: -32600, data: { code: 'GW_RATE_LIMITED', retryAfterSec: 20 } } });
     const other = await dave.call(4, 'whoami');
     expect(other.status).toBe(200);
     expect(((await other.json()) as { result?: unknown }).result).toBeDefined();

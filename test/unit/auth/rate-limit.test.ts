@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createRequestLimits } from '../../../src/auth/rate-limit.ts';
+import { createRequestLimits, createToolLimits } from '../../../src/auth/rate-limit.ts';
 import { isGatewayError } from '../../../src/errors/gateway-error.ts';
 import type { JsonObject, JsonRpcRequest } from '../../../src/jsonrpc/types.ts';
 
 const request = (id: number, method = 'tools/list', params?: JsonObject): JsonRpcRequest => ({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
-const call = (id: number, name: string) => request(id, 'tools/call', { name });
 
 function refused(check: () => void): number | undefined {
   try {
@@ -33,12 +32,27 @@ describe('rate limits', () => {
     expect(refused(() => limits.check('a', [request(7)], t + 500))).toBe(1);
   });
 
-  it('per tool: one tool running out leaves the others alone; a batch counts every request', () => {
-    const limits = createRequestLimits({ perPrincipal: undefined, perTool: { perSecond: 0.1, burst: 2 }, maxKeys: 10 })!;
-    expect(refused(() => limits.check('a', [call(1, 'echo'), call(2, 'echo')], 0))).toBeUndefined();
-    expect(refused(() => limits.check('a', [call(3, 'echo')], 0))).toBe(10);
-    expect(refused(() => limits.check('a', [call(4, 'other')], 0))).toBeUndefined();
-    expect(refused(() => limits.check('b', [call(5, 'echo')], 0))).toBeUndefined();
+  it('per tool: keyed by principal, target and tool; one running out leaves the others alone', () => {
+    const take = createToolLimits({ perPrincipal: undefined, perTool: { perSecond: 0.1, burst: 2 }, maxKeys: 10 })!;
+    expect(refused(() => take('a', 'ev', 'echo', 0))).toBeUndefined();
+    expect(refused(() => take('a', 'ev', 'echo', 0))).toBeUndefined();
+    expect(refused(() => take('a', 'ev', 'echo', 0))).toBe(10);
+    expect(refused(() => take('a', 'ev', 'other', 0))).toBeUndefined();
+    expect(refused(() => take('a', 'files', 'echo', 0))).toBeUndefined();
+    expect(refused(() => take('b', 'ev', 'echo', 0))).toBeUndefined();
+    // The per-principal check no longer counts tools: that is the session's, after routing.
+    const limits = createRequestLimits({ perPrincipal: undefined, perTool: { perSecond: 0.1, burst: 1 }, maxKeys: 10 });
+    expect(limits).toBeUndefined();
+  });
+
+  it('per tool: a principal id holding the separator cannot take from another key', () => {
+    const take = createToolLimits({ perPrincipal: undefined, perTool: { perSecond: 0.1, burst: 1 }, maxKeys: 10 })!;
+    take('iss#a\u0000t', 'x', 'y', 0);
+    expect(refused(() => take('iss#a', 't', 'x\u0000y', 0))).toBeUndefined();
+  });
+
+  it('without perTool there is no per-call limiter at all', () => {
+    expect(createToolLimits({ perPrincipal: { perSecond: 1, burst: 1 }, perTool: undefined, maxKeys: 10 })).toBeUndefined();
   });
 
   it('keeps at most maxKeys buckets, forgetting the least recently used', () => {

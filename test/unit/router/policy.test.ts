@@ -85,6 +85,24 @@ describe('policy', () => {
       expect(policy.grant(withClaims('x', { role: ['staff'] }), 'b')).toBeDefined();
     });
 
+    it('a claim cut to the bounds fails closed: a deny rule naming it applies, an allow rule sees only kept values', () => {
+      const policy = compilePolicy([
+        rule({ servers: ['s'] }),
+        rule({ claims: { groups: ['admins'] }, servers: ['admin'] }),
+        rule({ effect: 'deny', claims: { groups: ['contractors'] }, tools: ['write_*'], prompts: [], resources: [] }),
+      ])!;
+      const cut = { id: 'a', scopes: new Set<string>(), claims: { groups: ['staff'] }, claimsCut: new Set(['groups']) };
+      expect(policy.grant(cut, 's')!.tools('write_file')).toBe(false);
+      expect(policy.grant(cut, 's')!.tools('read_file')).toBe(true);
+      // The same kept values, nothing cut: the deny rule does not apply.
+      expect(policy.grant(withClaims('a', { groups: ['staff'] }), 's')!.tools('write_file')).toBe(true);
+      // A cut claim grants nothing it did not keep, and a cut on another claim changes nothing.
+      expect(policy.grant(cut, 'admin')).toBeUndefined();
+      expect(policy.grant({ ...cut, claims: { groups: ['admins'] } }, 'admin')).toBeDefined();
+      const otherCut = { ...cut, claimsCut: new Set(['role']) };
+      expect(policy.grant(otherCut, 's')!.tools('write_file')).toBe(true);
+    });
+
     it('lists the claim names the rules use', () => {
       expect(claimNamesOf([rule({ claims: { groups: ['a'] } }), rule({ claims: { groups: ['b'], 'https://x.example/roles': ['c'] } })])).toEqual(['groups', 'https://x.example/roles']);
       expect(claimNamesOf(undefined)).toEqual([]);
