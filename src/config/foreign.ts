@@ -6,11 +6,14 @@
  * does not map is named once in a warning, and `disabled` is honoured.
  *
  * Switchboard's own format stays strict: a file is read as foreign only on evidence of another
- * client (no `gateway` key, and a root key besides `mcpServers`, or an entry key or type value only
- * those clients write); anything else is validated as it is, so a typo is an error, not a warning.
+ * client (no `gateway` key, and a root key besides `mcpServers`, an entry key or type value only
+ * those clients write, or a server named after a repository path as Cline's marketplace names
+ * them); anything else is validated as it is, so a typo is an error, not a warning. A server name
+ * that cannot be a URL path segment is served under a valid one derived from it (server-names.ts).
  */
-import { httpServerSchema, stdioServerSchema, TARGET_NAME_PATTERN } from './schema.ts';
+import { httpServerSchema, stdioServerSchema } from './schema.ts';
 import { isPlainObject } from './interpolate.ts';
+import { deriveServerNames, renamedWarning } from './server-names.ts';
 
 export interface ForeignTranslation {
   /** The document in Switchboard's own format. */
@@ -50,16 +53,19 @@ export function translateForeign(document: unknown): ForeignTranslation | undefi
   const foreignEntry = entries.some(([, server]) =>
     Object.entries(server).some(([key, value]) => FOREIGN_ENTRY_KEYS.has(key) || (key === 'type' && isForeignType(value))),
   );
-  if (!foreignRoot && !foreignEntry) return undefined;
+  // Cline's marketplace: `github.com/<owner>/<repo>/tree/main/src/<server>`; never a Switchboard name.
+  const repositoryName = entries.some(([name]) => name.includes('/'));
+  if (!foreignRoot && !foreignEntry && !repositoryName) return undefined;
 
   const ignored = new Map<string, string[]>();
   const note = (key: string, where: string) => ignored.set(key, [...(ignored.get(key) ?? []), where]);
   for (const key of Object.keys(document)) if (key !== 'mcpServers' && key !== 'servers') note(key, 'the file');
   const warnings: string[] = [];
   const mcpServers: Record<string, Record<string, unknown>> = {};
+  const derived = deriveServerNames(entries.map(([name]) => name));
   for (const [name, server] of entries) {
-    const target = TARGET_NAME_PATTERN.test(name) ? name : safeName(name);
-    if (target !== name) warnings.push(`server "${name}" is served as "${target}" (names are letters, digits, - and _)`);
+    const target = derived.get(name) ?? name;
+    if (target !== name) warnings.push(renamedWarning(name, target));
     mcpServers[target] = translateServer(server, name, note, warnings);
   }
   for (const [key, where] of ignored) warnings.push(`ignored key "${key}" (in ${where.join(', ')}): Switchboard has no use for it`);
@@ -117,10 +123,4 @@ function mapValues(values: Record<string, unknown>, name: string, what: string, 
     out[key] = value.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, '$${$1}');
   }
   return out;
-}
-
-/** A server name other clients allow (dots, spaces) as a target name: other characters become `-`. */
-function safeName(name: string): string {
-  const cleaned = name.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^[-_]+/, '').slice(0, 64).replace(/-+$/, '');
-  return TARGET_NAME_PATTERN.test(cleaned) ? cleaned : 'server';
 }

@@ -67,7 +67,9 @@ export async function composedHandshake(
   const result: unknown = 'result' in answer ? answer.result : undefined;
   if (!isObject(result)) throw unavailable(next.target.name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
   await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  await roots.settled();
+  // The roots exchange is timed by the member's answers to pings (roots-settle.ts); a failed
+  // ping is no failure of the start (its exit or silence is seen by the handshake's own paths).
+  await roots.settled(() => askUpstream(next, { jsonrpc: '2.0', id: 0, method: 'ping' }, timeouts, logger));
   return result;
 }
 

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { cli, endpointsOf, initializeAt, post, run, start, useCliProcesses, version, writeConfig } from '../support/cli.ts';
-import { descendantsOf, isAlive, readStat, waitUntilGone } from '../support/processes.ts';
+import { descendantsOf, isAlive, killTree, readStat, waitUntilGone } from '../support/processes.ts';
 import { fixture } from '../support/recorder.ts';
 
 useCliProcesses();
@@ -60,7 +60,7 @@ describe('switchboard -V and validate', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('mcpServers.a.timeoutMs');
     expect(refused.stderr).toBe(started.stderr);
-  });
+  }, 90_000); // three start-ups of the command in a row (Node strips the types of every source file each time)
 });
 
 describe('switchboard under npm: it stops with whatever started it', () => {
@@ -69,18 +69,29 @@ describe('switchboard under npm: it stops with whatever started it', () => {
     const shell = spawn('/bin/sh', ['-c', `"${process.execPath}" "${cli}" --port 0 -- "${process.execPath}" "${fixture('recorder-server.mjs')}"; true`], {
       env: { ...process.env, npm_lifecycle_event: 'start' },
     });
-    let out = '';
-    shell.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    await expect.poll(() => /"endpoints":\["([^"]+)"/.exec(out)?.[1], { timeout: 15_000 }).toBeDefined();
-    const url = /"endpoints":\["([^"]+)"/.exec(out)?.[1] as string;
-    const gateway = descendantsOf(shell.pid as number).find((pid) => readStat(pid)?.ppid === shell.pid) as number;
-    expect(isAlive(gateway)).toBe(true);
-    await initializeAt(url);
-    const upstream = descendantsOf(gateway);
-    expect(upstream.length).toBeGreaterThan(0);
+    // Pass or fail, nothing of it outlives the test: once the shell is gone its descendants are
+    // found only through the pids noted here.
+    const started: number[] = [];
+    try {
+      let out = '';
+      shell.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      await expect.poll(() => /"endpoints":\["([^"]+)"/.exec(out)?.[1], { timeout: 60_000 }).toBeDefined();
+      const url = /"endpoints":\["([^"]+)"/.exec(out)?.[1] as string;
+      const gateway = descendantsOf(shell.pid as number).find((pid) => readStat(pid)?.ppid === shell.pid) as number;
+      started.push(gateway);
+      expect(isAlive(gateway)).toBe(true);
+      await initializeAt(url);
+      const upstream = descendantsOf(gateway);
+      started.push(...upstream);
+      expect(upstream.length).toBeGreaterThan(0);
 
-    shell.kill('SIGKILL'); // the signal never reaches the gateway
-    expect(await waitUntilGone([gateway, ...upstream], 10_000)).toEqual([]);
-    await expect(fetch(url, { method: 'POST' })).rejects.toThrow();
-  });
+      shell.kill('SIGKILL'); // the signal never reaches the gateway
+      // It polls its parent every 500 ms, then shuts down its child: seconds on a loaded machine.
+      expect(await waitUntilGone([gateway, ...upstream], 30_000)).toEqual([]);
+      await expect(fetch(url, { method: 'POST' })).rejects.toThrow();
+    } finally {
+      killTree(shell.pid);
+      for (const pid of started) killTree(pid);
+    }
+  }, 120_000);
 });

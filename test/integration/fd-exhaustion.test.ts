@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { killTree } from '../support/processes.ts';
 import { openSocket } from '../support/raw-http.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -67,12 +68,12 @@ describe('file descriptors run out', () => {
     const child = spawn('/bin/sh', ['-c', `ulimit -n ${LIMIT} && exec "$@"`, 'sh', process.execPath, cli, '--port', '0', '--', process.execPath, fixture, 'normal'], {
       cwd: root,
     });
-    cleanup.push(() => child.kill('SIGKILL'));
+    cleanup.push(() => void killTree(child.pid)); // the gateway (the shell exec'd it) and its children
     childState = () => (child.exitCode === null ? 'is running' : `exited with ${child.exitCode}`);
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     const url = new URL(
-      await waitFor(() => /"endpoints":\["([^"]+)"/.exec(out)?.[1], 15_000),
+      await waitFor(() => /"endpoints":\["([^"]+)"/.exec(out)?.[1], 60_000),
     );
     const fds = () => readdirSync(`/proc/${child.pid}/fd`).length;
 

@@ -4,17 +4,24 @@
  * upstream before the upstream connection closes. The recorder fixture writes what reaches it to
  * a file, so the cancel is visible after the child is gone.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { startAggregateGateway } from '../support/aggregate.ts';
 import { startTestGateway } from '../support/gateway.ts';
 import { openLegacyStream } from '../support/legacy-sse.ts';
 import { recorderServer, rpc, type Recorded } from '../support/recorder.ts';
 
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
 function recordingTarget() {
-  const file = join(mkdtempSync(join(tmpdir(), 'sb-cancel-')), 'received.ndjson');
+  const dir = mkdtempSync(join(tmpdir(), 'sb-cancel-'));
+  dirs.push(dir);
+  const file = join(dir, 'received.ndjson');
   const base = recorderServer();
   return { file, target: { ...base, args: [...(base.args ?? []), `--record-to=${file}`] } };
 }

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { killTree } from '../support/processes.ts';
 import { rpc } from '../support/recorder.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -34,18 +35,20 @@ describe('a child that stops reading stdin', () => {
       config,
       JSON.stringify({
         mcpServers: {
+          // Long enough that a whole wave arrives before the first queued calls time out and make
+          // room, even on a loaded machine: past the queue's bound, the rest must be refused at once.
           // Its timeouts would end the hung child after 5 (circuitBreaker.timeouts); here what waits for it must stay bounded.
-          stuck: { command: process.execPath, args: [fixture, 'stop-reading'], timeoutMs: 2_000, circuitBreaker: { timeouts: 0 } },
+          stuck: { command: process.execPath, args: [fixture, 'stop-reading'], timeoutMs: 10_000, circuitBreaker: { timeouts: 0 } },
           fine: { command: process.execPath, args: [fixture, 'normal'] },
         },
         gateway: { port: 0, limits: { maxBodyBytes: 2 * 1024 * 1024 } },
       }),
     );
     const child = spawn(process.execPath, [join(root, 'src', 'cli.ts'), '--config', config], { cwd: root });
-    cleanup.push(() => void child.kill('SIGKILL'));
+    cleanup.push(() => void killTree(child.pid)); // the gateway and its children, one of which reads nothing
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    await expect.poll(() => /"url":"([^"]+)"/.exec(out)?.[1], { timeout: 15_000 }).toBeDefined();
+    await expect.poll(() => /"url":"([^"]+)"/.exec(out)?.[1], { timeout: 60_000 }).toBeDefined();
     const base = /"url":"([^"]+)"/.exec(out)?.[1] as string;
     const pid = child.pid as number;
 
@@ -80,5 +83,5 @@ describe('a child that stops reading stdin', () => {
     const ok = await fine.request({ jsonrpc: '2.0', id: 'ok', method: 'tools/call', params: { name: 'echo', arguments: { text: 'fine' } } });
     expect(ok.json).toMatchObject({ result: { content: [{ text: 'fine' }] } });
     expect(await stuck.delete()).toBe(200);
-  }, 90_000);
+  }, 240_000);
 });

@@ -3,7 +3,7 @@
  * ordering of related messages, close codes, keep-alive, backpressure, and what a closing socket
  * does to the upstream. The SDK client's view of the same transport is in test/contract/.
  */
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -205,6 +205,7 @@ describe('WebSocket downstream', () => {
       await eventually(async () => (await sessions(gw)) === 0);
     } finally {
       await gw.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

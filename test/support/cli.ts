@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { killTree } from './processes.ts';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
 export const cli = join(root, 'src', 'cli.ts');
@@ -36,7 +37,8 @@ export function useCliProcesses(): void {
     dir = await mkdtemp(join(tmpdir(), 'switchboard-cli-'));
   });
   afterEach(() => {
-    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    // The gateway and its upstreams (killing the gateway alone would orphan a child that ignores EOF).
+    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) killTree(child.pid);
   });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -72,8 +74,8 @@ export async function writeConfig(name: string, text: string): Promise<string> {
   return path;
 }
 
-/** Waits for the start-up log line and returns the endpoint URLs it lists. */
-export async function endpointsOf(running: Running, timeoutMs = 15_000): Promise<string[]> {
+/** Waits for the start-up log line and returns the endpoint URLs it lists (a loaded 2-core machine may take many seconds). */
+export async function endpointsOf(running: Running, timeoutMs = 60_000): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     for (const line of running.stdout().split('\n')) {

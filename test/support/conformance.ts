@@ -170,10 +170,28 @@ interface NodeRun {
   timedOut: boolean;
 }
 
+/** Scenario processes running now; `stopScenarios` ends them. */
+const running = new Set<ChildProcess>();
+let stopped = false;
+
+/**
+ * For a file's `afterAll`: kills every scenario process still running and starts no more. A test
+ * that timed out leaves its suite run going in the background; this ends it, pass or fail.
+ */
+export function stopScenarios(): void {
+  stopped = true;
+  for (const child of running) child.kill('SIGKILL');
+}
+
 /** Runs `process.execPath args…`, killing it after `timeoutMs`. Keeps the last 64 KiB of each stream. */
 function runNode(args: string[], timeoutMs: number): Promise<NodeRun> {
   return new Promise((resolve, reject) => {
+    if (stopped) {
+      resolve({ code: null, stdout: '', stderr: 'not run: the test file is ending', timedOut: false });
+      return;
+    }
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    running.add(child);
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -186,10 +204,12 @@ function runNode(args: string[], timeoutMs: number): Promise<NodeRun> {
     }, timeoutMs);
     child.once('error', (error) => {
       clearTimeout(timer);
+      running.delete(child);
       reject(error);
     });
     child.once('close', (code) => {
       clearTimeout(timer);
+      running.delete(child);
       resolve({ code, stdout, stderr, timedOut });
     });
   });

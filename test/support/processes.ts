@@ -82,3 +82,46 @@ export async function waitUntilGone(pids: readonly number[], timeoutMs: number):
     await sleep(20);
   }
 }
+
+/**
+ * SIGKILLs `pid` and every living descendant, all found before the first signal (a killed parent's
+ * children are re-parented and no longer found through it). For cleanup paths: pass or fail, a
+ * test leaves nothing of what it started. Returns the pids it signalled.
+ */
+export function killTree(pid: number | undefined): number[] {
+  if (pid === undefined) return [];
+  const pids = [pid, ...descendantsOf(pid)].filter(isAlive);
+  for (const p of pids) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      // Gone between the scan and the signal.
+    }
+  }
+  return pids;
+}
+
+/** Living processes (this user's) whose environment holds `entry` (`NAME=value`), with their descendants. */
+export function processesWithEnv(entry: string): number[] {
+  const marked: number[] = [];
+  for (const stat of allStats()) {
+    if (!isRunning(stat)) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${stat.pid}/environ`, 'utf8');
+    } catch {
+      continue; // another user's process, or gone
+    }
+    if (environ.split('\0').includes(entry)) marked.push(stat.pid);
+  }
+  return [...new Set(marked.flatMap((pid) => [pid, ...descendantsOf(pid)]))];
+}
+
+/** `ps`-like line for a report: pid and command line. */
+export function describeProcess(pid: number): string {
+  try {
+    return `${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()}`;
+  } catch {
+    return `${pid} (gone)`;
+  }
+}

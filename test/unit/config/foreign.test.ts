@@ -40,10 +40,32 @@ describe('foreign config files', () => {
     expect(target(config, 'legacy')).toMatchObject({ type: 'sse' });
     expect(config.warnings).toEqual([
       expect.stringContaining('server "fetch": env.API_KEY asks for a VS Code input'),
-      'server "docs.search" is served as "docs-search" (names are letters, digits, - and _)',
+      'server "docs.search" is served as "docs-search" (names are letters, digits, - and _; it becomes /servers/docs-search/mcp)',
       'ignored key "inputs" (in the file): Switchboard has no use for it',
       'ignored key "envFile" (in "fetch"): Switchboard has no use for it',
     ]);
+  });
+
+  it('Cline marketplace: servers named after their repository path serve under their last meaningful segment, unique, same every time', async () => {
+    const config = await load('cline-marketplace.json');
+    // `memory` is the file's own name: the marketplace memory server takes more of its path.
+    expect([...config.targets.keys()]).toEqual(['everything', 'modelcontextprotocol-memory', 'someone-everything', 'memory']);
+    expect(target(config, 'everything')).toMatchObject({ type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] });
+    expect(target(config, 'memory')).toMatchObject({ args: ['-y', 'my-own-memory'] });
+    expect(config.warnings).toEqual([
+      'server "github.com/modelcontextprotocol/servers/tree/main/src/everything" is served as "everything" (names are letters, digits, - and _; it becomes /servers/everything/mcp)',
+      'server "github.com/modelcontextprotocol/servers/tree/main/src/memory" is served as "modelcontextprotocol-memory" (names are letters, digits, - and _; it becomes /servers/modelcontextprotocol-memory/mcp)',
+      'server "github.com/someone/everything" is served as "someone-everything" (names are letters, digits, - and _; it becomes /servers/someone-everything/mcp)',
+      'server "github.com/upstash/context7-mcp" is served as "context7-mcp" (names are letters, digits, - and _; it becomes /servers/context7-mcp/mcp)',
+      'ignored key "autoApprove" (in "github.com/modelcontextprotocol/servers/tree/main/src/everything", "github.com/modelcontextprotocol/servers/tree/main/src/memory", "github.com/someone/everything", "github.com/upstash/context7-mcp", "memory"): Switchboard has no use for it',
+    ]);
+    expect([...(await load('cline-marketplace.json')).targets.keys()]).toEqual([...config.targets.keys()]);
+  });
+
+  it('a repository-path name alone marks a file as a client\'s (Cline writes no other key for a marketplace server)', () => {
+    const config = parseConfig({ mcpServers: { 'github.com/modelcontextprotocol/servers/tree/main/src/everything': { command: 'npx', args: ['x'] } } }, { env });
+    expect([...config.targets.keys()]).toEqual(['everything']);
+    expect(config.warnings).toEqual([expect.stringContaining('is served as "everything"')]);
   });
 
   it('Cursor: url entries, with or without type, load as Switchboard\'s own format (no warnings)', async () => {

@@ -183,10 +183,13 @@ describe('parseConfig: targets', () => {
       long,
       '0_a-B',
     ]);
-    for (const bad of ['-a', '_a', 'a.b', 'a/b', 'a b', 'é', 'a'.repeat(65)]) {
+    for (const bad of ['-a', '_a', 'a.b', 'a b', 'é', 'a'.repeat(65)]) {
       const [problem] = problems({ mcpServers: { [bad]: { command: 'x' } } });
       expect(problem).toContain('invalid server name');
     }
+    // A path is how Cline's marketplace names servers (foreign.test.ts), unless the file is
+    // Switchboard's own by its `gateway` key.
+    expect(problems({ mcpServers: { 'a/b': { command: 'x' } }, gateway: {} })[0]).toContain('invalid server name');
   });
 
   it('resolves a relative cwd against the config folder and keeps an absolute one', () => {
