@@ -11,7 +11,7 @@
  *   port; an entry without one (`mcp.example.com`) is that name without a port (a proxy on the
  *   scheme's default port, as a client calling `https://mcp.example.com` sends it) or with the
  *   port the gateway actually listens on, never any other port.
- * - unset, listening on loopback: a loopback name (guards.ts `isLoopbackAddress`) with the port
+ * - unset, listening on loopback: a loopback name (loopback.ts `isLoopbackAddress`) with the port
  *   the gateway actually listens on (a Host without a port means 80).
  * - unset, listening beyond loopback: the gateway cannot know its names, so every Host is let
  *   through and stands for itself; main.ts refuses to start JWT authentication that way (an
@@ -19,7 +19,7 @@
  */
 import { isLoopbackAddress } from './loopback.ts';
 
-/** A Host header split into its name (lower case, IPv6 kept in brackets) and port text. */
+/** A Host header split into its name (lower case, IPv6 kept in brackets) and port. */
 interface HostParts {
   readonly name: string;
   readonly port: number | undefined;
