@@ -100,7 +100,7 @@ const adminPages = ['/metrics', '/status', '/tools'];
 
 describe('a token for another resource, presented with its Host', () => {
   // [what the token is for, the Host that matches it]
-  const foreign = () => [
+  const foreign = (): Array<[string, string]> => [
     [`http://127.0.0.1:${other}`, `127.0.0.1:${other}`],
     [`http://localhost:${other}`, `localhost:${other}`],
     ['http://localhost', 'localhost'],
