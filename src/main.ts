@@ -5,6 +5,7 @@
  * cli.ts and tests that need a whole gateway.
  */
 import { createToolLimits } from './auth/rate-limit.ts';
+import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { adminExposure } from './http/admin-routes.ts';
@@ -47,19 +48,27 @@ const TRACE_FLUSH_MS = 5_000;
 let exitHookInstalled = false;
 
 /**
+ * JWT audiences are checked against the gateway's own URL (http/own-origin.ts). Listening beyond
+ * loopback with neither gateway.auth.publicUrl nor gateway.allowedHosts, the gateway cannot know
+ * that URL: every Host would pass and a token minted for any other service, presented with that
+ * service's name as Host, would be taken for ours. Refused at start rather than run that way.
+ */
+function refuseUnknownAudience(config: GatewayConfig): void {
+  const auth = config.auth;
+  if (auth?.jwt === undefined || auth.publicUrl !== undefined || config.allowedHosts !== undefined || isLoopbackAddress(config.listen.host)) return;
+  throw configError(
+    'gateway.auth.publicUrl',
+    `JWT audiences must be checked against the gateway's own URL, which listening on ${config.listen.host} it cannot know: set gateway.auth.publicUrl (or gateway.allowedHosts, the names clients use)`,
+  );
+}
+
+/**
  * Listening beyond loopback with no client authentication (the gateway has none yet) means anyone
  * who can reach the port runs every tool of every server: say so loudly, every start.
  */
 function warnIfExposed(config: GatewayConfig, logger: Logger): void {
   const auth = config.auth;
-  if (auth !== undefined && !auth.anonymous) {
-    // Tokens are checked against the URL the client called; without publicUrl that is built from
-    // the Host header, which only allowedHosts (or a loopback listener) vouches for.
-    if (auth.jwt !== undefined && auth.publicUrl === undefined && !isLoopbackAddress(config.listen.host) && config.allowedHosts === undefined) {
-      logger.warn({ fix: 'set gateway.auth.publicUrl (or gateway.allowedHosts)' }, 'token audiences are checked against the Host header, which nothing restricts');
-    }
-    return;
-  }
+  if (auth !== undefined && !auth.anonymous) return;
   if (config.corsOrigins?.includes('*') === true) {
     logger.warn({ corsOrigins: config.corsOrigins }, 'EXPOSED: CORS allows any origin and there is no client authentication; any web page the user opens can call every tool');
   }
@@ -76,6 +85,7 @@ function warnIfExposed(config: GatewayConfig, logger: Logger): void {
 }
 
 export async function startGateway(config: GatewayConfig, options: StartOptions = {}): Promise<RunningGateway> {
+  refuseUnknownAudience(config);
   const logger = options.logger ?? createLogger({ level: config.logging.level });
   if (!exitHookInstalled) {
     // Last line of defence: whatever way this process exits, no child outlives it.

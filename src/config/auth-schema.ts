@@ -80,7 +80,7 @@ export const authSchema = z
     {
       /** false: a request without a credential gets 401. true lets it in as the anonymous principal. */
       anonymous: z.boolean({ error: 'expected true or false' }).default(false),
-      /** Unset: `http://<Host>` as the client called it. Behind a TLS-terminating proxy: its public origin. */
+      /** Unset: `http://<Host>` once the Host check found it names this gateway, port included. Behind a TLS-terminating proxy: its public origin. */
       publicUrl: publicOrigin.optional(),
       apiKeys: z.array(apiKeySchema, { error: 'expected a list of API keys' }).default([]),
       /** "authorization": `Authorization: Bearer <key>`. Another header carries the key as it is. */

@@ -64,7 +64,8 @@ export const origin = z.string({ error: 'expected a string' }).refine(
 );
 
 /** A Host header value: a name or address with an optional port. */
-export const hostHeader = nonEmptyString().regex(/^[^\s/@]+$/, { error: 'expected a host name with an optional port, such as example.com:8080' });
+/** `name[:port]` as a Host header carries it (IPv6 in brackets): what http/own-origin.ts can parse, so no entry is silently ignored. */
+export const hostHeader = nonEmptyString().regex(/^(?:\[[0-9A-Fa-f:.]+\]|[^\s/@\\?#:[\]]+)(?::\d{1,5})?$/, { error: 'expected a host name with an optional port, such as example.com:8080' });
 
 /** An absolute http(s) URL without credentials in it (they belong in headers, which are redacted). */
 export function isPlainHttpUrl(value: string): boolean {

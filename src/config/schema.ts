@@ -197,7 +197,11 @@ export const gatewaySchema = z.strictObject({
    * client authentication it lets any web page the user visits call every tool.
    */
   corsOrigins: z.array(origin, { error: 'expected a list of origins' }).default([]),
-  /** Unset: loopback names only when bound to loopback, any Host otherwise. */
+  /**
+   * Unset: loopback names at the gateway's own port only when bound to loopback (a DNS-rebinding
+   * page, or a token for another local port, must not pass), any Host otherwise. An entry without
+   * a port is that name bare or at the gateway's own port (http/own-origin.ts).
+   */
   allowedHosts: z.array(hostHeader, { error: 'expected a list of host names' }).optional(),
   /** Unset: no client authentication. See docs/security.md. */
   auth: authSchema.optional(),

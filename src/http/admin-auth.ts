@@ -3,7 +3,8 @@
  * the MCP routes would accept that also carries `gateway.admin.scope` (docs/operations.md). The
  * anonymous principal never does, even where gateway.auth lets it call tools. The credential is
  * checked against the page's own URL as its resource (`<origin>/metrics`, `<origin>/status`,
- * `<origin>/tools`): a JWT must name it, or one of gateway.auth.jwt.audiences.
+ * `<origin>/tools`, the origin being the gateway's own: auth-hook.ts `originOf`): a JWT must
+ * name it, or one of gateway.auth.jwt.audiences.
  */
 import type { FastifyInstance } from 'fastify';
 import { createAuthenticator } from '../auth/authenticator.ts';
@@ -12,6 +13,7 @@ import type { AuthConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Observer } from '../log/observer.ts';
 import { credentialsOf, originOf, refuse } from './auth-hook.ts';
+import type { OriginPolicy } from './guards.ts';
 
 /** `/status/events` and `/status/app.js` belong to `/status`. */
 export function adminResourceOf(url: string): string {
@@ -26,20 +28,21 @@ function challenge(failure: AuthFailure, scope: string, presented: boolean): str
 }
 
 /** Adds the check to `admin` (the plugin holding the operator's routes). */
-export function registerAdminAuth(admin: FastifyInstance, auth: AuthConfig, scope: string, logger: Logger, observer: Observer): void {
+export function registerAdminAuth(admin: FastifyInstance, auth: AuthConfig, origins: OriginPolicy, scope: string, logger: Logger, observer: Observer): void {
   const authenticate = createAuthenticator(auth);
   const log = logger.child({ component: 'admin-auth' });
   admin.addHook('onRequest', async (request, reply) => {
-    const resource = adminResourceOf(request.url);
+    const path = adminResourceOf(request.url);
+    const resource = originOf(request, auth, origins) + path;
     const credentials = credentialsOf(request, auth);
     try {
-      const { principal } = await authenticate(credentials, originOf(request, auth) + resource);
+      const { principal } = await authenticate(credentials, resource);
       if (principal.kind === 'anonymous') throw new AuthFailure(401, 'anonymous callers may not read the admin pages');
       if (!principal.scopes.has(scope)) throw new AuthFailure(403, `missing scope ${scope}`, [scope]);
     } catch (err) {
       const failure = err instanceof AuthFailure ? err : new AuthFailure(401, 'verification failed');
       if (!(err instanceof AuthFailure)) log.error({ err }, 'credential check failed unexpectedly');
-      log.info({ path: resource, status: failure.status, reason: failure.reason }, 'admin page refused by authentication');
+      log.info({ path, status: failure.status, reason: failure.reason }, 'admin page refused by authentication');
       observer.refused('auth', failure.status === 403 ? 'GW_INSUFFICIENT_SCOPE' : 'GW_UNAUTHORIZED');
       const presented = credentials.bearer !== undefined || credentials.apiKey !== undefined;
       return refuse(reply, failure, challenge(failure, scope, presented));

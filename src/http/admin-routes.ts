@@ -57,7 +57,7 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
   const events = status === undefined ? undefined : createStatusEvents(status, admin.maxStatusStreams);
   void app.register(async (pages) => {
     pages.addHook('onRequest', async (request) => options.origins.check(request.headers));
-    if (config.auth !== undefined) registerAdminAuth(pages, config.auth, admin.scope, logger, options.observer);
+    if (config.auth !== undefined) registerAdminAuth(pages, config.auth, options.origins, admin.scope, logger, options.observer);
 
     if (metrics !== undefined) {
       pages.get('/metrics', async (_request, reply) => {

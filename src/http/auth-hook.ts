@@ -15,6 +15,7 @@ import type { AuthConfig } from '../config/types.ts';
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
+import type { OriginPolicy } from './guards.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,9 +35,16 @@ export function resourcePathOf(url: string): string {
   return path.endsWith('/messages') ? `${path.slice(0, -'/messages'.length)}/sse` : path;
 }
 
-/** The origin the client called: gateway.auth.publicUrl, else built from Host. */
-export function originOf(request: FastifyRequest, auth: AuthConfig): string {
-  return auth.publicUrl ?? `http://${request.headers.host ?? 'localhost'}`;
+/**
+ * The gateway's own origin as this request names it: gateway.auth.publicUrl, else the origin its
+ * Host stands for (with the port the gateway listens on). The Host check runs first on every
+ * route that asks, so a Host that is not the gateway's never gets here; if one did, it is
+ * refused as that check would.
+ */
+export function originOf(request: FastifyRequest, auth: AuthConfig, origins: OriginPolicy): string {
+  const origin = auth.publicUrl ?? origins.originOf(request.headers.host);
+  if (origin === undefined) throw new GatewayError('GW_FORBIDDEN_HOST', `Forbidden: Host ${JSON.stringify(request.headers.host)} is not allowed`);
+  return origin;
 }
 
 /** The bearer token or API key a request presents (never logged). */
@@ -90,7 +98,9 @@ export function refuse(reply: FastifyReply, failure: AuthFailure, wwwAuthenticat
  */
 interface Proven {
   readonly header: string;
-  readonly resource: string;
+  /** The resource is `origin` + `path`: compared in parts, so a hit builds no string. */
+  readonly origin: string;
+  readonly path: string;
   readonly principal: Principal;
   readonly until: number;
 }
@@ -100,7 +110,7 @@ interface Proven {
  * are reported to `observer` (the auth-failure metric). `claimNames`: the token claims the policy
  * reads (kept on the principal).
  */
-export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefined, logger: Logger, observer: Observer = NOOP_OBSERVER, claimNames: readonly string[] = []): void {
+export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefined, origins: OriginPolicy, logger: Logger, observer: Observer = NOOP_OBSERVER, claimNames: readonly string[] = []): void {
   mcp.decorateRequest('principal', undefined);
   if (auth === undefined) return;
   const authenticate = createAuthenticator(auth, claimNames);
@@ -114,19 +124,24 @@ export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefi
   // A callback hook: a connection's repeat requests are let through without a promise.
   mcp.addHook('onRequest', (request, reply, done) => {
     if (request.method === 'OPTIONS') return done(); // CORS preflight: it carries no credential by design
+    let origin: string;
+    try {
+      origin = originOf(request, auth, origins);
+    } catch (err) {
+      return done(err as GatewayError);
+    }
     const resourcePath = resourcePathOf(request.url);
     const header = headerOf(request);
     const memo = proven.get(request.raw.socket);
-    if (memo !== undefined && header !== undefined && memo.header === header && memo.resource === resourcePath && Date.now() < memo.until) {
+    if (memo !== undefined && header !== undefined && memo.header === header && memo.path === resourcePath && memo.origin === origin && Date.now() < memo.until) {
       request.principal = memo.principal;
       return done();
     }
-    const origin = originOf(request, auth);
     const credentials = credentialsOf(request, auth);
     authenticate(credentials, origin + resourcePath).then(
       ({ principal, until }) => {
         request.principal = principal;
-        if (header !== undefined) proven.set(request.raw.socket, { header, resource: resourcePath, principal, until });
+        if (header !== undefined) proven.set(request.raw.socket, { header, origin, path: resourcePath, principal, until });
         done();
       },
       (err: unknown) => {
@@ -141,14 +156,18 @@ export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefi
   });
 }
 
-/** GET /.well-known/oauth-protected-resource/<MCP path>: open, cacheable, one per resource. */
-export function registerResourceMetadata(app: FastifyInstance, auth: AuthConfig | undefined): void {
+/**
+ * GET /.well-known/oauth-protected-resource/<MCP path>: no credential, cacheable, one per
+ * resource. Behind the same Origin and Host checks as the resource itself (DNS rebinding: a Host
+ * that is not the gateway's gets 403, never a document naming that Host as the resource).
+ */
+export function registerResourceMetadata(app: FastifyInstance, auth: AuthConfig | undefined, origins: OriginPolicy): void {
   if (auth === undefined) return;
-  app.get(`${METADATA_PREFIX}/*`, async (request, reply) => {
+  app.get(`${METADATA_PREFIX}/*`, { onRequest: async (request) => origins.check(request.headers) }, async (request, reply) => {
     const resourcePath = (request.url.split('?', 1)[0] as string).slice(METADATA_PREFIX.length);
     if (!RESOURCE_PATH.test(resourcePath)) throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: no protected resource at ${resourcePath}`);
     const body = {
-      resource: originOf(request, auth) + resourcePath,
+      resource: originOf(request, auth, origins) + resourcePath,
       authorization_servers: auth.authorizationServers,
       scopes_supported: auth.scopes,
       bearer_methods_supported: ['header'],

@@ -134,7 +134,14 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
   const flushBytes = meterBytes(app.server, observer);
   const keepAlive = createKeepAlive(config.session.keepAliveMs);
   const stateless = given ?? createStatelessServer({ store, logger, limits: config.session.stateless });
-  const origins = createOriginPolicy(config);
+  // The port the gateway really listens on (listen.port may be 0): own-origin.ts checks Hosts
+  // and builds token audiences with it. Read once when listening, not per request.
+  let ownPort = config.listen.port;
+  app.server.on('listening', () => {
+    const address = app.server.address();
+    if (typeof address === 'object' && address !== null) ownPort = address.port;
+  });
+  const origins = createOriginPolicy(config, () => ownPort);
   const heartbeat = createWsHeartbeat(config.websocket.pingIntervalMs, log);
   const ws = { heartbeat, maxBufferedBytes: config.websocket.maxBufferedBytes, isReady, logger };
 
@@ -175,7 +182,7 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
   );
 
   app.get('/healthz', async () => ({ status: 'ok' }));
-  registerResourceMetadata(app, config.auth);
+  registerResourceMetadata(app, config.auth, origins);
   // Open without credentials (load balancers); with gateway.auth it names no target (readiness.ts).
   const named = config.auth === undefined || config.auth.anonymous;
   app.get('/readyz', async (_request, reply) => {
@@ -190,7 +197,7 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
     mcp.addHook('onRequest', async (request) => origins.check(request.headers));
     // Then who is calling, still before any body is read (no-op without gateway.auth).
     // Tokens keep the claims the policy names at start; a reload naming others fails closed (router/policy.ts).
-    registerAuthHook(mcp, config.auth, log, observer, claimNamesOf(config.policy?.rules));
+    registerAuthHook(mcp, config.auth, origins, log, observer, claimNamesOf(config.policy?.rules));
     const bases = ['/servers/:name', '/groups/:name', ''];
     registerCors(mcp, config.corsOrigins ?? [], bases.flatMap((base) => [`${base}/sse`, `${base}/messages`]));
     // One route per path shape, not per target: the table says per request what a name serves

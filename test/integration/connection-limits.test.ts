@@ -23,20 +23,21 @@ async function gateway(limits: Partial<GatewayConfig['limits']>): Promise<TestGa
   return gw;
 }
 
-const head = (path: string, extra = '') =>
-  `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: ${MCP_HEADERS.accept}\r\n${extra}`;
+/** A request head with the Host a client of `gw` sends (the gateway's own name and port). */
+const head = (gw: TestGateway, path: string, extra = '') =>
+  `POST ${path} HTTP/1.1\r\nHost: ${new URL(gw.url).host}\r\nContent-Type: application/json\r\nAccept: ${MCP_HEADERS.accept}\r\n${extra}`;
 
 describe('request timeout', () => {
   it('a body that never reaches its Content-Length gets 408 with a JSON-RPC body and loses its socket', async () => {
     const gw = await gateway({ requestTimeoutMs: 500 });
-    const answer = await rawExchange(new URL(gw.url), `${head('/mcp')}Content-Length: 1000\r\n\r\n{"jsonrpc":"2.0",`, 10_000);
+    const answer = await rawExchange(new URL(gw.url), `${head(gw, '/mcp')}Content-Length: 1000\r\n\r\n{"jsonrpc":"2.0",`, 10_000);
     expect(answer.status).toBe(408);
     expect(JSON.parse(answer.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { code: 'GW_REQUEST_REFUSED', status: 408 } } });
   });
 
   it('chunked encoding that never ends gets 408 too', async () => {
     const gw = await gateway({ requestTimeoutMs: 500 });
-    const answer = await rawExchange(new URL(gw.url), `${head('/mcp')}Transfer-Encoding: chunked\r\n\r\n5\r\n{"jso\r\n`, 10_000);
+    const answer = await rawExchange(new URL(gw.url), `${head(gw, '/mcp')}Transfer-Encoding: chunked\r\n\r\n5\r\n{"jso\r\n`, 10_000);
     expect(answer.status).toBe(408);
   });
 
@@ -49,7 +50,7 @@ describe('request timeout', () => {
       sockets.push(socket);
       socket.on('error', () => undefined);
       socket.resume(); // read, or the server's answer and FIN are never seen
-      socket.write(`${head('/mcp')}Content-Length: 100\r\n\r\n{`);
+      socket.write(`${head(gw, '/mcp')}Content-Length: 100\r\n\r\n{`);
       stalled.push(new Promise((resolve) => socket.once('close', () => resolve())));
     }
     const healthy = await rpc.initialize(new URL('/mcp', gw.url));

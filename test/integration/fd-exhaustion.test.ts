@@ -47,7 +47,7 @@ function postOn(socket: Socket, path: string, body: string): Promise<{ status: n
     socket.on('data', onData);
     socket.once('close', () => resolve({ status: 0, body: `connection closed; the gateway ${childState()}` }));
     socket.write(
-      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${socket.remotePort}\r\nContent-Type: application/json\r\n` +
         `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
   });

@@ -305,9 +305,12 @@ describe('parseConfig: strictness, with key paths', () => {
       `gateway.allowedOrigins[3]: ${expected}`,
     ]);
     expect(parse({ ...minimal, gateway: { allowedOrigins: ['*'] } }).allowedOrigins).toEqual(['*']);
-    expect(problems({ ...minimal, gateway: { allowedHosts: ['ok:1', 'http://x', ''] } })).toEqual([
+    expect(problems({ ...minimal, gateway: { allowedHosts: ['ok:1', 'http://x', '', '[::1]:8080', 'name:port', '::1'] } })).toEqual([
       'gateway.allowedHosts[1]: expected a host name with an optional port, such as example.com:8080',
       'gateway.allowedHosts[2]: must not be empty',
+      // Entries the Host check could never match are refused, not ignored.
+      'gateway.allowedHosts[4]: expected a host name with an optional port, such as example.com:8080',
+      'gateway.allowedHosts[5]: expected a host name with an optional port, such as example.com:8080',
     ]);
   });
 
