@@ -116,3 +116,12 @@ export function refusalIn(answer: JsonRpcResponse): GatewayError | undefined {
   const { code: _code, ...details } = data;
   return new GatewayError('GW_SESSION_LIMIT', message, details);
 }
+
+/** A 2026 caller at `session.stateless.hostsPerCaller` held sessions, all at work: one frees when a call ends. */
+export function heldSessionsRefusal(limit: number): GatewayError {
+  return new GatewayError('GW_SESSION_LIMIT', `Too many held sessions for this caller (limit ${limit}), all in use; try again in 1 s`, {
+    limit,
+    kind: 'held-sessions',
+    retryAfterSec: 1,
+  });
+}

@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { startTestGateway } from '../support/gateway.ts';
 import { modern } from '../support/modern.ts';
-import { post, rpc } from '../support/recorder.ts';
+import { fixture, post, rpc } from '../support/recorder.ts';
 
 const ECHO = new URL('../../bench/echo-server.mjs', import.meta.url).pathname;
 const INIT = JSON.stringify({
@@ -102,6 +102,27 @@ describe('held 2026 sessions and room for 2025 clients', () => {
       expect(init.headers.get('mcp-session-id')).toBeTruthy();
       // The caller's next 2026 request still gets an answer (on a remaining held session).
       expect((await listWithCaps(gw.mcpUrl('echo'), 1)).status).toBe(200);
+    } finally {
+      await gw.close();
+    }
+  }, 60_000);
+
+  it('a fifth capability set while the caller\'s four held sessions are all at work: 503 held-sessions, the calls finish', async () => {
+    const slowServer = { command: process.execPath, args: [fixture('misbehaving-server.mjs'), 'normal'] };
+    const gw = await startTestGateway({ targets: { slow: slowServer } });
+    try {
+      const url = gw.mcpUrl('slow');
+      const call = (n: number) => modern(url, 'tools/call', { name: 'slow', arguments: { ms: 3_000 } }, { id: n, meta: { [CAPS]: { sampling: { variant: n } } } });
+      const calls = [1, 2, 3, 4].map(call);
+      // Wait until all four run (each on a held session of its own capability set).
+      await until(async () => (((await (await fetch(new URL('/readyz', gw.url))).json()) as { inflight: number }).inflight >= 4 ? true : undefined), 'four calls in flight');
+      const refused = await listWithCaps(url, 5);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(refused.json).toMatchObject({ id: 5, error: { data: { code: 'GW_SESSION_LIMIT', kind: 'held-sessions', limit: 4 } } });
+      for (const answer of await Promise.all(calls)) expect(answer.json.result).toBeDefined();
+      // Once they are idle, the fifth set takes the place of one of them.
+      expect((await listWithCaps(url, 5)).status).toBe(200);
     } finally {
       await gw.close();
     }

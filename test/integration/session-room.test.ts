@@ -23,24 +23,16 @@ const INIT = JSON.stringify({
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'room', version: '1' } },
 });
 
-/** One SDK client keeping `inFlight` echo calls going until `stop()`; counts answers and failures. */
-async function team(url: URL, clients: number, inFlight: number) {
+/**
+ * `clients` SDK clients, each keeping `inFlight` echo calls going from `run()` until `stop()`;
+ * counts answers and failures. `close()` closes every client opened, whatever failed.
+ */
+function team(url: URL) {
   const opened: Array<{ client: Client; transport: StreamableHTTPClientTransport; sessionId: string | undefined }> = [];
-  let answered = 0;
   const failures: string[] = [];
+  let answered = 0;
   let stopping = false;
-  // Opened eight at a time, as the benchmark does: each open spawns a child on a 2-core machine.
-  let next = 0;
-  const open = async () => {
-    while (next < clients) {
-      next++;
-      const client = new Client({ name: 'team', version: '1' });
-      const transport = new StreamableHTTPClientTransport(url);
-      await client.connect(transport);
-      opened.push({ client, transport, sessionId: transport.sessionId });
-    }
-  };
-  await Promise.all(Array.from({ length: 8 }, open));
+  let running: Array<Promise<void>> = [];
   const worker = async (client: Client, lane: number) => {
     for (let i = 0; !stopping; i++) {
       const text = `${lane}-${i}`;
@@ -54,19 +46,37 @@ async function team(url: URL, clients: number, inFlight: number) {
       }
     }
   };
-  const running = opened.flatMap(({ client }, c) => Array.from({ length: inFlight }, (_, k) => worker(client, c * inFlight + k)));
   return {
     opened,
     failures,
     get answered() {
       return answered;
     },
+    /** Opens `clients` sessions, eight at a time as the benchmark does (each spawns a child). */
+    async open(clients: number) {
+      let next = 0;
+      const opener = async () => {
+        while (next < clients) {
+          next++;
+          const entry = { client: new Client({ name: 'team', version: '1' }), transport: new StreamableHTTPClientTransport(url), sessionId: undefined as string | undefined };
+          opened.push(entry);
+          await entry.client.connect(entry.transport);
+          entry.sessionId = entry.transport.sessionId;
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, opener));
+    },
+    run(inFlight: number) {
+      running = opened.flatMap(({ client }, c) => Array.from({ length: inFlight }, (_, k) => worker(client, c * inFlight + k)));
+    },
     async stop() {
       stopping = true;
       await Promise.all(running);
     },
     async close() {
+      stopping = true;
       await Promise.all(opened.map(({ client }) => client.close().catch(() => undefined)));
+      await Promise.all(running);
     },
   };
 }
@@ -76,9 +86,10 @@ describe('a team of clients on one stdio server, default settings', () => {
     const defaults = parseConfig({ gateway: { port: 0 }, mcpServers: { echo: { command: process.execPath, args: [ECHO] } } }, { env: {} });
     const lines: string[] = [];
     const gw = await startGateway(defaults, { logger: createTestLogger('info', lines), env: {} });
-    let load: Awaited<ReturnType<typeof team>> | undefined;
+    const load = team(new URL('/mcp', gw.url));
     try {
-      load = await team(new URL('/mcp', gw.url), 64, 4);
+      await load.open(64);
+      load.run(4);
       await new Promise((r) => setTimeout(r, 3_000));
       await load.stop();
       expect(load.failures.slice(0, 3)).toEqual([]);
@@ -88,7 +99,7 @@ describe('a team of clients on one stdio server, default settings', () => {
       expect(lines.filter((l) => l.includes('to make room'))).toEqual([]);
       console.log(`64x4 on defaults: ${load.answered} calls answered in 3 s, ${load.failures.length} failed`);
     } finally {
-      await load?.close();
+      await load.close();
       await gw.close();
     }
   }, 120_000);
@@ -98,9 +109,10 @@ describe('a cap truly reached', () => {
   it('the newcomer gets 503 + Retry-After at once on every entry point; the working clients see nothing', async () => {
     const lines: string[] = [];
     const gw = await startTestGateway({ targets: { echo: { command: process.execPath, args: [ECHO] } }, session: { maxChildren: 4 }, logLines: lines });
-    let load: Awaited<ReturnType<typeof team>> | undefined;
+    const load = team(gw.mcpUrl('echo'));
     try {
-      load = await team(gw.mcpUrl('echo'), 4, 2);
+      await load.open(4);
+      load.run(2);
       const started = performance.now();
       const refused = await post(gw.mcpUrl('echo'), INIT);
       const ms = performance.now() - started;
@@ -125,16 +137,17 @@ describe('a cap truly reached', () => {
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(/gateway\.session\.maxChildren.*upstream\.mode: shared/);
     } finally {
-      await load?.close();
+      await load.close();
       await gw.close();
     }
   }, 60_000);
 
   it('the per-server cap, met as the new session\'s child would start: 503 on HTTP, 1013 on a WebSocket', async () => {
     const gw = await startTestGateway({ targets: { echo: { command: process.execPath, args: [ECHO] } }, session: { maxChildrenPerTarget: 2 } });
-    let load: Awaited<ReturnType<typeof team>> | undefined;
+    const load = team(gw.mcpUrl('echo'));
     try {
-      load = await team(gw.mcpUrl('echo'), 2, 2);
+      await load.open(2);
+      load.run(2);
       const refused = await post(gw.mcpUrl('echo'), INIT);
       expect(refused.status).toBe(503);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -149,7 +162,7 @@ describe('a cap truly reached', () => {
       await load.stop();
       expect(load.failures).toEqual([]);
     } finally {
-      await load?.close();
+      await load.close();
       await gw.close();
     }
   }, 60_000);

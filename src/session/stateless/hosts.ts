@@ -23,14 +23,13 @@
  * of its caller runs on it; its own standalone stream does not count, so once idle past
  * `session.evictIdleMs` the store may end it for room like any other session (limits.ts).
  */
-import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcErrorObject } from '../../jsonrpc/types.ts';
 import { LATEST_PROTOCOL_VERSION } from '../../jsonrpc/versions.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { Caller } from '../../router/policy.ts';
 import type { RouteEndpoint } from '../endpoint-table.ts';
-import { refusalIn } from '../room.ts';
+import { heldSessionsRefusal, refusalIn } from '../room.ts';
 import { GATEWAY_CLIENT_INFO } from '../gateway-info.ts';
 import type { Session } from '../session.ts';
 import type { ResponseSink } from '../streams.ts';
@@ -167,13 +166,7 @@ export function createHostPool(options: HostPoolOptions): HostPool {
       if (host.scope !== scope || host.active > 0 || host.askers.size > 0) continue;
       if (lru === undefined || host.lastUsed < lru.lastUsed) lru = host;
     }
-    if (lru === undefined) {
-      throw new GatewayError('GW_SESSION_LIMIT', `Too many held sessions for this caller (limit ${perCaller}), all in use; try again in 1 s`, {
-        limit: perCaller,
-        kind: 'held-sessions',
-        retryAfterSec: 1,
-      });
-    }
+    if (lru === undefined) throw heldSessionsRefusal(perCaller);
     logger.debug({ session: lru.id }, 'held session replaced by one for other client capabilities');
     retire(lru, 'replaced by a held session for other client capabilities');
   };
