@@ -85,12 +85,25 @@ const sessionSchema = z.strictObject({
   /** 64: un-initialized sessions at once; beyond it the oldest is ended, so idle sockets cannot fill maxSessions. */
   maxUninitialized: positive().default(64),
   /**
-   * 32 per-session stdio children at once (a Node server takes 50-100 MiB): when a new session
-   * needs room, the least recently used idle session is ended first.
+   * 2 minutes: a session is ended to make room for a new one only after this long with no request
+   * and nothing in flight. Long enough that a client between two calls, or an agent waiting for its
+   * model, is never taken for gone; short enough that the slots of clients that left without DELETE
+   * come back within minutes. A new session that finds no such session is refused (503 +
+   * Retry-After), never served by ending a working one.
    */
-  maxChildren: positive().default(32),
-  /** 16: one heavy server (a browser, a language server) cannot take the whole budget of children. */
-  maxChildrenPerTarget: positive().default(16),
+  evictIdleMs: positive(MAX_DURATION_MS).default(120_000),
+  /**
+   * 128 per-session stdio children at once. Sized for a team on one small machine: 64 clients on
+   * the busiest server plus room for the others. An idle child costs memory, not CPU (a small Node
+   * server 40-60 MiB, so about 6-8 GiB at the cap); lower it on a machine with less memory, or use
+   * `upstream.mode: shared` for servers that keep no per-client state.
+   */
+  maxChildren: positive().default(128),
+  /**
+   * 64: one server can serve a team of 64 clients at once (each keeping its own child), while one
+   * heavy server (a browser, a language server) still cannot take the whole budget of children.
+   */
+  maxChildrenPerTarget: positive().default(64),
   /** How 2026-07-28 (stateless) requests are served on 2025 upstreams (src/session/stateless/). */
   stateless: statelessSchema.prefault({}),
 }, anObject);

@@ -261,7 +261,9 @@ export interface GatewayConfig {
     readonly initDeadlineMs: number;
     /** Un-initialized sessions at once; the oldest is ended to make room. */
     readonly maxUninitialized: number;
-    /** Per-session stdio children at once; idle sessions are ended (LRU) to make room. */
+    /** A session idle this long may be ended to make room for a new one (ms); never sooner. */
+    readonly evictIdleMs: number;
+    /** Per-session stdio children at once; sessions idle past evictIdleMs are ended (LRU) to make room. */
     readonly maxChildren: number;
     /** The same, per target. */
     readonly maxChildrenPerTarget: number;

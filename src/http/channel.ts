@@ -12,6 +12,7 @@ import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway
 import { isObject, isRequest, isRequestId, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { refusalIn } from '../session/room.ts';
 import { CHANNEL_REQUEST, type ResponseSink, type Session } from '../session/session.ts';
 
 /** The wire a channel writes to. */
@@ -22,6 +23,8 @@ export interface ChannelWire {
   readonly closed: boolean;
   /** The session ended on the gateway's side: close the wire (after what was already sent). */
   close(): void;
+  /** The session was refused for lack of room (its initialize answer says so): the close that follows says "try again later". */
+  refused?(): void;
 }
 
 export interface Channel {
@@ -107,6 +110,7 @@ export function createChannel(session: Session, wire: ChannelWire, logger: Logge
   const initialize = async (request: JsonRpcRequest) => {
     const answer = await session.initialize(request);
     if (!wire.closed) wire.send(JSON.stringify(answer));
+    if (refusalIn(answer) !== undefined) wire.refused?.();
   };
 
   return {

@@ -18,6 +18,7 @@ import type { Logger } from '../log/logger.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
 import { BATCH_2025, POST_2025, type Session } from '../session/session.ts';
 import type { RouteEndpoint } from '../session/endpoint-table.ts';
+import { refusalIn } from '../session/room.ts';
 import type { SessionStore } from '../session/store.ts';
 import { checkGetHeaders, checkPostHeaders } from './guards.ts';
 import { createHttpSink, type KeepAlive } from './sink.ts';
@@ -157,6 +158,9 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     }
     const session = store.create(entry.factory, { authorization: from.headers.authorization, principal: from.principal, transport: 'streamable-http' });
     const answer = await session.initialize(request);
+    // No room for its child: a refusal of the session (503 + Retry-After), not an upstream's answer.
+    const refused = refusalIn(answer);
+    if (refused !== undefined) return replyError(reply, refused, request.id);
     reply.code(200).header('content-type', 'application/json');
     if (!session.ended) reply.header('mcp-session-id', session.id);
     return reply.send(JSON.stringify(answer));

@@ -118,6 +118,7 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
       return;
     }
     let overflowed = false;
+    let refused = false;
 
     const wire: ChannelWire = {
       send(data) {
@@ -138,10 +139,15 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
       },
       close() {
         if (socket.readyState !== OPEN) return;
+        // No room for its child: the same "try again later" as a refusal before the session existed.
+        if (refused) socket.close(1013, 'GW_SESSION_LIMIT');
         // Ended before initialize completed: the init deadline or room for others (session/limits.ts).
-        if (isReady() && session.protocolVersion === undefined) socket.close(1008, 'session not initialized in time');
+        else if (isReady() && session.protocolVersion === undefined) socket.close(1008, 'session not initialized in time');
         else if (isReady()) socket.close(1011, 'session ended');
         else socket.close(1001, 'gateway shutting down');
+      },
+      refused() {
+        refused = true;
       },
     };
     const principal = request.principal?.id ?? 'anonymous';

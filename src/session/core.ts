@@ -114,7 +114,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     get usage() {
       const children: string[] = [];
       for (const m of flavour.members()) if (m.live && ownsChild(m.target)) children.push(m.name);
-      return { initializing: opening, streamed, children };
+      return { initializing: opening, streamed, listening: streams.listening, children };
     },
     admit(count) {
       checkInflight(budget, inflight.size, count);

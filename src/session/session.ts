@@ -36,7 +36,10 @@ export interface SessionCore {
   /** The revision the downstream speaks; undefined until it is known (2025: initialize). */
   readonly protocolVersion: string | undefined;
   readonly ended: boolean;
-  /** True while a request is in flight or a response stream is attached. */
+  /**
+   * True while a request is in flight (or its answer still owed) or an initialize runs; an open
+   * standalone stream alone is not work (limits.ts).
+   */
   readonly busy: boolean;
   /** What the store's limits read (limits.ts). */
   readonly usage: SessionUsage;

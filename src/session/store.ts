@@ -16,7 +16,8 @@ import type { UpstreamFactory } from '../upstream/open.ts';
 import { createInflightBudget, type InflightBudget } from './inflight.ts';
 import type { ToolLimit } from './flavour.ts';
 import type { Session, SessionCore } from './session.ts';
-import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
+import { countChildren, expiry, pickVictim, type SessionPolicy } from './limits.ts';
+import { createRoomKeeper } from './room.ts';
 
 /** What the store hands a session factory: the parts every kind of session needs. */
 export interface SessionSeed {
@@ -141,9 +142,8 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
   const created = new Map<string, number>();
   /** The downstream record of each session with a principal, kept current (`get`). */
   const downstreams = new Map<string, DownstreamInfo>();
-  const { maxSessions } = config.limits;
   const audit = config.logging.audit === true;
-  const { maxUninitialized, maxChildren, maxChildrenPerTarget } = config.session;
+  const { maxChildren, evictIdleMs } = config.session;
   const policy: SessionPolicy = config.session;
   let closing = false;
 
@@ -169,50 +169,15 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
     void session.end(`ended to make room (${why})`);
   };
 
-  /**
-   * Frees room for one more session, ending idle ones (limits.ts `pickVictim`) while a cap is
-   * reached; throws GW_SESSION_LIMIT when every session is in use.
-   */
-  const makeRoom = () => {
-    while (countUninitialized(sessions.values()) >= maxUninitialized) {
-      const victim = pickVictim(sessions.values(), 'uninitialized');
-      if (victim === undefined) break;
-      evict(victim, `${maxUninitialized} un-initialized sessions`);
-    }
-    while (sessions.size >= maxSessions || countChildren(sessions.values()) >= maxChildren) {
-      const full = sessions.size >= maxSessions;
-      const victim = pickVictim(sessions.values(), full ? 'session' : 'children');
-      if (victim === undefined) {
-        const limit = full ? maxSessions : maxChildren;
-        logger.warn({ maxSessions, maxChildren, sessions: sessions.size }, 'session limit reached and every session is in use; refusing a new session');
-        throw new GatewayError('GW_SESSION_LIMIT', undefined, { limit, kind: full ? 'sessions' : 'children' });
-      }
-      evict(victim, full ? `${maxSessions} sessions` : `${maxChildren} children`);
-    }
-  };
-
-  const reserveChild = (target: TargetConfig) => {
-    if (!ownsChild(target)) return;
-    const name = target.name;
-    for (;;) {
-      const perTarget = countChildren(sessions.values(), name) >= maxChildrenPerTarget;
-      if (!perTarget && countChildren(sessions.values()) < maxChildren) return;
-      const victim = pickVictim(sessions.values(), 'children', perTarget ? name : undefined);
-      if (victim === undefined) {
-        const limit = perTarget ? maxChildrenPerTarget : maxChildren;
-        logger.warn({ target: name, limit }, 'child limit reached and every session owning one is in use; not starting another');
-        throw new GatewayError('GW_SESSION_LIMIT', undefined, { limit, kind: perTarget ? 'target-children' : 'children', target: name });
-      }
-      evict(victim, perTarget ? `${maxChildrenPerTarget} children of ${name}` : `${maxChildren} children`);
-    }
-  };
+  const room = createRoomKeeper({ config, logger, sessions: () => sessions.values(), size: () => sessions.size, evict });
+  const reserveChild = room.forChild;
 
   const store: SessionStore = {
     create(factory, given = NO_DOWNSTREAM_INFO) {
       // The session's own copy: `get` may update its authorization.
       const downstream = given.principal === undefined ? given : { ...given };
       if (closing) throw new GatewayError('GW_SHUTTING_DOWN');
-      makeRoom();
+      room.forSession();
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
       const id = randomUUID();
       // One child logger per session, and only when there is a principal to name in every line.
@@ -271,7 +236,8 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
     sweep(now = Date.now()) {
       let reaped = 0;
       for (const session of sessions.values()) {
-        // A busy session is active: idle time counts from the end of its last work, not its start.
+        // A session at work is active: idle time counts from the end of its last work, not its
+        // start. An open standalone stream is not work (limits.ts).
         if (session.busy) session.lastActivity = now;
         const why = expiry(session, created.get(session.id) ?? now, now, policy);
         if (why !== undefined) {
@@ -281,7 +247,8 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         }
       }
       // An aggregate session starts its members after it was created: over the cap, idle ones go.
-      for (let victim; countChildren(sessions.values()) > maxChildren && (victim = pickVictim(sessions.values(), 'children')); ) {
+      const at = { now, evictIdleMs };
+      for (let victim; countChildren(sessions.values()) > maxChildren && (victim = pickVictim(sessions.values(), 'children', at)); ) {
         reaped++;
         evict(victim, `over ${maxChildren} children`);
       }
@@ -301,7 +268,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
   };
 
   // Check often enough that a session outlives its TTL or deadline by at most ~10%, and at least once a minute.
-  const shortest = Math.min(policy.idleTtlMs, policy.shortIdleTtlMs, policy.initDeadlineMs);
+  const shortest = Math.min(policy.idleTtlMs, policy.shortIdleTtlMs, policy.initDeadlineMs, evictIdleMs);
   const timer = setInterval(() => store.sweep(), Math.max(250, Math.min(shortest / 10, 60_000)));
   timer.unref();
   return store;

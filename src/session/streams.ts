@@ -125,8 +125,10 @@ export interface StreamSet {
   resume(sink: ResponseSink, lastEventId: string): boolean;
   /** Undelivered messages queued on the standalone stream (no GET attached). */
   readonly backlog: number;
-  /** True while any response is attached or any request stream is unfinished. */
+  /** True while any request stream is unfinished (an answer is still owed). */
   readonly busy: boolean;
+  /** True while the standalone stream is attached and open. */
+  readonly listening: boolean;
   /** Ends every attached response. */
   endAll(): void;
 }
@@ -331,8 +333,11 @@ export function createStreamSet({ log, logger, priming, keepFinished, onabandon 
     },
 
     get busy() {
-      if (unfinished.size > 0 || live(standalone)) return true;
-      return false;
+      return unfinished.size > 0;
+    },
+
+    get listening() {
+      return live(standalone);
     },
 
     endAll() {

@@ -103,14 +103,19 @@ async function oneCommand(url: URL): Promise<void> {
   await client.close();
 }
 
+/** Past a short eviction floor (the tests set `evictIdleMs` to FLOOR_MS). */
+const FLOOR_MS = 200;
+const pastFloor = () => new Promise((r) => setTimeout(r, FLOOR_MS + 100));
+
 describe('abandoned sessions', () => {
   it('live children stay within session.maxChildren: the least recently used idle session makes room', async () => {
     const tag = randomUUID();
-    const gw = await startTestGateway({ targets: { t: tagged(tag) }, session: { maxChildren: 3 } });
+    const gw = await startTestGateway({ targets: { t: tagged(tag) }, session: { maxChildren: 3, evictIdleMs: FLOOR_MS } });
     try {
       const first = await rpc.initialize(gw.mcpUrl('t'));
       let most = 0;
       for (let i = 0; i < 8; i++) {
+        await pastFloor();
         await oneCommand(gw.mcpUrl('t'));
         most = Math.max(most, childrenTagged(tag));
       }
@@ -128,10 +133,13 @@ describe('abandoned sessions', () => {
   it('children of one target stay within session.maxChildrenPerTarget; other targets keep their sessions', async () => {
     const heavy = randomUUID();
     const other = randomUUID();
-    const gw = await startTestGateway({ targets: { heavy: tagged(heavy), other: tagged(other) }, session: { maxChildrenPerTarget: 2 } });
+    const gw = await startTestGateway({ targets: { heavy: tagged(heavy), other: tagged(other) }, session: { maxChildrenPerTarget: 2, evictIdleMs: FLOOR_MS } });
     try {
       const kept = await rpc.initialize(gw.mcpUrl('other'));
-      for (let i = 0; i < 5; i++) await oneCommand(gw.mcpUrl('heavy'));
+      for (let i = 0; i < 5; i++) {
+        await pastFloor();
+        await oneCommand(gw.mcpUrl('heavy'));
+      }
       expect(await until(() => childrenTagged(heavy) <= 2)).toBe(true);
       // The other target's idle session is older than every heavy one, yet it was not ended for them.
       expect((await kept.request({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).status).toBe(200);
@@ -141,17 +149,21 @@ describe('abandoned sessions', () => {
     }
   });
 
-  it('a session with a request in flight is never evicted: the new client gets GW_SESSION_LIMIT', async () => {
-    const gw = await startTestGateway({ targets: { t: tagged(randomUUID()) }, session: { maxChildren: 1 } });
+  it('a session with a request in flight, or used within the floor, is never evicted: the new client gets GW_SESSION_LIMIT', async () => {
+    const gw = await startTestGateway({ targets: { t: tagged(randomUUID()) }, session: { maxChildren: 1, evictIdleMs: 1_500 } });
     try {
       const busy = await rpc.initialize(gw.mcpUrl('t'));
-      const slow = busy.request({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: { ms: 3_000 } } });
+      const slow = busy.request({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: { ms: 2_000 } } });
       await new Promise((r) => setTimeout(r, 300));
       const refused = await post(gw.mcpUrl('t'), INIT);
       expect(refused.status).toBe(503);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(refused.json.error).toMatchObject({ data: { code: 'GW_SESSION_LIMIT', kind: 'children' } });
       expect((await slow).status).toBe(200);
-      // Once it is idle, it may be evicted for the next one.
+      // Its call just ended: nothing in flight, but it was used a moment ago.
+      expect((await post(gw.mcpUrl('t'), INIT)).status).toBe(503);
+      // Once idle past the floor, it may be ended for the next one.
+      await new Promise((r) => setTimeout(r, 1_800));
       expect((await post(gw.mcpUrl('t'), INIT)).status).toBe(200);
     } finally {
       await gw.close();

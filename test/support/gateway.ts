@@ -102,6 +102,7 @@ export function buildConfig(options: TestGatewayOptions): GatewayConfig {
       shortIdleTtlMs: 60_000,
       initDeadlineMs: 10_000,
       maxUninitialized: 64,
+      evictIdleMs: 120_000,
       maxChildren: 32,
       maxChildrenPerTarget: 16,
       stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256 },

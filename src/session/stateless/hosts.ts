@@ -11,9 +11,17 @@
  * stdio carries no "related request" on a server->client request, so a question is attributed to
  * the one call that may ask (tools/call, prompts/get, resources/read) in flight on its host, and
  * refused upstream when there are several (`askerOf`). To keep that rare, such a call goes to a
- * host where no other may ask, opening one while the key has fewer than `perCaller`; past that,
- * calls share the least busy host (never a queue, never a refusal). A host idle for `idleMs` ends,
+ * host where no other may ask, opening one while the caller has fewer than `perCaller`; past that,
+ * calls share the least busy host of their key (never a queue). A host idle for `idleMs` ends,
  * its child with it; hosts are sessions of the store, so its caps on sessions and children apply.
+ *
+ * What one caller may hold: `perCaller` hosts per endpoint and principal in all, whatever
+ * capabilities it declares (a caller that varies them must not multiply children). A request with
+ * a capability set that has no host yet, when its caller is at that bound, takes the place of the
+ * caller's least recently used idle host; when all of them are at work it is refused
+ * (GW_SESSION_LIMIT, `held-sessions`). A held session is in use while a request or a listen stream
+ * of its caller runs on it; its own standalone stream does not count, so once idle past
+ * `session.evictIdleMs` the store may end it for room like any other session (limits.ts).
  */
 import { isObject } from '../../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcErrorObject } from '../../jsonrpc/types.ts';
@@ -21,6 +29,7 @@ import { LATEST_PROTOCOL_VERSION } from '../../jsonrpc/versions.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { Caller } from '../../router/policy.ts';
 import type { RouteEndpoint } from '../endpoint-table.ts';
+import { heldSessionsRefusal, refusalIn } from '../room.ts';
 import { GATEWAY_CLIENT_INFO } from '../gateway-info.ts';
 import type { Session } from '../session.ts';
 import type { ResponseSink } from '../streams.ts';
@@ -112,14 +121,54 @@ export function createHostPool(options: HostPoolOptions): HostPool {
   const { store, logger, perCaller, idleMs } = options;
   const byKey = new Map<string, Array<Promise<Host>>>();
   const ready = new Map<string, Host>();
+  /** Hosts open or opening per scope (endpoint and principal), across capability sets. */
+  const perScope = new Map<string, number>();
+  /** The slot each open host fills in its key's list. */
+  const slots = new Map<string, Promise<Host>>();
+
+  const count = (scope: string, delta: number) => {
+    const n = (perScope.get(scope) ?? 0) + delta;
+    if (n > 0) perScope.set(scope, n);
+    else perScope.delete(scope);
+  };
+
+  /** Removes `slot` from its key's list (and the scope's count) once, whichever way the host went. */
+  const drop = (key: string, scope: string, slot: Promise<Host>) => {
+    const list = byKey.get(key);
+    const at = list === undefined ? -1 : list.indexOf(slot);
+    if (list === undefined || at < 0) return;
+    list.splice(at, 1);
+    count(scope, -1);
+    if (list.length === 0) byKey.delete(key);
+  };
 
   const forget = (host: Host, slot: Promise<Host>) => {
     ready.delete(host.id);
-    const list = byKey.get(host.key);
-    if (list === undefined) return;
-    const at = list.indexOf(slot);
-    if (at >= 0) list.splice(at, 1);
-    if (list.length === 0) byKey.delete(host.key);
+    slots.delete(host.id);
+    drop(host.key, host.scope, slot);
+  };
+
+  /** Ends `host` now; its place is free at once. */
+  const retire = (host: Host, why: string) => {
+    const slot = slots.get(host.id);
+    if (slot !== undefined) forget(host, slot);
+    ready.delete(host.id);
+    void host.session.end(why);
+  };
+
+  /**
+   * Room in `scope` for a host of a capability set that has none: the caller's least recently used
+   * idle host ends; none idle: GW_SESSION_LIMIT.
+   */
+  const makeRoom = (scope: string) => {
+    let lru: Host | undefined;
+    for (const host of ready.values()) {
+      if (host.scope !== scope || host.active > 0 || host.askers.size > 0) continue;
+      if (lru === undefined || host.lastUsed < lru.lastUsed) lru = host;
+    }
+    if (lru === undefined) throw heldSessionsRefusal(perCaller);
+    logger.debug({ session: lru.id }, 'held session replaced by one for other client capabilities');
+    retire(lru, 'replaced by a held session for other client capabilities');
   };
 
   /** The sink of the host's standalone stream: what belongs to no request goes to `onmessage`. */
@@ -141,10 +190,14 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     const session = store.create(caller.endpoint.factory, { authorization: caller.authorization, principal: caller.principal, held: true });
     const params: JsonObject = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: caller.capabilities, clientInfo: caller.clientInfo ?? { ...GATEWAY_CLIENT_INFO } };
     const answer = await session.initialize({ jsonrpc: '2.0', id: 0, method: 'initialize', params });
+    // No room for its child: a refusal (503 + Retry-After), as when the store has no room at all.
+    const refused = refusalIn(answer);
+    if (refused !== undefined) throw refused;
     if ('error' in answer) throw new HostOpenError(answer.error as JsonRpcErrorObject);
     await session.handleNotification({ jsonrpc: '2.0', method: 'notifications/initialized' });
     const host: Host = { id: session.id, session, key, scope, init: isObject(answer.result) ? answer.result : {}, askers: new Set(), active: 0, lastUsed: Date.now(), nextCall: 1 };
     ready.set(host.id, host);
+    slots.set(host.id, slot());
     session.openStream(
       standaloneSink(
         () => ready.get(host.id),
@@ -160,15 +213,16 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     // A caller's refreshed token is the one its held session's upstreams see next (token exchange).
     store.noteAuthorization(host.id, caller.principal, caller.authorization);
     host.active++;
-    host.lastUsed = Date.now();
+    // A 2026 request is activity on the held session (the store reads it to decide what is idle).
+    host.session.lastActivity = host.lastUsed = Date.now();
     return host;
   };
 
   /**
-   * The host of `key` a request should use now, or undefined when a new one should open. `slots`:
-   * the key's hosts, open or opening (one hot loop, no allocation).
+   * The host of `key` a request should use now, or undefined when a new one should open. `held`:
+   * the caller's hosts, open or opening, of any key (one hot loop, no allocation).
    */
-  const choose = (key: string, slots: number, mayAsk: boolean): Host | undefined => {
+  const choose = (key: string, held: number, mayAsk: boolean): Host | undefined => {
     let best: Host | undefined;
     for (const host of ready.values()) {
       if (host.key !== key || host.session.ended) continue;
@@ -176,7 +230,7 @@ export function createHostPool(options: HostPoolOptions): HostPool {
       if (best === undefined || load < (mayAsk ? best.askers.size : best.active)) best = host;
     }
     if (best === undefined) return undefined;
-    if (mayAsk && best.askers.size > 0 && slots < perCaller) return undefined;
+    if (mayAsk && best.askers.size > 0 && held < perCaller) return undefined;
     return best;
   };
 
@@ -189,28 +243,27 @@ export function createHostPool(options: HostPoolOptions): HostPool {
       const scope = pool.scopeOf(caller);
       const key = `${scope}\u0000${askingCapabilities(caller.capabilities)}`;
       const list = byKey.get(key) ?? [];
-      const chosen = choose(key, list.length, mayAsk);
+      const held = perScope.get(scope) ?? 0;
+      const chosen = choose(key, held, mayAsk);
       if (chosen !== undefined) return take(chosen, caller);
       // Wait for a host already opening rather than open one past the cap (or at all, when the
       // request cannot ask and so needs no host of its own).
-      if (list.length >= perCaller || (!mayAsk && list.length > 0)) return take(await (list[list.length - 1] as Promise<Host>), caller);
+      if (list.length > 0 && (held >= perCaller || !mayAsk)) return take(await (list[list.length - 1] as Promise<Host>), caller);
+      if (held >= perCaller) makeRoom(scope);
       let slot: Promise<Host> | undefined;
       const opening = open(caller, key, scope, () => slot as Promise<Host>);
       slot = opening;
       list.push(opening);
       byKey.set(key, list);
+      count(scope, 1);
       // A failed open leaves no slot behind; the caller sees the failure.
-      opening.catch(() => {
-        const at = list.indexOf(opening);
-        if (at >= 0) list.splice(at, 1);
-        if (list.length === 0 && byKey.get(key) === list) byKey.delete(key);
-      });
+      opening.catch(() => drop(key, scope, opening));
       return take(await opening, caller);
     },
 
     release(host) {
       host.active = Math.max(0, host.active - 1);
-      host.lastUsed = Date.now();
+      host.session.lastActivity = host.lastUsed = Date.now();
     },
 
     byId: (id) => ready.get(id),
@@ -223,10 +276,9 @@ export function createHostPool(options: HostPoolOptions): HostPool {
   const timer = setInterval(() => {
     const now = Date.now();
     for (const host of ready.values()) {
-      if (host.active === 0 && host.askers.size === 0 && now - host.lastUsed > idleMs) {
-        ready.delete(host.id);
-        void host.session.end('stateless host idle');
-      }
+      // A listen stream holds its host (active) with no request in flight: still in use.
+      if (host.active > 0) host.session.lastActivity = now;
+      else if (host.askers.size === 0 && now - host.lastUsed > idleMs) retire(host, 'stateless host idle');
     }
   }, Math.max(250, Math.min(idleMs / 4, 30_000)));
   timer.unref();
