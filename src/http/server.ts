@@ -4,7 +4,7 @@
  * unexpected) into a JSON-RPC error envelope.
  */
 import fastifyWebsocket from '@fastify/websocket';
-import { fastify, type FastifyError, type FastifyInstance } from 'fastify';
+import { fastify, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { GatewayError, isGatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
@@ -204,7 +204,8 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
     // now, so a reload adds and removes servers and groups without touching the routes.
     const table = endpoints ?? createEndpointTable(config);
     if (config.registry?.serve === true) {
-      registerRegistryRoute(mcp, config, table, (request) => config.auth?.publicUrl ?? `http://${request.headers.host ?? 'localhost'}`);
+      const own = (request: FastifyRequest) => config.auth?.publicUrl ?? origins.originOf(request.headers.host) ?? '';
+      registerRegistryRoute(mcp, config, table, own);
     }
     const families: Array<[string, ResolveEndpoint]> = [
       ['/servers/:name', (request) => table.server((request.params as { name: string }).name, request.principal)],
