@@ -81,6 +81,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   let tag: string | undefined;
   /** The child's cgroups when it has memory or process limits (cgroups.ts). */
   let cgroup: ChildCgroup | undefined;
+  let cgroupRemoved: Promise<void> | undefined;
   /** Lines waiting for room in the child's stdin, bounded (stdin-queue.ts). */
   let queue: StdinQueue | undefined;
   let resolveExited!: () => void;
@@ -267,7 +268,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     queue?.clear();
     // The leader and its group are gone; descendants that left the group are not, until now.
     if (tag !== undefined) void killEscapees(tag, log);
-    void cgroup?.remove();
+    cgroupRemoved = cgroup?.remove();
     const reason = closeRequested ? undefined : (failure ?? exitedError());
     if (reason !== undefined) log.warn({ err: reason }, 'upstream closed unexpectedly');
     resolveFinalized();
@@ -301,6 +302,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     }
     // onExit already SIGKILLed the group; wait for the pipes so onclose comes after the last line.
     await finalized;
+    await cgroupRemoved;
   }
 
   function callSafely(hook: string, fn: () => void): void {

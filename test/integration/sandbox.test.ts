@@ -1,0 +1,170 @@
+/**
+ * Containment of stdio servers (docs/security.md "Containment"): Debian's bubblewrap and cgroups,
+ * driven through a real gateway by the MCP SDK client. The escape fixture's attempts succeed
+ * unsandboxed (so these tests can fail) and each fails, reported as an error, inside the sandbox;
+ * a child over its memory limit dies with the limit named in the log while other sessions carry on.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { LimitsConfig, SandboxConfig } from '../../src/config/types.ts';
+import { createChildCgroup } from '../../src/transport/cgroups.ts';
+import { connectClient, errorOf, textOf } from '../support/aggregate.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { fixture } from '../support/recorder.ts';
+
+const ESCAPE = fixture('escape-server.mjs');
+let dir: string;
+let writable: string;
+let secret: string;
+let listener: Server;
+let port: number;
+const open: Array<{ close(): Promise<void> }> = [];
+
+beforeAll(async () => {
+  // Not under /tmp: the sandbox's /tmp is private, so a write there would not be an escape anyway.
+  dir = mkdtempSync('/var/tmp/sb-sandbox-');
+  writable = join(dir, 'writable');
+  mkdirSync(writable);
+  secret = join(dir, 'secret.txt');
+  writeFileSync(secret, 'the secret');
+  listener = createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  port = (listener.address() as { port: number }).port;
+});
+afterAll(async () => {
+  await new Promise((resolve) => listener.close(resolve));
+  rmSync(dir, { recursive: true, force: true });
+});
+afterEach(async () => {
+  for (const item of open.splice(0).reverse()) await item.close().catch(() => undefined);
+});
+
+/** Whether this machine lets the gateway create memory and pids cgroups (else limits are refused). */
+async function cgroupsUsable(): Promise<boolean> {
+  try {
+    const probe = createChildCgroup('probe', { memoryMiB: 64, processes: 8 });
+    await probe?.remove();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const escape = (sandbox?: SandboxConfig, limits?: LimitsConfig) => ({
+  command: process.execPath,
+  args: [ESCAPE],
+  ...(sandbox === undefined ? {} : { sandbox }),
+  ...(limits === undefined ? {} : { limits }),
+});
+const boxed = (extra: Partial<SandboxConfig> = {}): SandboxConfig => ({ writable: [writable], readable: [dirname(ESCAPE)], network: false, ...extra });
+
+async function gateway(targets: Record<string, ReturnType<typeof escape>>, logLines?: string[]): Promise<TestGateway> {
+  const g = await startTestGateway({ targets, ...(logLines === undefined ? {} : { logLines }) });
+  open.push(g);
+  return g;
+}
+
+async function client(g: TestGateway, target: string): Promise<Client> {
+  const c = await connectClient(g, `/servers/${target}/mcp`);
+  open.push(c);
+  return c;
+}
+
+async function tool(c: Client, name: string, args: Record<string, unknown> = {}): Promise<{ text: string; isError: boolean }> {
+  const result = await c.callTool({ name, arguments: args });
+  return { text: textOf(result), isError: result.isError === true };
+}
+
+describe('sandbox (bubblewrap)', () => {
+  it('unsandboxed, every escape attempt of the fixture succeeds', async () => {
+    const g = await gateway({ open: escape() });
+    const c = await client(g, 'open');
+    const outside = join(dir, 'outside-open.txt');
+    expect(await tool(c, 'write', { path: outside, text: 'out' })).toEqual({ text: 'written', isError: false });
+    expect(readFileSync(outside, 'utf8')).toBe('out');
+    expect(await tool(c, 'read', { path: secret })).toEqual({ text: 'the secret', isError: false });
+    expect(await tool(c, 'connect', { port })).toEqual({ text: 'connected', isError: false });
+    expect(await tool(c, 'fork', { count: 40 })).toEqual({ text: '40 of 40 started', isError: false });
+  });
+
+  it('sandboxed, each attempt fails and reaches the caller as an error; the writable path works', async () => {
+    const usable = await cgroupsUsable();
+    const g = await gateway({ boxed: escape(boxed(), usable ? { processes: 32 } : undefined) });
+    const c = await client(g, 'boxed');
+    const outside = join(dir, 'outside-boxed.txt');
+    const write = await tool(c, 'write', { path: outside, text: 'out' });
+    expect(write.isError).toBe(true);
+    expect(existsSync(outside)).toBe(false);
+    expect(await tool(c, 'write', { path: '/etc/switchboard-escape', text: 'out' })).toMatchObject({ isError: true });
+    expect(existsSync('/etc/switchboard-escape')).toBe(false);
+    expect(await tool(c, 'read', { path: secret })).toEqual({ text: 'failed: ENOENT', isError: true });
+    expect(await tool(c, 'connect', { port })).toMatchObject({ text: expect.stringMatching(/^failed: (ECONNREFUSED|ENETUNREACH)/), isError: true });
+    expect(await tool(c, 'write', { path: join(writable, 'inside.txt'), text: 'in' })).toEqual({ text: 'written', isError: false });
+    expect(readFileSync(join(writable, 'inside.txt'), 'utf8')).toBe('in');
+    if (usable) {
+      expect(await tool(c, 'fork', { count: 40 })).toMatchObject({ text: expect.stringMatching(/^failed: \d+ of 40 started, then EAGAIN/), isError: true });
+      // The server lives on after refused forks, and still answers.
+      expect(JSON.parse((await tool(c, 'whoami')).text)).toMatchObject({ pid: expect.any(Number) });
+    }
+  });
+
+  it('network: true lets the sandboxed server reach the loopback listener', async () => {
+    const g = await gateway({ netted: escape(boxed({ network: true })) });
+    const c = await client(g, 'netted');
+    expect(await tool(c, 'connect', { port })).toEqual({ text: 'connected', isError: false });
+  });
+
+  it('a shared sandboxed child serves two sessions and keeps its private /tmp to itself', async () => {
+    const g = await gateway({ shared: { ...escape({ writable: [], readable: undefined, network: false }), upstream: { mode: 'shared', children: 1 } } as ReturnType<typeof escape> });
+    const [a, b] = [await client(g, 'shared'), await client(g, 'shared')];
+    expect((await tool(a, 'whoami')).text).toBe((await tool(b, 'whoami')).text);
+    const marker = join(tmpdir(), `sb-private-${process.pid}.txt`);
+    expect(await tool(a, 'write', { path: marker, text: 'private' })).toEqual({ text: 'written', isError: false });
+    expect(existsSync(marker)).toBe(false);
+    expect(await tool(b, 'read', { path: marker })).toEqual({ text: 'private', isError: false });
+    // Without a `readable` list the whole system is visible, read-only.
+    expect(await tool(b, 'read', { path: secret })).toEqual({ text: 'the secret', isError: false });
+    expect(await tool(b, 'write', { path: secret, text: 'changed' })).toEqual({ text: 'failed: EROFS', isError: true });
+    expect(readFileSync(secret, 'utf8')).toBe('the secret');
+  });
+
+  it('without bwrap on the PATH the target is refused with GW_UPSTREAM_SPAWN_FAILED, never started unsandboxed', async () => {
+    const lines: string[] = [];
+    const g = await gateway({ boxed: escape(boxed()) }, lines);
+    const path = process.env.PATH;
+    process.env.PATH = join(dir, 'no-bwrap-here');
+    try {
+      const error = await errorOf(connectClient(g, '/servers/boxed/mcp').then((c) => (open.push(c), tool(c, 'whoami'))));
+      expect(error.message).toContain('bwrap not found');
+      expect(error.data).toMatchObject({ code: 'GW_UPSTREAM_SPAWN_FAILED' });
+    } finally {
+      process.env.PATH = path;
+    }
+    expect(lines.some((line) => line.includes('bubblewrap (bwrap) is not installed'))).toBe(true);
+  });
+});
+
+describe('limits', () => {
+  it('a child over its memory limit dies with the limit named in the log; another session carries on', async () => {
+    const lines: string[] = [];
+    const usable = await cgroupsUsable();
+    const g = await gateway({ hog: escape({ writable: [], readable: undefined, network: false }, { memoryMiB: 96 }) }, lines);
+    if (!usable) {
+      const error = await errorOf(connectClient(g, '/servers/hog/mcp').then((c) => (open.push(c), tool(c, 'whoami'))));
+      expect(error.data).toMatchObject({ code: 'GW_UPSTREAM_SPAWN_FAILED' });
+      expect(error.message).toContain('limits.memoryMiB needs');
+      return;
+    }
+    const [victim, bystander] = [await client(g, 'hog'), await client(g, 'hog')];
+    expect((await tool(victim, 'whoami')).text).not.toBe((await tool(bystander, 'whoami')).text);
+    const error = await errorOf(victim.callTool({ name: 'allocate', arguments: { mib: 512 } }));
+    expect(error.data).toMatchObject({ code: 'GW_UPSTREAM_EXITED' });
+    await expect.poll(() => lines.find((line) => line.includes('limits.memoryMiB')), { timeout: 10_000 }).toBeDefined();
+    expect(JSON.parse(lines.find((line) => line.includes('limits.memoryMiB')) as string)).toMatchObject({ limit: 'memoryMiB', value: 96 });
+    expect(await tool(bystander, 'allocate', { mib: 16 })).toEqual({ text: 'allocated 16 MiB', isError: false });
+  });
+});
