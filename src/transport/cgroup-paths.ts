@@ -64,7 +64,7 @@ export interface Located {
 
 function ownDir(mount: CgroupMount, path: string): string {
   const relative = mount.root !== '/' && (path === mount.root || path.startsWith(`${mount.root}/`)) ? path.slice(mount.root.length) : path;
-  return posix.join(mount.mountPoint, relative);
+  return posix.join(mount.mountPoint, relative).replace(/(.)\/$/, '$1');
 }
 
 /**

@@ -62,7 +62,27 @@ const parentName = `switchboard-${process.pid}`;
 function enable(dir: string, controller: Controller): void {
   const control = posix.join(dir, 'cgroup.subtree_control');
   if (readFileSync(control, 'utf8').split(/\s+/).includes(controller)) return;
-  writeFileSync(control, `+${controller}`);
+  try {
+    writeFileSync(control, `+${controller}`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EBUSY' || !leaveOwnCgroup(dir)) throw error;
+    writeFileSync(control, `+${controller}`);
+  }
+}
+
+/**
+ * v2's "no internal processes" rule: a cgroup holding processes cannot hand controllers to its
+ * children. When the gateway is the only process in its own cgroup (a systemd service with
+ * `Delegate=yes`, a container), it moves itself into a leaf `gateway` beside its children's
+ * folder, as systemd's delegation guide describes; with other processes there, it does not.
+ */
+function leaveOwnCgroup(dir: string): boolean {
+  const members = readFileSync(posix.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+  if (members.length !== 1 || members[0] !== String(process.pid)) return false;
+  const leaf = posix.join(dir, 'gateway');
+  mkdirSync(leaf, { recursive: true });
+  writeFileSync(posix.join(leaf, 'cgroup.procs'), String(process.pid));
+  return true;
 }
 
 function prepare(controller: Controller, name: string): { dir: string; version: 1 | 2 } {
@@ -83,7 +103,7 @@ function prepare(controller: Controller, name: string): { dir: string; version: 
     throw new CgroupError(
       `${limit} needs a writable cgroup`,
       `${limit} needs a writable cgroup ${controller} controller under ${place.ownDir} (cgroup v${place.version}): ${code}` +
-        (place.version === 2 && code === 'EBUSY' ? ' (the gateway\'s own cgroup holds processes: give it a delegated subtree, see docs/security.md)' : ''),
+        (place.version === 2 && code === 'EBUSY' ? ' (the gateway\'s own cgroup holds other processes too: see docs/security.md "Containment")' : ''),
     );
   }
   return { dir, version: place.version };

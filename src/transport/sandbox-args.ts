@@ -70,7 +70,7 @@ export function wrapperScript(limits: LimitsConfig | undefined): string {
     'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "switchboard: cannot join the cgroup $1" >&2; exit 125; }; shift; done; shift',
   ];
   // The soft limit sends SIGXCPU (which names the limit); the hard one, a second later, SIGKILL.
-  if (limits?.cpuSeconds !== undefined) steps.push(`ulimit -H -t ${limits.cpuSeconds + 1} && ulimit -S -t ${limits.cpuSeconds} || exit 125`);
+  if (limits?.cpuSeconds !== undefined) steps.push(`ulimit -S -t ${limits.cpuSeconds} && ulimit -H -t ${limits.cpuSeconds + 1} || exit 125`);
   if (limits?.openFiles !== undefined) steps.push(`ulimit -n ${limits.openFiles} || exit 125`);
   steps.push('exec "$@"');
   return steps.join('; ');

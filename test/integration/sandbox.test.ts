@@ -93,7 +93,8 @@ describe('sandbox (bubblewrap)', () => {
 
   it('sandboxed, each attempt fails and reaches the caller as an error; the writable path works', async () => {
     const usable = await cgroupsUsable();
-    const g = await gateway({ boxed: escape(boxed(), usable ? { processes: 32 } : undefined) });
+    const lines: string[] = [];
+    const g = await gateway({ boxed: escape(boxed(), usable ? { processes: 32 } : undefined) }, lines);
     const c = await client(g, 'boxed');
     const outside = join(dir, 'outside-boxed.txt');
     const write = await tool(c, 'write', { path: outside, text: 'out' });
@@ -109,6 +110,10 @@ describe('sandbox (bubblewrap)', () => {
       expect(await tool(c, 'fork', { count: 40 })).toMatchObject({ text: expect.stringMatching(/^failed: \d+ of 40 started, then EAGAIN/), isError: true });
       // The server lives on after refused forks, and still answers.
       expect(JSON.parse((await tool(c, 'whoami')).text)).toMatchObject({ pid: expect.any(Number) });
+      // Refused forks do not kill it: the count is logged, by the limit's name, when it ends.
+      await g.close();
+      await expect.poll(() => lines.find((line) => line.includes('limits.processes')), { timeout: 10_000 }).toBeDefined();
+      expect(JSON.parse(lines.find((line) => line.includes('limits.processes')) as string)).toMatchObject({ limit: 'processes', value: 32, events: expect.any(Number) });
     }
   });
 
@@ -166,5 +171,23 @@ describe('limits', () => {
     await expect.poll(() => lines.find((line) => line.includes('limits.memoryMiB')), { timeout: 10_000 }).toBeDefined();
     expect(JSON.parse(lines.find((line) => line.includes('limits.memoryMiB')) as string)).toMatchObject({ limit: 'memoryMiB', value: 96 });
     expect(await tool(bystander, 'allocate', { mib: 16 })).toEqual({ text: 'allocated 16 MiB', isError: false });
+  });
+
+  it('open files and CPU seconds hold as rlimits, with or without a sandbox; the CPU limit is named in the log', async () => {
+    const lines: string[] = [];
+    const g = await gateway({
+      files: escape(undefined, { openFiles: 64 }),
+      spinner: escape({ writable: [], readable: undefined, network: false }, { cpuSeconds: 1 }),
+      free: escape(),
+    }, lines);
+    const files = await client(g, 'files');
+    expect(await tool(files, 'open-files', { count: 100 })).toMatchObject({ text: expect.stringMatching(/^failed: \d+ of 100 opened, then EMFILE/), isError: true });
+    const free = await client(g, 'free');
+    expect(await tool(free, 'open-files', { count: 100 })).toEqual({ text: '100 of 100 opened', isError: false });
+    const spinner = await client(g, 'spinner');
+    const error = await errorOf(spinner.callTool({ name: 'spin', arguments: {} }));
+    expect(error.data).toMatchObject({ code: 'GW_UPSTREAM_EXITED' });
+    expect(JSON.parse(lines.find((line) => line.includes('limits.cpuSeconds')) as string)).toMatchObject({ limit: 'cpuSeconds', value: 1 });
+    expect(await tool(files, 'open-files', { count: 10 })).toEqual({ text: '10 of 10 opened', isError: false });
   });
 });
