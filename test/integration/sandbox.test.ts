@@ -8,12 +8,17 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { readdirSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LimitsConfig, SandboxConfig } from '../../src/config/types.ts';
 import { createChildCgroup } from '../../src/transport/cgroups.ts';
 import { connectClient, errorOf, textOf } from '../support/aggregate.ts';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { startGateway } from '../../src/main.ts';
+import { keyAuth } from '../support/auth-server.ts';
+import { buildConfig, createTestLogger, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { readStat } from '../support/processes.ts';
 import { fixture } from '../support/recorder.ts';
 
 const ESCAPE = fixture('escape-server.mjs');
@@ -52,6 +57,20 @@ async function cgroupsUsable(): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Live (not zombie) processes running `sleep <seconds>`. */
+function sleepers(seconds: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8') === `sleep\0${seconds}\0` && readStat(Number(entry))?.state !== 'Z') pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
 }
 
 const escape = (sandbox?: SandboxConfig, limits?: LimitsConfig) => ({
@@ -150,6 +169,44 @@ describe('sandbox (bubblewrap)', () => {
       process.env.PATH = path;
     }
     expect(lines.some((line) => line.includes('bubblewrap (bwrap) is not installed'))).toBe(true);
+  });
+});
+
+describe('sandbox with the gateway\'s other machinery', () => {
+  it('a descendant that left the group and emptied its environment dies with the sandboxed child (unsandboxed, it outlives it)', async () => {
+    const seconds = 3000 + Math.floor(Math.random() * 900);
+    const g = await gateway({ boxed: escape({ writable: [], readable: undefined, network: false }), open: escape() });
+    const [inside, outside] = [await client(g, 'boxed'), await client(g, 'open')];
+    try {
+      expect(await tool(inside, 'linger', { seconds })).toEqual({ text: 'lingering', isError: false });
+      expect(await tool(outside, 'linger', { seconds: seconds + 1 })).toEqual({ text: 'lingering', isError: false });
+      await expect.poll(() => [sleepers(seconds).length, sleepers(seconds + 1).length], { timeout: 10_000 }).toEqual([1, 1]);
+      await g.close();
+      await expect.poll(() => sleepers(seconds).length, { timeout: 10_000 }).toBe(0);
+      // What the sandbox adds: without it, such a process is out of reach (docs/upstreams.md).
+      expect(sleepers(seconds + 1).length).toBe(1);
+    } finally {
+      for (const pid of [...sleepers(seconds), ...sleepers(seconds + 1)]) process.kill(pid, 'SIGKILL');
+    }
+  });
+
+  it('principalEnv reaches a sandboxed shared child, one pool per principal', async () => {
+    const keys = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef0' };
+    const config = buildConfig({
+      targets: { pooled: { ...escape({ writable: [], readable: undefined, network: false }), principalEnv: { MCP_USER: '{sub}' }, upstream: { mode: 'shared', children: 1 } } },
+    });
+    const g = await startGateway({ ...config, auth: keyAuth(keys) }, { logger: createTestLogger('silent', undefined), env: {} });
+    open.push(g);
+    const seen: Array<{ id: string; user: string }> = [];
+    for (const who of ['alice', 'bob'] as const) {
+      const c = new Client({ name: 'sandbox-test', version: '1.0.0' });
+      const url = new URL('/servers/pooled/mcp', g.url);
+      await c.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${keys[who]}` } } }));
+      open.push(c);
+      seen.push(JSON.parse((await tool(c, 'whoami')).text) as { id: string; user: string });
+    }
+    expect(seen.map((s) => s.user)).toEqual(['alice', 'bob']);
+    expect(seen[0]?.id).not.toBe(seen[1]?.id);
   });
 });
 
