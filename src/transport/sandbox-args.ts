@@ -30,7 +30,9 @@ export interface SandboxPaths {
 
 /** bwrap's options for one child, before `--` and the command. */
 export function bwrapArgs(sandbox: SandboxConfig, paths: SandboxPaths): string[] {
-  const args = ['--unshare-all', ...(sandbox.network ? ['--share-net'] : []), '--die-with-parent', '--new-session'];
+  // --cap-drop ALL: run as root, bwrap keeps every capability inside its user namespace, enough
+  // to remount the read-only view writable (`mount -o remount,bind,rw /`) and write to the host.
+  const args = ['--unshare-all', ...(sandbox.network ? ['--share-net'] : []), '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
   if (sandbox.readable === undefined) {
     // Everything read-only; /run holds sockets (docker, dbus) that a read-only mount does not close.
     args.push('--ro-bind', '/', '/', '--tmpfs', '/run');

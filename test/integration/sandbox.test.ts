@@ -154,6 +154,10 @@ describe('sandbox (bubblewrap)', () => {
     expect(await tool(b, 'read', { path: secret })).toEqual({ text: 'the secret', isError: false });
     expect(await tool(b, 'write', { path: secret, text: 'changed' })).toEqual({ text: 'failed: EROFS', isError: true });
     expect(readFileSync(secret, 'utf8')).toBe('the secret');
+    // Root in the sandbox keeps no capability: it cannot remount the read-only view writable.
+    const remounted = join(dir, 'remounted.txt');
+    expect(await tool(a, 'remount-write', { path: remounted })).toEqual({ text: 'failed: EROFS', isError: true });
+    expect(existsSync(remounted)).toBe(false);
   });
 
   it('without bwrap on the PATH the target is refused with GW_UPSTREAM_SPAWN_FAILED, never started unsandboxed', async () => {

@@ -9,7 +9,7 @@ function mounts(args: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
-    const arity = ['--ro-bind', '--ro-bind-try', '--bind'].includes(arg) ? 2 : ['--tmpfs', '--proc', '--dev', '--chdir', '--remount-ro'].includes(arg) ? 1 : 0;
+    const arity = ['--ro-bind', '--ro-bind-try', '--bind'].includes(arg) ? 2 : ['--tmpfs', '--proc', '--dev', '--chdir', '--remount-ro', '--cap-drop'].includes(arg) ? 1 : 0;
     out.push([arg, ...args.slice(i + 1, i + 1 + arity)].join(' '));
     i += arity;
   }
@@ -17,15 +17,15 @@ function mounts(args: string[]): string[] {
 }
 
 describe('bwrapArgs', () => {
-  it('unshares everything (network included), dies with its parent, starts a new session', () => {
+  it('unshares everything (network included), dies with its parent, starts a new session, keeps no capability', () => {
     const args = bwrapArgs(closed, { home: '/root' });
-    expect(args.slice(0, 3)).toEqual(['--unshare-all', '--die-with-parent', '--new-session']);
+    expect(args.slice(0, 5)).toEqual(['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL']);
     expect(args).not.toContain('--share-net');
     expect(bwrapArgs({ ...closed, network: true }, { home: '/root' })).toContain('--share-net');
   });
 
   it('without `readable`: the whole system read-only, /run hidden, private /tmp and home, then the writable paths', () => {
-    expect(mounts(bwrapArgs(closed, { home: '/home/me', cwd: '/srv/data' })).slice(3)).toEqual([
+    expect(mounts(bwrapArgs(closed, { home: '/home/me', cwd: '/srv/data' })).slice(4)).toEqual([
       '--ro-bind / /', '--tmpfs /run', '--proc /proc', '--dev /dev', '--tmpfs /tmp', '--tmpfs /home/me', '--bind /srv/data /srv/data', '--chdir /srv/data',
     ]);
   });
