@@ -14,7 +14,7 @@ import { readdirSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LimitsConfig, SandboxConfig } from '../../src/config/types.ts';
 import { createChildCgroup } from '../../src/transport/cgroups.ts';
-import { connectClient, errorOf, textOf } from '../support/aggregate.ts';
+import { connectClient, errorOf, startAggregateGateway, textOf } from '../support/aggregate.ts';
 import { startGateway } from '../../src/main.ts';
 import { keyAuth } from '../support/auth-server.ts';
 import { buildConfig, createTestLogger, startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -192,6 +192,16 @@ describe('sandbox with the gateway\'s other machinery', () => {
     } finally {
       for (const pid of [...sleepers(seconds), ...sleepers(seconds + 1)]) process.kill(pid, 'SIGKILL');
     }
+  });
+
+  it('the aggregate endpoint reaches the same sandboxed child: the attempts fail there too', async () => {
+    const g = await startAggregateGateway({ targets: { boxed: escape(boxed()), open: escape() } });
+    open.push(g);
+    const c = await connectClient(g, '/mcp');
+    open.push(c);
+    expect(await tool(c, 'open__read', { path: secret })).toEqual({ text: 'the secret', isError: false });
+    expect(await tool(c, 'boxed__read', { path: secret })).toEqual({ text: 'failed: ENOENT', isError: true });
+    expect(await tool(c, 'boxed__connect', { port })).toMatchObject({ isError: true });
   });
 
   it('principalEnv reaches a sandboxed shared child, one pool per principal', async () => {
