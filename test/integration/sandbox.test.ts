@@ -18,6 +18,7 @@ import { connectClient, errorOf, startAggregateGateway, textOf } from '../suppor
 import { startGateway } from '../../src/main.ts';
 import { keyAuth } from '../support/auth-server.ts';
 import { buildConfig, createTestLogger, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { modern, resultOf } from '../support/modern.ts';
 import { readStat } from '../support/processes.ts';
 import { fixture } from '../support/recorder.ts';
 
@@ -202,6 +203,15 @@ describe('sandbox with the gateway\'s other machinery', () => {
     expect(await tool(c, 'open__read', { path: secret })).toEqual({ text: 'the secret', isError: false });
     expect(await tool(c, 'boxed__read', { path: secret })).toEqual({ text: 'failed: ENOENT', isError: true });
     expect(await tool(c, 'boxed__connect', { port })).toMatchObject({ isError: true });
+  });
+
+  it('a stateless 2026-07-28 request reaches the sandboxed child as well', async () => {
+    const g = await gateway({ boxed: escape(boxed()) });
+    const read = resultOf(await modern(g.mcpUrl('boxed'), 'tools/call', { name: 'read', arguments: { path: secret } }));
+    expect({ text: textOf(read), isError: read.isError }).toEqual({ text: 'failed: ENOENT', isError: true });
+    const write = resultOf(await modern(g.mcpUrl('boxed'), 'tools/call', { name: 'write', arguments: { path: join(writable, 'stateless.txt'), text: 's' } }));
+    expect(textOf(write)).toBe('written');
+    expect(readFileSync(join(writable, 'stateless.txt'), 'utf8')).toBe('s');
   });
 
   it('principalEnv reaches a sandboxed shared child, one pool per principal', async () => {
