@@ -176,6 +176,8 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
     maxQueuedBytes: server.maxQueuedBytes,
     upstream: { mode: server.upstream.mode, children: server.upstream.mode === 'shared' ? server.upstream.children : 1 },
     circuitBreaker: { ...server.circuitBreaker },
+    ...(server.sandbox === undefined ? {} : { sandbox: { writable: server.sandbox.writable, readable: server.sandbox.readable, network: server.sandbox.network } }),
+    ...(server.limits === undefined ? {} : { limits: { ...server.limits } }),
   };
 }
 

@@ -6,6 +6,7 @@
  * expected the schema also accepts its spelling as a string ("8080", "true"): that is how values
  * reach us from `${VAR}`.
  */
+import { checkContainment } from './containment-schema.ts';
 import { z } from 'zod';
 import { authSchema, policySchema, rateLimitsSchema, scope } from './auth-schema.ts';
 import { telemetrySchema } from './telemetry-schema.ts';
@@ -260,6 +261,7 @@ export const configFileSchema = z
     }
     checkAggregate(config, ctx);
     checkStderrInErrors(config.mcpServers, ctx);
+    checkContainment(config.mcpServers, ctx);
   });
 
 export type ConfigFile = z.output<typeof configFileSchema>;

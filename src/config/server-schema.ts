@@ -4,6 +4,7 @@
  * with its reason.
  */
 import { z } from 'zod';
+import { containmentKeys } from './containment-schema.ts';
 import { anObject, boolean, envName, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString, isPlainHttpUrl } from './schema-kit.ts';
 
 /** A tools/prompts/resources filter: glob lists; an empty allow list allows everything. */
@@ -163,6 +164,8 @@ export const stdioServerSchema = z.strictObject({
       anObject,
     )
     .prefault({}),
+  /** sandbox, limits: containment-schema.ts. */
+  ...containmentKeys,
 });
 
 /** An absolute http(s) URL without credentials in it (they belong in `headers`, which are redacted). */

@@ -57,6 +57,24 @@ export interface UpstreamSharing {
   readonly children: number;
 }
 
+/** bubblewrap containment of a stdio child (transport/sandbox-args.ts). */
+export interface SandboxConfig {
+  /** Bound read-write; everything else visible is read-only. */
+  readonly writable: readonly string[];
+  /** Absent: the whole system, read-only; a list: only these (plus system folders and the command's). */
+  readonly readable: readonly string[] | undefined;
+  /** Whether the child shares the gateway's network namespace. */
+  readonly network: boolean;
+}
+
+/** Resource limits of a stdio child and everything it starts; absent keys are not limited. */
+export interface LimitsConfig {
+  readonly memoryMiB?: number | undefined;
+  readonly processes?: number | undefined;
+  readonly cpuSeconds?: number | undefined;
+  readonly openFiles?: number | undefined;
+}
+
 export interface StdioTargetConfig {
   readonly type: 'stdio';
   readonly name: string;
@@ -88,6 +106,10 @@ export interface StdioTargetConfig {
   readonly upstream?: UpstreamSharing;
   /** Absent: the schema's defaults (hand-built configs); the loader always sets it. */
   readonly circuitBreaker?: CircuitBreakerPolicy;
+  /** Absent: not sandboxed (docs/security.md "Containment"). */
+  readonly sandbox?: SandboxConfig;
+  /** Absent: no resource limits. */
+  readonly limits?: LimitsConfig;
 }
 
 /** A remote upstream: Streamable HTTP (`http`) or legacy HTTP+SSE (`sse`, 2024-11-05). */

@@ -9,6 +9,8 @@
 import { createStdinQueue, DEFAULT_MAX_QUEUED_BYTES, type StdinQueue } from './stdin-queue.ts';
 import { MAX_JSON_DEPTH } from '../jsonrpc/depth.ts';
 import { childEnv } from './child-env.ts';
+import { containChild, limitsHit } from './containment.ts';
+import type { ChildCgroup } from './cgroups.ts';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import type { StdioTargetConfig } from '../config/types.ts';
@@ -81,6 +83,9 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   let pipeTimer: NodeJS.Timeout | undefined;
   /** This child's mark in the environment of everything it starts (see escapees.ts). */
   let tag: string | undefined;
+  /** The child's cgroups when it has memory or process limits (cgroups.ts). */
+  let cgroup: ChildCgroup | undefined;
+  let cgroupRemoved: Promise<void> | undefined;
   /** Lines waiting for room in the child's stdin, bounded (stdin-queue.ts). */
   let queue: StdinQueue | undefined;
   let resolveExited!: () => void;
@@ -128,18 +133,22 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     let proc: ChildProc;
     tag = nextUpstreamTag();
     try {
-      proc = spawn(target.command, [...target.args], {
+      // The tag marks every descendant, so one that escapes the group is still found at the end.
+      // Sandbox and limits (containment.ts) refuse to start rather than run the child uncontained.
+      const run = containChild(target, { ...childEnv(target), ...options.extraEnv, [UPSTREAM_TAG_VAR]: tag }, tag);
+      cgroup = run.cgroup;
+      proc = spawn(run.command, run.args, {
         shell: false,
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
-        // The tag marks every descendant, so one that escapes the group is still found at the end.
-        env: { ...childEnv(target), ...options.extraEnv, [UPSTREAM_TAG_VAR]: tag },
+        env: run.env,
         ...(target.cwd === undefined ? {} : { cwd: target.cwd }),
         windowsHide: true,
       });
     } catch (err) {
       // spawn throws synchronously for invalid arguments (e.g. a NUL byte in the command).
       state = 'closed';
+      void cgroup?.remove();
       reject(spawnFailed(err));
       return;
     }
@@ -192,6 +201,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   /** ENOENT, EACCES, EMFILE...: no process exists, so there is nothing to close and no onclose. */
   function failSpawn(error: Error, reject: (err: unknown) => void): void {
     state = 'closed';
+    void cgroup?.remove();
     resolveExited();
     resolveFinalized();
     reject(spawnFailed(error));
@@ -237,6 +247,9 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
 
   function onExit(code: number | null, signal: NodeJS.Signals | null): void {
     exitInfo = { code, signal };
+    if (target.limits !== undefined) {
+      for (const hit of limitsHit(target, cgroup, code, signal)) log.warn(hit, `upstream hit its limit limits.${hit.limit} (${hit.value})`);
+    }
     const pid = child?.pid;
     if (pid !== undefined) {
       // The leader is gone; whatever it left in its group goes with it, asked for or not.
@@ -259,6 +272,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     queue?.clear();
     // The leader and its group are gone; descendants that left the group are not, until now.
     if (tag !== undefined) void killEscapees(tag, log);
+    cgroupRemoved = cgroup?.remove();
     const reason = closeRequested ? undefined : (failure ?? exitedError());
     if (reason !== undefined) log.warn({ err: reason }, 'upstream closed unexpectedly');
     resolveFinalized();
@@ -292,6 +306,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     }
     // onExit already SIGKILLed the group; wait for the pipes so onclose comes after the last line.
     await finalized;
+    await cgroupRemoved;
   }
 
   function callSafely(hook: string, fn: () => void): void {

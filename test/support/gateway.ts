@@ -55,6 +55,8 @@ export function stdioTarget(name: string, t: TestTarget): StdioTargetConfig {
     maxQueuedBytes: t.maxQueuedBytes ?? 16 * 1024 * 1024,
     upstream: t.upstream ?? { mode: 'per-session', children: 1 },
     ...(t.circuitBreaker === undefined ? {} : { circuitBreaker: t.circuitBreaker }),
+    ...(t.sandbox === undefined ? {} : { sandbox: t.sandbox }),
+    ...(t.limits === undefined ? {} : { limits: t.limits }),
   };
 }
 

@@ -39,6 +39,11 @@ function flatten(value: Record<string, unknown>, prefix = ''): Map<string, unkno
 // Keys without a default (required, or optional and unset) still need a row; undefined = no default to check.
 const serverDefaults = flatten(stdioServerSchema.parse({ type: 'stdio', command: 'x' }));
 for (const key of ['command', 'cwd']) serverDefaults.set(key, undefined);
+// sandbox and limits are unset by default: parsed empty so their keys' defaults are checked too.
+for (const [key, value] of flatten(stdioServerSchema.parse({ type: 'stdio', command: 'x', sandbox: {} }))) {
+  if (key.startsWith('sandbox.')) serverDefaults.set(key, value);
+}
+for (const key of ['sandbox', 'sandbox.readable', 'limits', 'limits.memoryMiB', 'limits.processes', 'limits.cpuSeconds', 'limits.openFiles']) serverDefaults.set(key, undefined);
 // Both remote kinds have the same keys; the docs give them one table.
 // tokenExchange is optional: parsed with its required keys so its defaults are checked too.
 const tokenExchange = { tokenEndpoint: 'http://as/token', clientId: 'c', clientSecret: 's' };

@@ -1,0 +1,83 @@
+/**
+ * Containment of one stdio child at spawn (docs/security.md "Containment"): finds bwrap, checks
+ * the sandbox's paths, creates the child's cgroups, and says what to spawn (sandbox-args.ts).
+ * Anything that would make the child run less contained than configured throws a
+ * ContainmentError instead: the target is refused, never started unsandboxed or unlimited.
+ */
+import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import type { StdioTargetConfig } from '../config/types.ts';
+import { CgroupError, createChildCgroup, type ChildCgroup, type LimitHit } from './cgroups.ts';
+import { containedSpawn } from './sandbox-args.ts';
+
+export class ContainmentError extends Error {
+  /** Short and safe for clients (no paths); the message has the detail for the log. */
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export interface ContainedChild {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cgroup: ChildCgroup | undefined;
+}
+
+function findExecutable(name: string, pathVar: string | undefined): string | undefined {
+  if (name.includes('/')) return existsSync(name) ? name : undefined;
+  for (const dir of (pathVar ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** What to spawn for `target` with environment `env`; the command itself when nothing contains it. */
+export function containChild(target: StdioTargetConfig, env: NodeJS.ProcessEnv, name: string): ContainedChild {
+  const { sandbox, limits } = target;
+  if (sandbox === undefined && limits === undefined) return { command: target.command, args: [...target.args], env, cgroup: undefined };
+  if (process.platform !== 'linux') throw new ContainmentError('sandbox and limits need Linux', `sandbox and limits need Linux (this is ${process.platform})`);
+  let sandboxInput;
+  if (sandbox !== undefined) {
+    const bwrap = findExecutable('bwrap', process.env.PATH);
+    if (bwrap === undefined) throw new ContainmentError('sandbox: bwrap not found', 'sandbox: bubblewrap (bwrap) is not installed or not on the gateway\'s PATH (Debian: apt-get install bubblewrap)');
+    for (const path of [...(sandbox.readable ?? []), ...sandbox.writable, ...(target.cwd === undefined ? [] : [target.cwd])]) {
+      if (!existsSync(path)) throw new ContainmentError('sandbox: a listed path does not exist', `sandbox: ${path} does not exist`);
+    }
+    const home = typeof env.HOME === 'string' && isAbsolute(env.HOME) ? env.HOME : homedir();
+    env = { ...env, HOME: home };
+    const resolved = findExecutable(target.command, env.PATH);
+    const commandDir = resolved === undefined ? undefined : dirname(realpathSync(resolved));
+    sandboxInput = { config: sandbox, bwrap, paths: { home, cwd: target.cwd, commandDir } };
+  }
+  let cgroup: ChildCgroup | undefined;
+  try {
+    cgroup = createChildCgroup(name, limits);
+  } catch (error) {
+    if (error instanceof CgroupError) throw new ContainmentError(error.code, error.message);
+    throw error;
+  }
+  const spawnAs = containedSpawn({ command: target.command, args: target.args, sandbox: sandboxInput, limits, cgroupProcs: cgroup?.procsFiles ?? [] });
+  return { ...spawnAs, env, cgroup };
+}
+
+/** SIGXCPU: the child itself, or bwrap passing on its child's death (128 + 24). */
+const XCPU_EXIT_CODE = 152;
+
+/** The limits a contained child that ended hit, by name (for the log). */
+export function limitsHit(target: StdioTargetConfig, cgroup: ChildCgroup | undefined, code: number | null, signal: NodeJS.Signals | null): LimitHit[] {
+  const hits = cgroup?.hits() ?? [];
+  const cpu = target.limits?.cpuSeconds;
+  if (cpu !== undefined && (signal === 'SIGXCPU' || code === XCPU_EXIT_CODE)) hits.push({ limit: 'cpuSeconds', value: cpu, events: 1 });
+  return hits;
+}
