@@ -27,6 +27,16 @@ export interface RouteEndpoint {
   readonly factory: SessionFactory;
   /** The sessions this path serves: those of its key; a session of another path is unknown here. */
   readonly owns: (session: Session) => boolean;
+  /**
+   * What a session the gateway holds here for 2026 callers (session/stateless/hosts.ts) was given
+   * beyond its endpoint and principal: the config generation its filters and policy come from and
+   * the policy rules that are for `caller`. Equal keys, equal grants; a caller whose token a rule
+   * treats otherwise, or a reload, gets a session of its own, so every 2026 request is judged by its
+   * own credential and the config in force.
+   */
+  readonly grantKey: (caller: Caller | undefined) => string;
+  /** A target behind it sends the caller's own Authorization upstream (`forwardAuthorization`). */
+  readonly forwardsCredential: boolean;
 }
 
 export interface EndpointTable {
@@ -40,8 +50,19 @@ export interface EndpointTable {
   update(config: GatewayConfig): void;
 }
 
-/** One target's pass-through sessions, known by the target's name on every path that serves it; its filters apply. */
-function passThrough(target: TargetConfig, config: GatewayConfig, policy: Policy | undefined): RouteEndpoint {
+/** `grantKey` of endpoints whose sessions keep what they were given at creation (`generation`) or follow reloads of the filters. */
+function grantKeyOf(generation: number, policy: Policy | undefined): (caller: Caller | undefined) => string {
+  const prefix = String(generation);
+  return policy === undefined ? () => prefix : (caller) => `${prefix}:${policy.callerKey(caller)}`;
+}
+
+const forwards = (target: TargetConfig | undefined) => target !== undefined && target.type !== 'stdio' && target.forwardAuthorization;
+
+/**
+ * One target's pass-through sessions, known by the target's name on every path that serves it; its
+ * filters apply. `generation`: the config's (a live session keeps its filters and grant).
+ */
+function passThrough(target: TargetConfig, config: GatewayConfig, policy: Policy | undefined, generation: number): RouteEndpoint {
   const endpoint = `target:${target.name}`;
   const exposure = exposureOf(config, target.name);
   const factory: SessionFactory = (seed) => {
@@ -51,7 +72,7 @@ function passThrough(target: TargetConfig, config: GatewayConfig, policy: Policy
     if (grant === undefined) throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: server "${target.name}"`);
     return createSingleSession({ ...seed, endpoint, target, exposure: restrict(exposure, grant) });
   };
-  return { endpoint, open: true, factory, owns: (s) => s.endpoint === endpoint };
+  return { endpoint, open: true, factory, owns: (s) => s.endpoint === endpoint, grantKey: grantKeyOf(generation, policy), forwardsCredential: forwards(target) };
 }
 
 function ownedBy(endpoint: string): (session: Session) => boolean {
@@ -64,7 +85,7 @@ function retired(previous: RouteEndpoint, what: string): RouteEndpoint {
   const factory: SessionFactory = () => {
     throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: ${what} was removed from the configuration`);
   };
-  return { endpoint: previous.endpoint, open: false, factory, owns: previous.owns };
+  return { ...previous, open: false, factory };
 }
 
 /** `cursors`: the gateway's cursor codec (the Runtime's), shared by every aggregate endpoint. */
@@ -78,22 +99,37 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
   const rootSessions = new WeakSet<Session>();
 
   let policy = compilePolicy(initial.policy?.rules);
+  /** Counts configs (a server's own path: its live sessions keep theirs) and policies (live aggregate sessions follow filters, not a new policy's grant). */
+  let generation = 0;
+  let policyGeneration = 0;
   let only: string | undefined;
   let servers = new Map<string, RouteEndpoint>();
   let groupEntries = new Map<string, RouteEndpoint>();
   let root: RouteEndpoint;
 
   const build = (config: GatewayConfig) => {
+    const previous = policy?.fingerprint;
     policy = compilePolicy(config.policy?.rules);
+    generation++;
+    if (generation === 1 || policy?.fingerprint !== previous) policyGeneration++;
+    const aggregateKey = grantKeyOf(-policyGeneration, policy);
+    const aggregateEntry = (aggregate: AggregateEndpoint): RouteEndpoint => ({
+      endpoint: aggregate.endpoint,
+      open: true,
+      factory: aggregate.factory,
+      owns: ownedBy(aggregate.endpoint),
+      grantKey: aggregateKey,
+      forwardsCredential: aggregate.targets().some((name) => forwards(config.targets.get(name))),
+    });
     const nextServers = new Map<string, RouteEndpoint>();
-    for (const target of config.targets.values()) nextServers.set(target.name, passThrough(target, config, policy));
+    for (const target of config.targets.values()) nextServers.set(target.name, passThrough(target, config, policy, generation));
     for (const [name, entry] of servers) if (!nextServers.has(name)) nextServers.set(name, retired(entry, `server "${name}"`));
 
     const nextGroups = new Map<string, RouteEndpoint>();
     for (const name of aggregateOf(config).groups.keys()) {
       let aggregate = groups.get(name);
       if (aggregate === undefined) groups.set(name, (aggregate = createAggregateEndpoint(name, config, shared, () => policy)));
-      nextGroups.set(name, { endpoint: aggregate.endpoint, open: true, factory: aggregate.factory, owns: ownedBy(aggregate.endpoint) });
+      nextGroups.set(name, aggregateEntry(aggregate));
     }
     for (const [name, entry] of groupEntries) if (!nextGroups.has(name)) nextGroups.set(name, retired(entry, `group "${name}"`));
 
@@ -104,7 +140,7 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
       inner = nextServers.get(only) as RouteEndpoint;
     } else {
       all ??= createAggregateEndpoint(undefined, config, shared, () => policy);
-      inner = { endpoint: all.endpoint, open: true, factory: all.factory, owns: ownedBy(all.endpoint) };
+      inner = aggregateEntry(all);
     }
     const create = inner.factory;
     const key = inner.endpoint;
@@ -115,7 +151,7 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
     };
     servers = nextServers;
     groupEntries = nextGroups;
-    root = { endpoint: key, open: true, factory, owns: (s) => s.endpoint === key || rootSessions.has(s) };
+    root = { ...inner, factory, owns: (s) => s.endpoint === key || rootSessions.has(s) };
   };
 
   build(initial);
