@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
+import { credentialTag, startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
 import { buildAggregateConfig, colliderServer } from '../support/aggregate.ts';
 import { startIssuer, type Issuer } from '../support/auth-server.ts';
 import { createTestLogger, remoteTarget } from '../support/gateway.ts';
@@ -109,6 +109,31 @@ describe('without gateway.auth', () => {
       oneCredentialPerUpstreamSession(remote);
     });
   }
+
+  it("what the upstream told one client's session (its instructions) is never shown to another client, on either era", async () => {
+    // Client A's session starts the lazy remote member: the gateway learns its instructions for A.
+    const a = await session('/mcp', CLIENTS[0].authorization);
+    try {
+      expect((await a.call('remote__headers')).authorization).toBe(CLIENTS[0].authorization);
+    } finally {
+      await a.close();
+    }
+    const tagOfA = credentialTag(CLIENTS[0].authorization);
+    const initialize = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'b', version: '1' } } });
+    for (const { authorization } of CLIENTS.slice(1)) {
+      // A 2025 initialize answers before the member starts; a 2026 discover from the held session's.
+      const opened = await fetch(new URL('/mcp', gw.url), { method: 'POST', headers: { ...MCP_HEADERS, ...(authorization === undefined ? {} : { authorization }) }, body: initialize });
+      expect(await opened.text()).not.toContain(tagOfA);
+      await fetch(new URL('/mcp', gw.url), { method: 'DELETE', headers: { ...(authorization === undefined ? {} : { authorization }), 'mcp-session-id': opened.headers.get('mcp-session-id')! } });
+      const discovered = await modern(new URL('/mcp', gw.url), 'server/discover', {}, { headers: { authorization } });
+      expect(discovered.status).toBe(200);
+      expect(discovered.text).not.toContain(tagOfA);
+    }
+    // A's own next session is told what its upstream said (the test can see a leak).
+    const again = await fetch(new URL('/mcp', gw.url), { method: 'POST', headers: { ...MCP_HEADERS, authorization: CLIENTS[0].authorization }, body: initialize });
+    expect(await again.text()).toContain(tagOfA);
+    await fetch(new URL('/mcp', gw.url), { method: 'DELETE', headers: { authorization: CLIENTS[0].authorization, 'mcp-session-id': again.headers.get('mcp-session-id')! } });
+  });
 
   it('where nothing is forwarded, callers presenting different credentials still get upstream sessions of their own; callers with none are one anonymous caller', async () => {
     const upstreamSession = async (authorization: string | undefined) => {
