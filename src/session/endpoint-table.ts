@@ -98,7 +98,7 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
   // reload switches `/mcp` between a pass-through and the aggregate. Weak: ended sessions go.
   const rootSessions = new WeakSet<Session>();
 
-  let policy = compilePolicy(initial.policy?.rules);
+  let policy: Policy | undefined;
   /** Counts configs (a server's own path: its live sessions keep theirs) and policies (live aggregate sessions follow filters, not a new policy's grant). */
   let generation = 0;
   let policyGeneration = 0;
@@ -107,11 +107,15 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
   let groupEntries = new Map<string, RouteEndpoint>();
   let root: RouteEndpoint;
 
-  const build = (config: GatewayConfig) => {
+  /** The policy of `config` in force; live aggregate sessions read it when they are reconfigured. */
+  const adopt = (config: GatewayConfig) => {
     const previous = policy?.fingerprint;
     policy = compilePolicy(config.policy?.rules);
+    if (generation === 0 || policy?.fingerprint !== previous) policyGeneration++;
+  };
+
+  const build = (config: GatewayConfig) => {
     generation++;
-    if (generation === 1 || policy?.fingerprint !== previous) policyGeneration++;
     const aggregateKey = grantKeyOf(-policyGeneration, policy);
     const aggregateEntry = (aggregate: AggregateEndpoint): RouteEndpoint => ({
       endpoint: aggregate.endpoint,
@@ -154,14 +158,16 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
     root = { ...inner, factory, owns: (s) => s.endpoint === key || rootSessions.has(s) };
   };
 
+  adopt(initial);
   build(initial);
   return {
     server: (name, caller) => (policy === undefined || policy.grant(caller, name) !== undefined ? servers.get(name) : undefined),
     group: (name) => groupEntries.get(name),
     root: (caller) => (policy === undefined || only === undefined || policy.grant(caller, only) !== undefined ? root : undefined),
     update(config) {
-      // Live sessions first see the new targets (list_changed, removed ones drained), then new
-      // sessions get the new table.
+      // Live sessions first see the new targets and policy (list_changed, removed ones drained),
+      // then new sessions get the new table.
+      adopt(config);
       all?.update(config);
       for (const aggregate of groups.values()) aggregate.update(config);
       build(config);
