@@ -53,7 +53,16 @@ export interface EndpointTable {
 /** `grantKey` of endpoints whose sessions keep what they were given at creation (`generation`) or follow reloads of the filters. */
 function grantKeyOf(generation: number, policy: Policy | undefined): (caller: Caller | undefined) => string {
   const prefix = String(generation);
-  return policy === undefined ? () => prefix : (caller) => `${prefix}:${policy.callerKey(caller)}`;
+  if (policy === undefined) return () => prefix;
+  const anonymous = `${prefix}:${policy.callerKey(undefined)}`;
+  // The edge hands a keep-alive connection's requests one principal object: its key is worked out once.
+  const known = new WeakMap<Caller, string>();
+  return (caller) => {
+    if (caller === undefined) return anonymous;
+    let key = known.get(caller);
+    if (key === undefined) known.set(caller, (key = `${prefix}:${policy.callerKey(caller)}`));
+    return key;
+  };
 }
 
 const forwards = (target: TargetConfig | undefined) => target !== undefined && target.type !== 'stdio' && target.forwardAuthorization;
