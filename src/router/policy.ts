@@ -45,6 +45,12 @@ export interface Policy {
   readonly fingerprint: string;
   /** What `caller` may use of `target`; undefined: nothing (the target is as unknown). */
   grant(caller: Caller | undefined, target: string): Grant | undefined;
+  /**
+   * Which rules are for `caller` (its id, scopes and claims; targets aside), one character per
+   * rule: two callers with equal keys get equal grants on every target. Two tokens of one subject
+   * with different scopes or claims may differ.
+   */
+  callerKey(caller: Caller | undefined): string;
 }
 
 type Kind = 'tools' | 'prompts' | 'resources';
@@ -96,6 +102,9 @@ function claimsMatch(r: CompiledRule, caller: Caller): boolean {
   });
 }
 
+/** Whether rule `r` is for `caller` (on the targets it names). */
+const isFor = (r: CompiledRule, caller: Caller) => r.principals.test(caller.id) && r.rule.scopes.every((s) => caller.scopes.has(s)) && claimsMatch(r, caller);
+
 /** Every claim name the rules use: what the edge keeps of a token for the policy. */
 export function claimNamesOf(rules: readonly PolicyRule[] | undefined): string[] {
   return [...new Set((rules ?? []).flatMap((r) => Object.keys(r.claims)))];
@@ -107,14 +116,18 @@ export function compilePolicy(rules: readonly PolicyRule[] | undefined): Policy 
   return {
     fingerprint: JSON.stringify(rules),
     grant(caller = ANONYMOUS_CALLER, target) {
-      const applies = (r: CompiledRule) =>
-        r.principals.test(caller.id) && r.servers.test(target) && r.rule.scopes.every((s) => caller.scopes.has(s)) && claimsMatch(r, caller);
+      const applies = (r: CompiledRule) => r.servers.test(target) && isFor(r, caller);
       const allows = compiled.filter((r) => r.rule.effect === 'allow' && applies(r));
       const denies = compiled.filter((r) => r.rule.effect === 'deny' && applies(r));
       if (allows.length === 0) return undefined;
       // A deny rule over every name of every kind takes the whole target away.
       if (denies.some((r) => KINDS.every((k) => matchAll(r.rule[k])))) return undefined;
       return { tools: filterOf('tools', allows, denies), prompts: filterOf('prompts', allows, denies), resources: filterOf('resources', allows, denies) };
+    },
+    callerKey(caller = ANONYMOUS_CALLER) {
+      let key = '';
+      for (const r of compiled) key += isFor(r, caller) ? '1' : '0';
+      return key;
     },
   };
 }

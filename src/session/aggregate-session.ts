@@ -27,7 +27,7 @@ import type { UpstreamFactory } from '../upstream/open.ts';
 import type { InflightBudget } from './inflight.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
-import { learn, learntOf, type AggregateView, type KnownTargets } from './aggregate-view.ts';
+import { learn, learnerOf, learntOf, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import { createSessionCore } from './core.ts';
 import type { CoreParts, Flavour, LocalAnswer, ToolLimit } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
@@ -87,8 +87,8 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
 
 function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, tables: ListContext['tables']): Flavour & { reconfigure(view: AggregateView): void } {
   const { cursors, known, serverInfo } = options;
-  /** Whose session this is: what its upstreams taught is kept per principal where they may differ. */
-  const principalId = options.downstream.principal?.id;
+  /** Whose session this is: what its upstreams taught is kept per caller where they may differ. */
+  const learner = learnerOf(options.downstream);
   const { logger, messages } = parts;
   let view = options.view;
   const members = new Map<string, Member>();
@@ -183,7 +183,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       }
       parts.negotiated(version);
       const learnt = [...members.values()].map((m) => {
-        const seen = m.capabilities === undefined ? learntOf(known, m.target, principalId) : { capabilities: m.capabilities, instructions: m.instructions };
+        const seen = m.capabilities === undefined ? learntOf(known, m.target, learner) : { capabilities: m.capabilities, instructions: m.instructions };
         return { target: m.name, capabilities: seen?.capabilities ?? ASSUMED_CAPABILITIES, instructions: seen?.instructions };
       });
       const result: JsonObject = { protocolVersion: version, capabilities: mergeCapabilities(learnt.map((p) => p.capabilities)), serverInfo };
@@ -206,7 +206,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     },
     memberReady(member) {
       logger.info({ target: member.name, pid: member.connection?.pid }, 'aggregate member ready');
-      learn(known, member.target, principalId, { capabilities: member.capabilities ?? {}, instructions: member.instructions });
+      learn(known, member.target, learner, { capabilities: member.capabilities ?? {}, instructions: member.instructions });
       // A slow starter was left out of a list the client already has: its items exist now.
       if (leftOut.delete(member.name)) listChanged('tools', 'prompts', 'resources');
     },

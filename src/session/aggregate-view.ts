@@ -3,6 +3,7 @@
  * config order, each with compiled filters and a fingerprint that tells a reload whether the
  * target changed.
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import type { JsonObject } from '../jsonrpc/types.ts';
 import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../config/types.ts';
 import { createNameFilter } from '../router/glob.ts';
@@ -32,26 +33,45 @@ export interface Learnt {
 
 /**
  * What the gateway learnt of each target, keyed by the (frozen) target config, then by principal
- * id for a target whose answers may depend on the caller (upstream/identity.ts): one principal's
- * instructions never reach another's session. At most `KNOWN_PER_TARGET` principals per target,
- * the oldest forgotten first (its sessions then assume the defaults until the target answers).
+ * id for a target whose answers may depend on the caller (upstream/identity.ts), and by credential
+ * as well for one that is sent the caller's own (`forwardAuthorization`): one caller's instructions
+ * never reach another's session. At most `KNOWN_PER_TARGET` callers per target, the oldest
+ * forgotten first (its sessions then assume the defaults until the target answers).
  */
 export type KnownTargets = WeakMap<TargetConfig, Map<string, Learnt>>;
 export const KNOWN_PER_TARGET = 1_000;
 
-const knownKey = (target: TargetConfig, principal: string | undefined) => (hasPrincipalIdentity(target) ? (principal ?? 'anonymous') : '');
-
-export function learntOf(known: KnownTargets, target: TargetConfig, principal: string | undefined): Learnt | undefined {
-  return known.get(target)?.get(knownKey(target, principal));
+/** Whose session learnt something: its principal, and a keyed hash of its credential (never the header). */
+export interface Learner {
+  readonly principal: string | undefined;
+  readonly credential: string | undefined;
 }
 
-export function learn(known: KnownTargets, target: TargetConfig, principal: string | undefined, learnt: Learnt): void {
-  let byPrincipal = known.get(target);
-  if (byPrincipal === undefined) known.set(target, (byPrincipal = new Map()));
-  const key = knownKey(target, principal);
-  byPrincipal.delete(key);
-  if (byPrincipal.size >= KNOWN_PER_TARGET) byPrincipal.delete(byPrincipal.keys().next().value as string);
-  byPrincipal.set(key, learnt);
+/** Keys the credential hashes for as long as the process lives; never stored or shown. */
+const SECRET = randomBytes(32);
+
+export function learnerOf(downstream: { readonly principal?: { readonly id: string } | undefined; readonly authorization: string | undefined }): Learner {
+  const auth = downstream.authorization;
+  return { principal: downstream.principal?.id, credential: auth === undefined ? undefined : createHmac('sha256', SECRET).update(auth).digest('base64url') };
+}
+
+const knownKey = (target: TargetConfig, who: Learner) => {
+  if (!hasPrincipalIdentity(target)) return '';
+  const principal = who.principal ?? 'anonymous';
+  return target.type !== 'stdio' && target.forwardAuthorization ? `${principal}\u0000${who.credential ?? ''}` : principal;
+};
+
+export function learntOf(known: KnownTargets, target: TargetConfig, who: Learner): Learnt | undefined {
+  return known.get(target)?.get(knownKey(target, who));
+}
+
+export function learn(known: KnownTargets, target: TargetConfig, who: Learner, learnt: Learnt): void {
+  let byCaller = known.get(target);
+  if (byCaller === undefined) known.set(target, (byCaller = new Map()));
+  const key = knownKey(target, who);
+  byCaller.delete(key);
+  if (byCaller.size >= KNOWN_PER_TARGET) byCaller.delete(byCaller.keys().next().value as string);
+  byCaller.set(key, learnt);
 }
 
 /** The view of `config` over `names` (a group's targets), or over every target when undefined. */

@@ -27,6 +27,16 @@ export interface RouteEndpoint {
   readonly factory: SessionFactory;
   /** The sessions this path serves: those of its key; a session of another path is unknown here. */
   readonly owns: (session: Session) => boolean;
+  /**
+   * What a session the gateway holds here for 2026 callers (session/stateless/hosts.ts) was given
+   * beyond its endpoint and principal: the config generation its filters and policy come from and
+   * the policy rules that are for `caller`. Equal keys, equal grants; a caller whose token a rule
+   * treats otherwise, or a reload, gets a session of its own, so every 2026 request is judged by its
+   * own credential and the config in force.
+   */
+  readonly grantKey: (caller: Caller | undefined) => string;
+  /** A target behind it sends the caller's own Authorization upstream (`forwardAuthorization`). */
+  readonly forwardsCredential: boolean;
 }
 
 export interface EndpointTable {
@@ -42,8 +52,28 @@ export interface EndpointTable {
   update(config: GatewayConfig): void;
 }
 
-/** One target's pass-through sessions, known by the target's name on every path that serves it; its filters apply. */
-function passThrough(target: TargetConfig, config: GatewayConfig, policy: Policy | undefined): RouteEndpoint {
+/** `grantKey` of endpoints whose sessions keep what they were given at creation (`generation`) or follow reloads of the filters. */
+function grantKeyOf(generation: number, policy: Policy | undefined): (caller: Caller | undefined) => string {
+  const prefix = String(generation);
+  if (policy === undefined) return () => prefix;
+  const anonymous = `${prefix}:${policy.callerKey(undefined)}`;
+  // The edge hands a keep-alive connection's requests one principal object: its key is worked out once.
+  const known = new WeakMap<Caller, string>();
+  return (caller) => {
+    if (caller === undefined) return anonymous;
+    let key = known.get(caller);
+    if (key === undefined) known.set(caller, (key = `${prefix}:${policy.callerKey(caller)}`));
+    return key;
+  };
+}
+
+const forwards = (target: TargetConfig | undefined) => target !== undefined && target.type !== 'stdio' && target.forwardAuthorization;
+
+/**
+ * One target's pass-through sessions, known by the target's name on every path that serves it; its
+ * filters apply. `generation`: the config's (a live session keeps its filters and grant).
+ */
+function passThrough(target: TargetConfig, config: GatewayConfig, policy: Policy | undefined, generation: number): RouteEndpoint {
   const endpoint = `target:${target.name}`;
   const exposure = exposureOf(config, target.name);
   const factory: SessionFactory = (seed) => {
@@ -53,7 +83,7 @@ function passThrough(target: TargetConfig, config: GatewayConfig, policy: Policy
     if (grant === undefined) throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: server "${target.name}"`);
     return createSingleSession({ ...seed, endpoint, target, exposure: restrict(exposure, grant) });
   };
-  return { endpoint, open: true, factory, owns: (s) => s.endpoint === endpoint };
+  return { endpoint, open: true, factory, owns: (s) => s.endpoint === endpoint, grantKey: grantKeyOf(generation, policy), forwardsCredential: forwards(target) };
 }
 
 function ownedBy(endpoint: string): (session: Session) => boolean {
@@ -66,7 +96,7 @@ function retired(previous: RouteEndpoint, what: string): RouteEndpoint {
   const factory: SessionFactory = () => {
     throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: ${what} was removed from the configuration`);
   };
-  return { endpoint: previous.endpoint, open: false, factory, owns: previous.owns };
+  return { ...previous, open: false, factory };
 }
 
 /** `cursors`: the gateway's cursor codec (the Runtime's), shared by every aggregate endpoint. */
@@ -79,23 +109,42 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
   // reload switches `/mcp` between a pass-through and the aggregate. Weak: ended sessions go.
   const rootSessions = new WeakSet<Session>();
 
-  let policy = compilePolicy(initial.policy?.rules);
+  let policy: Policy | undefined;
+  /** Counts configs (a server's own path: its live sessions keep theirs) and policies (live aggregate sessions follow filters, not a new policy's grant). */
+  let generation = 0;
+  let policyGeneration = 0;
   let only: string | undefined;
   let servers = new Map<string, RouteEndpoint>();
   let groupEntries = new Map<string, RouteEndpoint>();
   let root: RouteEndpoint;
 
-  const build = (config: GatewayConfig) => {
+  /** The policy of `config` in force; live aggregate sessions read it when they are reconfigured. */
+  const adopt = (config: GatewayConfig) => {
+    const previous = policy?.fingerprint;
     policy = compilePolicy(config.policy?.rules);
+    if (generation === 0 || policy?.fingerprint !== previous) policyGeneration++;
+  };
+
+  const build = (config: GatewayConfig) => {
+    generation++;
+    const aggregateKey = grantKeyOf(-policyGeneration, policy);
+    const aggregateEntry = (aggregate: AggregateEndpoint): RouteEndpoint => ({
+      endpoint: aggregate.endpoint,
+      open: true,
+      factory: aggregate.factory,
+      owns: ownedBy(aggregate.endpoint),
+      grantKey: aggregateKey,
+      forwardsCredential: aggregate.targets().some((name) => forwards(config.targets.get(name))),
+    });
     const nextServers = new Map<string, RouteEndpoint>();
-    for (const target of config.targets.values()) nextServers.set(target.name, passThrough(target, config, policy));
+    for (const target of config.targets.values()) nextServers.set(target.name, passThrough(target, config, policy, generation));
     for (const [name, entry] of servers) if (!nextServers.has(name)) nextServers.set(name, retired(entry, `server "${name}"`));
 
     const nextGroups = new Map<string, RouteEndpoint>();
     for (const name of aggregateOf(config).groups.keys()) {
       let aggregate = groups.get(name);
       if (aggregate === undefined) groups.set(name, (aggregate = createAggregateEndpoint(name, config, shared, () => policy)));
-      nextGroups.set(name, { endpoint: aggregate.endpoint, open: true, factory: aggregate.factory, owns: ownedBy(aggregate.endpoint) });
+      nextGroups.set(name, aggregateEntry(aggregate));
     }
     for (const [name, entry] of groupEntries) if (!nextGroups.has(name)) nextGroups.set(name, retired(entry, `group "${name}"`));
 
@@ -106,7 +155,7 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
       inner = nextServers.get(only) as RouteEndpoint;
     } else {
       all ??= createAggregateEndpoint(undefined, config, shared, () => policy);
-      inner = { endpoint: all.endpoint, open: true, factory: all.factory, owns: ownedBy(all.endpoint) };
+      inner = aggregateEntry(all);
     }
     const create = inner.factory;
     const key = inner.endpoint;
@@ -117,9 +166,10 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
     };
     servers = nextServers;
     groupEntries = nextGroups;
-    root = { endpoint: key, open: true, factory, owns: (s) => s.endpoint === key || rootSessions.has(s) };
+    root = { ...inner, factory, owns: (s) => s.endpoint === key || rootSessions.has(s) };
   };
 
+  adopt(initial);
   build(initial);
   return {
     server: (name, caller) => (policy === undefined || policy.grant(caller, name) !== undefined ? servers.get(name) : undefined),
@@ -127,8 +177,9 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
     serverNames: () => [...servers].filter(([, entry]) => entry.open).map(([name]) => name),
     root: (caller) => (policy === undefined || only === undefined || policy.grant(caller, only) !== undefined ? root : undefined),
     update(config) {
-      // Live sessions first see the new targets (list_changed, removed ones drained), then new
-      // sessions get the new table.
+      // Live sessions first see the new targets and policy (list_changed, removed ones drained),
+      // then new sessions get the new table.
+      adopt(config);
       all?.update(config);
       for (const aggregate of groups.values()) aggregate.update(config);
       build(config);

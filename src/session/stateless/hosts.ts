@@ -4,9 +4,16 @@
  * gateway opens one itself, with the handshake composed from the request's envelope (clientInfo,
  * clientCapabilities), and serves later requests of the same caller on it.
  *
- * Keyed by endpoint, principal and the client capabilities an upstream may act on (sampling,
- * elicitation, roots): one principal's upstream identity never serves another, and an upstream
- * only asks a client for what that client declared.
+ * Keyed by endpoint, principal, the caller's credential where the upstream may see it, the grant
+ * (`RouteEndpoint.grantKey`: config generation and the policy rules for the caller) and the client
+ * capabilities an upstream may act on (sampling, elicitation, roots): one caller's upstream
+ * identity never serves another, every request is judged by its own credential and the config in
+ * force, and an upstream only asks a client for what that client declared.
+ *
+ * The credential counts (a keyed hash of the Authorization header, never the header) when a target
+ * behind the endpoint forwards it (`forwardAuthorization`), and without a principal (no
+ * gateway.auth), where it is all that tells callers apart. Callers without auth that present no
+ * credential are one caller, `anonymous`, as policy and rate limits see them (docs/eras.md).
  *
  * stdio carries no "related request" on a server->client request, so a question is attributed to
  * the one call that may ask (tools/call, prompts/get, resources/read) in flight on its host, and
@@ -23,6 +30,7 @@
  * of its caller runs on it; its own standalone stream does not count, so once idle past
  * `session.evictIdleMs` the store may end it for room like any other session (limits.ts).
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import { isObject } from '../../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcErrorObject } from '../../jsonrpc/types.ts';
 import { LATEST_PROTOCOL_VERSION } from '../../jsonrpc/versions.ts';
@@ -40,7 +48,7 @@ export interface Host {
   readonly id: string;
   readonly session: Session;
   readonly key: string;
-  /** Endpoint and principal: who may resume its calls and hear its notifications. */
+  /** Endpoint, principal and credential: who may resume its calls and hear its notifications. */
   readonly scope: string;
   /** The upstream side's initialize result (serverInfo, capabilities, instructions). */
   readonly init: JsonObject;
@@ -119,6 +127,20 @@ function askingCapabilities(capabilities: JsonObject): string {
 
 export function createHostPool(options: HostPoolOptions): HostPool {
   const { store, logger, perCaller, idleMs } = options;
+  /** Keys the credential hashes: per pool (per gateway), never stored or shown. */
+  const secret = randomBytes(32);
+
+  /**
+   * The caller's credential as far as the upstream or the lack of a principal makes it an identity:
+   * `f` + its hash where a target forwards it, `a` + its hash without a principal, else nothing.
+   */
+  const credentialOf = (caller: HostCaller): string => {
+    const forwarded = caller.endpoint.forwardsCredential;
+    if (!forwarded && caller.principal !== undefined) return '';
+    const auth = caller.authorization;
+    const hash = auth === undefined ? '' : createHmac('sha256', secret).update(auth).digest('base64url');
+    return `${forwarded ? 'f' : 'a'}${hash}`;
+  };
   const byKey = new Map<string, Array<Promise<Host>>>();
   const ready = new Map<string, Host>();
   /** Hosts open or opening per scope (endpoint and principal), across capability sets. */
@@ -236,12 +258,12 @@ export function createHostPool(options: HostPoolOptions): HostPool {
 
   const pool: HostPool = {
     scopeOf(caller) {
-      return `${caller.endpoint.endpoint}\u0000${caller.principal?.id ?? ''}`;
+      return `${caller.endpoint.endpoint}\u0000${caller.principal?.id ?? ''}\u0000${credentialOf(caller)}`;
     },
 
     async acquire(caller, mayAsk) {
       const scope = pool.scopeOf(caller);
-      const key = `${scope}\u0000${askingCapabilities(caller.capabilities)}`;
+      const key = `${scope}\u0000${caller.endpoint.grantKey(caller.principal)}\u0000${askingCapabilities(caller.capabilities)}`;
       const list = byKey.get(key) ?? [];
       const held = perScope.get(scope) ?? 0;
       const chosen = choose(key, held, mayAsk);

@@ -3,7 +3,8 @@
  * request keeps its response open as an SSE stream: first `notifications/subscriptions/acknowledged`
  * with the filter granted, then every matching notification of the caller's hosts, each tagged
  * `_meta["io.modelcontextprotocol/subscriptionId"]` = the listen request's id. Only the types asked
- * for are sent. Bounded: at most `max` open listen streams; past it the request gets GW_SESSION_LIMIT.
+ * for are sent; resource URIs only those granted (subscribed upstream through the caller's held
+ * session, so its filters and policy judged them). Bounded: at most `max` open listen streams; past it the request gets GW_SESSION_LIMIT.
  */
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
@@ -28,17 +29,20 @@ interface Listener {
 
 export interface Listeners {
   /**
-   * Opens a listen stream for `scope`; `onend` runs once when it closes. `subscribe`: whether the
-   * upstream can subscribe to resources (else no `resourceSubscriptions` is granted). Returns the
-   * resource URIs granted. Throws GW_SESSION_LIMIT.
+   * Opens a listen stream for `scope`; `onend` runs once when it closes. `grant` says which of the
+   * `resourceSubscriptions` asked for are granted (undefined: none can be, the key is left out);
+   * the acknowledgement waits for it. Rejects with GW_SESSION_LIMIT.
    */
-  open(scope: string, request: JsonRpcRequest, exchange: Exchange, onend: () => void, subscribe: boolean): readonly string[];
+  open(scope: string, request: JsonRpcRequest, exchange: Exchange, onend: () => void, grant: Grant): Promise<void>;
   /** A notification of one of `scope`'s hosts. */
   notify(scope: string, notification: JsonObject): void;
   readonly size: number;
   /** Ends every stream (shutdown). */
   closeAll(): void;
 }
+
+/** Which of the URIs asked for a listen stream gets; undefined: the upstream cannot subscribe. */
+export type Grant = (uris: readonly string[]) => Promise<readonly string[] | undefined>;
 
 /** The filter granted: the booleans asked for as true, and the URIs asked for. */
 function grantOf(params: unknown): Filter {
@@ -76,12 +80,27 @@ function tagged(notification: JsonObject, id: JsonRpcRequest['id']): string {
 
 export function createListeners(max: number): Listeners {
   const listeners = new Set<Listener>();
+  let pending = 0;
+  let closing = false;
   return {
-    open(scope, request, exchange, onend, subscribe) {
-      if (listeners.size >= max) throw new GatewayError('GW_SESSION_LIMIT', undefined, { limit: max, kind: 'listen-streams' });
-      const asked = grantOf(request.params);
-      const { resourceSubscriptions, ...lists } = asked;
-      const filter: Filter = subscribe && resourceSubscriptions !== undefined ? asked : lists;
+    async open(scope, request, exchange, onend, grant) {
+      // Streams waiting for their grant count too: the bound holds while subscriptions are asked.
+      if (listeners.size + pending >= max) throw new GatewayError('GW_SESSION_LIMIT', undefined, { limit: max, kind: 'listen-streams' });
+      pending++;
+      let gone = false;
+      exchange.onclose = () => void (gone = true);
+      const { resourceSubscriptions, ...lists } = grantOf(request.params);
+      let filter: Filter = lists;
+      try {
+        const uris = resourceSubscriptions === undefined ? undefined : await grant(resourceSubscriptions);
+        if (uris !== undefined) filter = { ...lists, resourceSubscriptions: [...uris] };
+      } finally {
+        pending--;
+      }
+      if (gone || exchange.closed || closing) {
+        if (!exchange.closed) exchange.end();
+        return onend();
+      }
       const listener: Listener = { id: request.id, scope, filter, exchange };
       listeners.add(listener);
       exchange.onclose = () => {
@@ -90,7 +109,6 @@ export function createListeners(max: number): Listeners {
       exchange.sse();
       const ack = { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { [META.subscriptionId]: request.id }, notifications: filter } };
       exchange.event(JSON.stringify(ack));
-      return filter.resourceSubscriptions ?? [];
     },
     notify(scope, notification) {
       for (const l of listeners) if (l.scope === scope && !l.exchange.closed && wants(l.filter, notification)) l.exchange.event(tagged(notification, l.id));
@@ -99,6 +117,7 @@ export function createListeners(max: number): Listeners {
       return listeners.size;
     },
     closeAll() {
+      closing = true;
       for (const l of listeners) l.exchange.end();
       listeners.clear();
     },

@@ -170,17 +170,25 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     const host = await hosts.acquire(callerOf(input), false);
     const caps = isObject(host.init.capabilities) ? host.init.capabilities : {};
     const canSubscribe = isObject(caps.resources) && caps.resources.subscribe === true;
-    let uris: readonly string[] = [];
+    /** Every URI held for the stream (granted or not): dropped when it ends. */
+    let held: readonly string[] = [];
+    const grant = async (uris: readonly string[]) => {
+      if (!canSubscribe) return undefined;
+      held = uris;
+      // Subscribed through the host's session: a URI its filters or policy deny is refused there.
+      const subscribed = await Promise.all(uris.map((uri) => subscriptions.add(host, uri)));
+      return uris.filter((_, i) => subscribed[i]);
+    };
+    const onend = () => {
+      for (const uri of held) subscriptions.drop(host, uri);
+      hosts.release(host);
+    };
     try {
-      uris = listeners.open(host.scope, input.request, input.exchange, () => {
-        for (const uri of uris) subscriptions.drop(host, uri);
-        hosts.release(host);
-      }, canSubscribe);
+      await listeners.open(host.scope, input.request, input.exchange, onend, grant);
     } catch (err) {
       hosts.release(host);
       throw err;
     }
-    for (const uri of uris) subscriptions.add(host, uri);
   };
 
   const serve = async (input: StatelessRequest): Promise<void> => {

@@ -19,6 +19,21 @@ describe('policy', () => {
     expect(policy.grant(undefined, 'github')).toBeUndefined();
   });
 
+  it('callerKey: equal for callers every rule treats alike, whatever the target; a scope or claim a rule names tells them apart', () => {
+    const policy = compilePolicy([
+      rule({ servers: ['github'] }),
+      rule({ scopes: ['admin'] }),
+      rule({ effect: 'deny', claims: { groups: ['contractors'] } }),
+      rule({ principals: ['key:ci'] }),
+    ])!;
+    const narrow = policy.callerKey(caller('iss#alice', 'mcp'));
+    expect(policy.callerKey(caller('iss#alice', 'mcp', 'other'))).toBe(narrow);
+    expect(policy.callerKey(caller('iss#alice', 'mcp', 'admin'))).not.toBe(narrow);
+    expect(policy.callerKey({ ...caller('iss#alice', 'mcp'), claims: { groups: ['contractors'] } })).not.toBe(narrow);
+    expect(policy.callerKey(caller('key:ci'))).not.toBe(policy.callerKey(caller('key:cd')));
+    expect(policy.callerKey(undefined)).toBe(policy.callerKey(caller('anonymous')));
+  });
+
   it('applies a rule only to callers holding all its scopes', () => {
     const policy = compilePolicy([rule({ scopes: ['mcp', 'admin'] })])!;
     expect(policy.grant(caller('x', 'mcp'), 's')).toBeUndefined();

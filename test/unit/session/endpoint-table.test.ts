@@ -42,4 +42,33 @@ describe('endpoint table', () => {
     expect(table.root()).toBe(table.root());
     expect(table.server('b')).toBe(table.server('b'));
   });
+
+  it("grantKey: a server's own path changes with every config, the aggregate only with the policy; forwardsCredential follows the targets", () => {
+    const rules = (deny: string[]) => [
+      { effect: 'allow' as const, principals: ['*'], scopes: [], claims: {}, servers: ['*'], tools: ['*'], prompts: ['*'], resources: ['*'] },
+      { effect: 'deny' as const, principals: ['*'], scopes: ['x'], claims: {}, servers: ['*'], tools: deny, prompts: [], resources: [] },
+    ];
+    const withPolicy = (deny: string[]) => ({ ...config(['a', 'b']), policy: { rules: rules(deny) } });
+    const table = createEndpointTable(withPolicy(['echo']));
+    const alice = { id: 'alice', scopes: new Set<string>() };
+    const wide = { id: 'alice', scopes: new Set(['x']) };
+    const server = table.server('a')!.grantKey(alice);
+    const aggregate = table.root()!.grantKey(alice);
+    expect(table.server('a')!.grantKey(wide)).not.toBe(server);
+    expect(table.root()!.grantKey(wide)).not.toBe(aggregate);
+    expect(table.root()!.forwardsCredential).toBe(false);
+
+    table.update(withPolicy(['echo']));
+    expect(table.server('a')!.grantKey(alice)).not.toBe(server);
+    expect(table.root()!.grantKey(alice)).toBe(aggregate);
+    table.update(withPolicy(['other']));
+    expect(table.root()!.grantKey(alice)).not.toBe(aggregate);
+
+    const remote = { type: 'http' as const, name: 'r', url: 'http://127.0.0.1:1/mcp', headers: {}, forwardAuthorization: true, principalHeaders: {}, tokenExchange: undefined, maxConnections: 0, timeouts: { requestMs: 1_000, resetOnProgress: true, maxTotalMs: 0 }, restart: { onExit: 'end' as const, maxRestarts: 0, initialBackoffMs: 100, maxBackoffMs: 100 }, maxMessageBytes: 1_024 };
+    const forwarding = buildAggregateConfig({ targets: { a: colliderServer(), r: { target: remote } } });
+    table.update(forwarding);
+    expect(table.server('r')!.forwardsCredential).toBe(true);
+    expect(table.server('a')!.forwardsCredential).toBe(false);
+    expect(table.root()!.forwardsCredential).toBe(true);
+  });
 });
