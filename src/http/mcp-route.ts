@@ -111,6 +111,17 @@ function idOf(value: unknown): JsonRpcRequest['id'] | null {
   return isRequestId(id) ? id : null;
 }
 
+/** The id of a 2026 request's body, for an answer refused before the body was looked at; null otherwise. */
+function modernIdOf(request: FastifyRequest): JsonRpcRequest['id'] | null {
+  try {
+    const value = parseBody(request.body);
+    const era = classifyPost(value, request.headers);
+    return !('era' in era) || era.era === '2026' ? idOf(value) : null;
+  } catch {
+    return null;
+  }
+}
+
 const eraError = (r: EraRejection) => new GatewayError(r.reject, r.message, r.data ?? {});
 
 /** A GET or DELETE from a 2026 client (its header names a 2026 revision, it has no session): 405. */
@@ -175,8 +186,15 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     if (typeof msg === 'string') return replyError(reply, new GatewayError('GW_INVALID_REQUEST', `Invalid Request: ${msg}`), id);
     const refused = checkModernRequest(era.request, era.version, request.headers);
     if (refused !== undefined) return replyError(reply, eraError(refused), id);
-    limits?.check(request.principal?.id ?? 'anonymous', [era.request]);
-    const entry = openEndpointOf(request, resolve);
+    let entry: RouteEndpoint;
+    try {
+      limits?.check(request.principal?.id ?? 'anonymous', [era.request]);
+      entry = openEndpointOf(request, resolve);
+    } catch (error) {
+      // A rate limit or a path closed by a reload: still an answer that echoes the request's id.
+      if (isGatewayError(error)) return replyError(reply, error, id);
+      throw error;
+    }
     reply.hijack();
     const exchange = createExchange(reply.raw, keepAlive);
     stateless.serve({ endpoint: entry, request: era.request, meta: era.meta, principal: request.principal, authorization: request.headers.authorization, exchange });
@@ -184,7 +202,14 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
   };
 
   app.post(path, async (request, reply) => {
-    const entry = endpointOf(request, resolve);
+    let entry: RouteEndpoint;
+    try {
+      entry = endpointOf(request, resolve);
+    } catch (error) {
+      // Refused before the body is read (an unknown or denied path); a 2026 answer still echoes the id.
+      if (isGatewayError(error)) return replyError(reply, error, modernIdOf(request));
+      throw error;
+    }
     checkPostHeaders(request.headers);
     const value = parseBody(request.body);
     const era = classifyPost(value, request.headers);

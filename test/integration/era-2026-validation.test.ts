@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFORMANCE_FIXTURE } from '../support/conformance.ts';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { startGateway } from '../../src/main.ts';
+import { buildConfig, createTestLogger, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { envelope, errorOf, MODERN, modern, resultOf, standardHeaders } from '../support/modern.ts';
 import { MCP_HEADERS, post } from '../support/recorder.ts';
 
@@ -140,5 +141,34 @@ describe('2026-07-28 requests that break a rule', () => {
     expect(answer.headers.get('mcp-session-id')).toBeNull();
     expect(answer.json.id).toBe('ok');
     expect(resultOf(answer)).toMatchObject({ resultType: 'complete', content: [{ type: 'text' }] });
+  });
+});
+
+describe('2026-07-28 requests refused before the ladder', () => {
+  const BIG = '123456789012345678901234567890';
+  const bigRequest = (method: string, params: Record<string, unknown>) =>
+    JSON.stringify({ jsonrpc: '2.0', id: 'BIG-ID', method, params: { ...params, _meta: envelope({}) } }).replace('"BIG-ID"', BIG);
+
+  it('an unknown server path: 404 that echoes the big-integer id as its exact text', async () => {
+    const answer = await post(new URL('/servers/nope/mcp', url), bigRequest('tools/list', {}), standardHeaders('tools/list', {}));
+    expect(answer.status, answer.text).toBe(404);
+    expect(answer.text).toContain(`"id":${BIG}`);
+    expect(errorOf(answer).data?.code).toBe('GW_ROUTE_NOT_FOUND');
+  });
+
+  it('a per-principal rate limit: 429 that echoes the big-integer id as its exact text', async () => {
+    const rateLimits = { perPrincipal: { perSecond: 0.01, burst: 1 }, perTool: undefined, maxKeys: 10 };
+    const gwLimited = await startGateway({ ...buildConfig({ targets: { conformance: { command: process.execPath, args: [CONFORMANCE_FIXTURE, 'stdio'] } } }), rateLimits }, { logger: createTestLogger('silent', undefined) });
+    try {
+      const target = new URL('/mcp', gwLimited.url);
+      const answers = [];
+      for (let i = 0; i < 3; i += 1) answers.push(await post(target, bigRequest('tools/list', {}), standardHeaders('tools/list', {})));
+      const refused = answers.find((a) => a.status === 429);
+      expect(refused, answers.map((a) => a.status).join(',')).toBeDefined();
+      expect(refused?.text).toContain(`"id":${BIG}`);
+      expect(refused === undefined ? undefined : errorOf(refused).data?.code).toBe('GW_RATE_LIMITED');
+    } finally {
+      await gwLimited.close();
+    }
   });
 });
