@@ -71,6 +71,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       inflight: seed.inflight,
       breakers: seed.breakers,
       observer: seed.observer,
+      spares: seed.spares,
       onended: (ended: SessionCore) => {
         live.delete(session);
         seed.onended(ended);

@@ -13,6 +13,7 @@ import type { Caller } from '../router/policy.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
+import type { SpareRoom, SpareSource } from '../upstream/spares.ts';
 import { createInflightBudget, type InflightBudget } from './inflight.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, countUninitialized, expiry, ownsChild, pickVictim, type SessionPolicy } from './limits.ts';
@@ -43,6 +44,8 @@ export interface SessionSeed {
   readonly breakers?: Breakers | undefined;
   /** Who hears about the session's requests and upstreams (the Runtime's observer). */
   readonly observer?: Observer | undefined;
+  /** Warm spares a session's first start may take (upstream/spares.ts); absent: none. */
+  readonly spares?: SpareSource | undefined;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -123,9 +126,11 @@ export interface SessionStoreOptions {
   breakers?: Breakers | undefined;
   /** Told of every session's life and requests (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
+  /** Warm spares: counted in the child caps, ended before any session for room, refilled as sessions end. */
+  spares?: (SpareRoom & SpareSource & { fill(): void }) | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, spares }: SessionStoreOptions): SessionStore {
   const inflight = createInflightBudget(config.limits);
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -154,6 +159,8 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
     observer.sessionClosed(known, causes.get(session.id) ?? 'ended');
     causes.delete(session.id);
     downstreams.delete(session.id);
+    // Room for a child may have come free.
+    spares?.fill();
   };
 
   /** Ends `session` now for room: it leaves the map at once, its children stop in the background. */
@@ -186,12 +193,17 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
     }
   };
 
+  /** Children of sessions and spares (of `name`, if given): what the child caps bound. */
+  const children = (name?: string) => countChildren(sessions.values(), name) + (spares?.count(name) ?? 0);
+
   const reserveChild = (target: TargetConfig) => {
     if (!ownsChild(target)) return;
     const name = target.name;
     for (;;) {
-      const perTarget = countChildren(sessions.values(), name) >= maxChildrenPerTarget;
-      if (!perTarget && countChildren(sessions.values()) < maxChildren) return;
+      const perTarget = children(name) >= maxChildrenPerTarget;
+      if (!perTarget && children() < maxChildren) return;
+      // A spare is what nobody uses yet: it goes before any session.
+      if (spares?.shed(perTarget ? name : undefined) === true) continue;
       const victim = pickVictim(sessions.values(), 'children', perTarget ? name : undefined);
       if (victim === undefined) {
         const limit = perTarget ? maxChildrenPerTarget : maxChildren;
@@ -225,6 +237,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         breakers,
         tracing,
         observer,
+        spares,
       });
       sessions.set(id, session);
       observer.sessionOpened(session);

@@ -16,85 +16,17 @@
  */
 import { type GatewayError, toGatewayError } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
-import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
-import type { TargetConfig } from '../config/types.ts';
-import type { Logger } from '../log/logger.ts';
-import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
+import type { JsonObject, JsonRpcResponse } from '../jsonrpc/types.ts';
+import { NOOP_OBSERVER } from '../log/observer.ts';
 import type { UpstreamConnection } from './connection.ts';
-import type { CircuitBreaker } from './circuit-breaker.ts';
 import { askUpstream, composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
-import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
-import type { UpstreamFactory } from './open.ts';
 import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
-import { createStartAttempt, type StartAttempt } from './start-attempt.ts';
+import type { WarmChild } from './spares.ts';
+import type { SupervisedUpstream, SupervisorOptions } from './supervised.ts';
+import { backoffMs, createStartAttempt, type StartAttempt } from './start-attempt.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
 
-
-/** What the session hears from one of its upstreams. One object per session, not per message. */
-export interface SupervisorHooks<M> {
-  onrequest(member: M, request: JsonRpcRequest): void;
-  onnotification(member: M, notification: JsonRpcNotification): void;
-  /** The connection went away unexpectedly. `final`: no restart follows (see `failure`). */
-  onexit(member: M, reason: GatewayError, final: boolean): void;
-  /** Called once per successful handshake: capabilities and instructions are known. */
-  onready(member: M): void;
-}
-
-export interface SupervisorOptions<M> {
-  target: TargetConfig;
-  logger: Logger;
-  hooks: SupervisorHooks<M>;
-  open: UpstreamFactory;
-  /** Params of a composed initialize (protocolVersion already the negotiated one). */
-  initParams: () => JsonObject;
-  /** logging/setLevel the downstream asked for, replayed after each handshake. */
-  logLevel?: () => string | undefined;
-  /** The gateway's logger, for a shared child that outlives the session. */
-  poolLogger: Logger;
-  /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
-  authorization: string | undefined;
-  /** Who the session serves: fills the target's per-principal headers or env. */
-  principal?: UpstreamPrincipal | undefined;
-  /** The session's live downstream record: its latest Authorization is what a token exchange presents. */
-  downstream?: LiveAuthorization | undefined;
-  /** Makes room under the child caps before a child starts; throws GW_SESSION_LIMIT. */
-  reserveChild?: ((target: TargetConfig) => void) | undefined;
-  /** The target's circuit breaker (the Runtime's): asked before every start, told how it went. */
-  breaker?: CircuitBreaker | undefined;
-  restart: 'backoff' | 'on-use';
-  /** Hears starts, restarts, exits and failed starts (log/observer.ts); default: nobody. */
-  observer?: Observer | undefined;
-}
-
-export interface SupervisedUpstream {
-  readonly name: string;
-  readonly target: TargetConfig;
-  /** The ready connection, if open. */
-  readonly connection: UpstreamConnection | undefined;
-  /** A connection is open or starting (a child is alive, for stdio targets). */
-  readonly live: boolean;
-  /** From the handshake's answer; undefined until a handshake is done. */
-  readonly capabilities: JsonObject | undefined;
-  readonly instructions: string | undefined;
-  /** Why it is unavailable for good; undefined while it can still be used. */
-  readonly failure: GatewayError | undefined;
-  /** The client's own initialize opened it: the client's `initialized` must reach it too. */
-  readonly transparent: boolean;
-  /** Removed by a reload: finishes what is in flight, takes nothing new. */
-  retired: boolean;
-  /** The target's circuit breaker, if the gateway gave it one. */
-  readonly breaker: CircuitBreaker | undefined;
-  /** The ready connection, opening it (composed handshake) first if needed. Rejects naming the target. */
-  connect(): Promise<UpstreamConnection>;
-  /** Opens it with the client's own initialize; resolves with the upstream's answer as it is. */
-  openWith(initialize: JsonRpcRequest): Promise<JsonRpcResponse>;
-  /** Sends an answer to one of its server->client requests, also while it is still starting. */
-  reply(response: JsonRpcResponse): Promise<void>;
-  /** Closes the connection (pending requests fail). Idempotent. */
-  close(reason: string): Promise<void>;
-  /** Closes once nothing is in flight. */
-  drain(reason: string): Promise<void>;
-}
+export type { SupervisedUpstream, SupervisorHooks, SupervisorOptions } from './supervised.ts';
 
 /** `extra`'s fields (the session's view of this upstream: exposure, ...) are part of the object the hooks get. */
 export function createSupervisedUpstream<X extends object>(options: SupervisorOptions<SupervisedUpstream & X>, extra: X): SupervisedUpstream & X {
@@ -110,6 +42,8 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   let capabilities: JsonObject | undefined;
   let instructions: string | undefined;
   let clientInit: JsonObject | undefined;
+  /** The client's initialize was answered from a warm spare: it never went upstream. */
+  let warmed = false;
   let closed = false;
   let starts = 0;
   /** The roots exchange of the start under way, if any. */
@@ -155,11 +89,30 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     hooks.onready(member);
   };
 
+  /**
+   * A warm spare that fits `params`, wired in as if this start had made it (its handshake is done,
+   * the breaker heard it); undefined when none fits. Synchronous: it counts as this session's child at once.
+   */
+  const adopt = (params: JsonObject): WarmChild | undefined => {
+    const warm = closed ? undefined : options.spares?.take(target, params);
+    if (warm === undefined) return undefined;
+    const next = warm.connection;
+    starts++;
+    next.correlator.onrequest = (request) => hooks.onrequest(member, request);
+    next.correlator.onnotification = (notification) => hooks.onnotification(member, notification);
+    next.onexit = (reason) => onexit(next, reason);
+    logger.debug({ pid: next.pid }, 'took a warm spare');
+    ready(next, warm.result);
+    return warm;
+  };
+
   /** The composed handshake: a first open, or a restart (replaying the client's params if it had its own). */
   const open = async (admitted = false): Promise<UpstreamConnection> => {
+    const params = clientInit ?? options.initParams();
+    const warm = adopt(params);
+    if (warm !== undefined) return warm.connection;
     // An open circuit refuses before anything is spawned or dialled (GW_CIRCUIT_OPEN, as it is).
     if (!admitted) breaker?.admit('start');
-    const params = clientInit ?? options.initParams();
     const roots = createRootsSettle(params);
     settle = roots;
     let next: UpstreamConnection | undefined;
@@ -188,7 +141,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   const restartWithBackoff = async (reason: GatewayError): Promise<UpstreamConnection> => {
     const limit = policy?.maxRestarts ?? 0;
     for (let restarts = starts - 1; !closed && restarts < limit; restarts = starts - 1) {
-      const delay = Math.min(policy?.maxBackoffMs ?? 0, (policy?.initialBackoffMs ?? 0) * 2 ** restarts);
+      const delay = backoffMs(policy, restarts);
       logger.warn({ restarts: restarts + 1, delayMs: delay, reason: reason.message }, 'restarting upstream');
       await new Promise((r) => setTimeout(r, delay));
       if (closed) break;
@@ -247,13 +200,15 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       return failure;
     },
     get transparent() {
-      return clientInit !== undefined;
+      return clientInit !== undefined && !warmed;
     },
     connect() {
       if (connection !== undefined) return Promise.resolve(connection);
       if (closed || member.retired) return Promise.reject(unavailable(name, 'it was removed from the configuration'));
       if (failure !== undefined) return Promise.reject(failure);
       if (opening === undefined) {
+        const warm = adopt(clientInit ?? options.initParams());
+        if (warm !== undefined) return Promise.resolve(warm.connection);
         // No room for its child (the store's child caps), or its circuit is open: this use fails,
         // a later one may start it.
         try {
@@ -273,9 +228,15 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       return opening;
     },
     async openWith(request) {
+      clientInit = isObject(request.params) ? structuredClone(request.params) : {};
+      const warm = adopt(clientInit);
+      if (warm !== undefined) {
+        // Answered from the spare's own handshake; the client's `initialized` is not sent again.
+        warmed = true;
+        return { jsonrpc: '2.0', id: request.id, result: structuredClone(warm.result) };
+      }
       breaker?.admit('start');
       options.reserveChild?.(target);
-      clientInit = isObject(request.params) ? structuredClone(request.params) : {};
       const attempt = createStartAttempt(breaker, () => closed);
       let next: UpstreamConnection;
       try {
