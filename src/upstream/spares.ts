@@ -49,7 +49,7 @@ export interface SpareRoom {
 }
 
 export interface Spares extends SpareSource, SpareRoom {
-  /** Starts spares where fewer than wanted wait and a child fits (soon, once per turn of the event loop). */
+  /** Starts spares where fewer than wanted wait and a child fits (in REFILL_DELAY_MS, coalesced). */
   fill(): void;
   /** Spares per target now (the children census). */
   counts(): Map<string, number>;
@@ -82,6 +82,8 @@ interface Shelf {
   readonly since: Map<UpstreamConnection, number>;
 }
 
+/** 50 ms: past a session's initialize answer and its client's `initialized`, short beside a spawn. */
+const REFILL_DELAY_MS = 50;
 /** 60 s: a spare that waited this long before it was lost was not part of a crash loop. */
 const STABLE_MS = 60_000;
 
@@ -173,8 +175,9 @@ export function createSpares(options: SparesOptions): Spares {
   const fill = () => {
     if (scheduled || closed) return;
     scheduled = true;
-    // Next turn: a session reserving room right now has counted its own child by then.
-    setImmediate(fillNow).unref();
+    // Not at once: a session reserving room now has counted its own child by then, and the spawn
+    // (some ms of the gateway's own time) does not delay the answer to the initialize that took a spare.
+    setTimeout(fillNow, REFILL_DELAY_MS).unref();
   };
 
   const endAll = (shelf: Shelf, reason: string): Promise<unknown> => {
