@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, startTestGateway, type TestGateway, type TestGatewayOptions, type TestTarget } from '../support/gateway.ts';
 import { waitUntilGone } from '../support/processes.ts';
+import { modern } from '../support/modern.ts';
 import { recorderServer, textOf, type Recorded } from '../support/recorder.ts';
 
 /** A recorder child tagged so that the test finds its own processes; `spares` kept warm. */
@@ -110,6 +111,15 @@ describe('warm spares', () => {
     const [spare] = await gw.ready('t', 1);
     const { client } = await connect(new URL('/mcp', gw.url));
     expect(await whoami(client)).toBe(spare);
+  });
+
+  it('a 2026-07-28 call without a session is served by a spare through the held session', async () => {
+    const tag = randomUUID();
+    const gw = await start({ targets: { t: target(tag, 1) } });
+    const [spare] = await gw.ready('t', 1);
+    const answer = await modern(gw.mcpUrl('t'), 'tools/call', { name: 'whoami', arguments: {} });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(textOf(answer.json.result)) as { pid: number }).toEqual({ pid: spare });
   });
 
   it('a client declaring sampling gets a fresh child; the spare keeps waiting for a client it fits', async () => {
