@@ -125,7 +125,13 @@ export function createSpares(options: SparesOptions): Spares {
   const startOne = async (shelf: Shelf): Promise<void> => {
     const { target } = shelf;
     const breaker = breakers?.of(target);
-    const connection = options.open({ target, logger, poolLogger: logger, authorization: undefined });
+    let connection: UpstreamConnection;
+    try {
+      connection = options.open({ target, logger, poolLogger: logger, authorization: undefined });
+    } catch (err) {
+      // Counted as a loss: the backoff (or giving up) ends the filling loop.
+      return lost(shelf, toGatewayError(err).message);
+    }
     shelf.starting.add(connection);
     const attempt = createStartAttempt(breaker, () => !shelf.starting.has(connection) || !current(shelf));
     connection.correlator.onrequest = (request) => answerWaiting(connection, request);
@@ -168,7 +174,7 @@ export function createSpares(options: SparesOptions): Spares {
       // An open (or probing) circuit is left to sessions: a spare is started once it has closed.
       if ((breakers?.of(shelf.target).state ?? 'closed') !== 'closed') continue;
       while (count(shelf) < wanted && shelf.timer === undefined && !given(shelf) && options.hasRoom(shelf.target)) {
-        void startOne(shelf);
+        startOne(shelf).catch((err: unknown) => logger.error({ err, target: shelf.target.name }, 'starting a spare failed'));
       }
     }
   };

@@ -4,14 +4,16 @@
  * principalEnv targets, ended on reload and shutdown. Real gateway, real children, the SDK client.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, startTestGateway, type TestGateway, type TestGatewayOptions, type TestTarget } from '../support/gateway.ts';
 import { waitUntilGone } from '../support/processes.ts';
 import { modern } from '../support/modern.ts';
-import { recorderServer, textOf, type Recorded } from '../support/recorder.ts';
+import { fixture, post, recorderServer, textOf, type Recorded } from '../support/recorder.ts';
 
 /** A recorder child tagged so that the test finds its own processes; `spares` kept warm. */
 function target(tag: string, spares: number, extra: Partial<TestTarget> = {}): TestTarget {
@@ -170,6 +172,26 @@ describe('warm spares', () => {
     process.kill(spare as number, 'SIGKILL');
     const next = await until(() => pidsTagged(tag).find((pid) => pid !== spare), 'a replacement spare');
     expect(next).not.toBe(spare);
+  });
+
+  it('spares that keep failing to start are given up after maxRestarts + 1 losses; sessions still start children', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spares-'));
+    const spawnLog = join(dir, 'spawns');
+    const lines: string[] = [];
+    const broken = { command: process.execPath, args: [fixture('misbehaving-server.mjs'), 'exit-during-init', `--spawn-log=${spawnLog}`] };
+    const restart = { onExit: 'end' as const, maxRestarts: 1, initialBackoffMs: 20, maxBackoffMs: 100 };
+    try {
+      const gw = await startTestGateway({ targets: { t: { ...broken, restart, upstream: { mode: 'per-session', children: 1, spares: 1 } } }, logLines: lines });
+      running.push(gw);
+      await until(() => lines.some((l) => l.includes('spares lost in a row')), 'the spares given up');
+      expect(readFileSync(spawnLog, 'utf8').trim().split('\n')).toHaveLength(2);
+      // A session's own start is not affected: it fails as the server does, and says so.
+      const res = await post(gw.mcpUrl('t'), JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }));
+      expect(res.json.error).toMatchObject({ data: { code: 'GW_UPSTREAM_EXITED' } });
+      expect(readFileSync(spawnLog, 'utf8').trim().split('\n')).toHaveLength(3);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a principalEnv target gets none, shared targets neither', async () => {
