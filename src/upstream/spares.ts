@@ -179,7 +179,7 @@ export function createSpares(options: SparesOptions): Spares {
     }
   };
   const fill = () => {
-    if (scheduled || closed) return;
+    if (scheduled || closed || shelves.size === 0) return;
     scheduled = true;
     // Not at once: a session reserving room now has counted its own child by then, and the spawn
     // (some ms of the gateway's own time) does not delay the answer to the initialize that took a spare.
