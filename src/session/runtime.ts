@@ -69,7 +69,6 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   const health = createTargetHealth({ targets: config.targets.values(), breakers, config: config.health });
   const cursors = createCursorCodec();
   const endpoints = createEndpointTable(config, cursors);
-  const { maxChildren, maxChildrenPerTarget } = config.session;
   const spares = createSpares({
     targets: config.targets.values(),
     open: upstreams,
@@ -77,8 +76,8 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     breakers,
     // What a handshake the gateway composes on nobody's behalf says (docs/upstreams.md, "Warm spares").
     initParams: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { ...GATEWAY_CLIENT_INFO } },
-    hasRoom: (target) =>
-      countChildren(store.live()) + spares.count() < maxChildren && countChildren(store.live(), target.name) + spares.count(target.name) < maxChildrenPerTarget,
+    caps: config.session,
+    sessionChildren: (target) => countChildren(store.live(), target),
   });
   const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, spares });
   spares.fill();

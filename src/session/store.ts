@@ -126,8 +126,8 @@ export interface SessionStoreOptions {
   breakers?: Breakers | undefined;
   /** Told of every session's life and requests (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
-  /** Warm spares: counted in the child caps, ended before any session for room, refilled as sessions end. */
-  spares?: (SpareRoom & SpareSource & { fill(): void }) | undefined;
+  /** Warm spares (upstream/spares.ts): ended before any session for room, refilled as sessions end. */
+  spares?: (SpareRoom & SpareSource) | undefined;
 }
 
 export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, spares }: SessionStoreOptions): SessionStore {
@@ -193,17 +193,12 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
     }
   };
 
-  /** Children of sessions and spares (of `name`, if given): what the child caps bound. */
-  const children = (name?: string) => countChildren(sessions.values(), name) + (spares?.count(name) ?? 0);
-
   const reserveChild = (target: TargetConfig) => {
     if (!ownsChild(target)) return;
     const name = target.name;
     for (;;) {
-      const perTarget = children(name) >= maxChildrenPerTarget;
-      if (!perTarget && children() < maxChildren) return;
-      // A spare is what nobody uses yet: it goes before any session.
-      if (spares?.shed(perTarget ? name : undefined) === true) continue;
+      const perTarget = countChildren(sessions.values(), name) >= maxChildrenPerTarget;
+      if (!perTarget && countChildren(sessions.values()) < maxChildren) return;
       const victim = pickVictim(sessions.values(), 'children', perTarget ? name : undefined);
       if (victim === undefined) {
         const limit = perTarget ? maxChildrenPerTarget : maxChildren;
@@ -213,6 +208,8 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
       evict(victim, perTarget ? `${maxChildrenPerTarget} children of ${name}` : `${maxChildren} children`);
     }
   };
+  // A spare is what nobody uses yet: spares go before any session is ended for a child's room.
+  const reserve = spares === undefined ? reserveChild : (target: TargetConfig) => (spares.makeRoom(target), reserveChild(target));
 
   const store: SessionStore = {
     create(factory, given = NO_DOWNSTREAM_INFO) {
@@ -230,7 +227,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         logger: bound,
         onended,
         downstream,
-        reserveChild,
+        reserveChild: reserve,
         open: upstreams,
         audit: audit ? bound.child({ audit: true, session: id }) : undefined,
         inflight,

@@ -7,12 +7,13 @@
  *   capabilities, the newest protocol version). A session takes one only when a fresh child would
  *   have been initialized the same way as far as the server can tell (`fits`); otherwise it starts
  *   its own child as before.
- * - Spares count toward the child caps: one starts only while `hasRoom` says a child fits, and the
- *   store ends one (`shed`) before it ends any session for room.
- * - A taken spare is replaced at once; one that exits (or fails to start) while waiting is replaced
- *   after the target's restart backoff, and after more than `maxRestarts` such losses in a row the
- *   target keeps no spares until a reload changes it. The circuit breaker hears every start.
- * - Targets in shared mode or with `principalEnv` get none (the config refuses the option there).
+ * - Spares count toward the child caps: one starts only while a child fits beside the sessions'
+ *   children (`sessionChildren`), and `makeRoom`, run before the store looks for room for a
+ *   session's child, ends spares first: the store then ends a session only if the sessions' own
+ *   children fill the cap.
+ * - A taken spare is replaced soon; a lost one (exit while waiting, failed start) after the restart
+ *   backoff; past `maxRestarts` losses in a row, none until a reload. The breaker hears every start.
+ * - None for shared-mode or `principalEnv` targets (the config refuses the option there).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { TargetConfig } from '../config/types.ts';
@@ -42,15 +43,17 @@ export interface SpareSource {
 
 /** What the session store asks of the spares: they count toward the child caps and go first. */
 export interface SpareRoom {
+  /** Before a session's child of `target` starts: ends spares while they and the sessions' children fill a cap. */
+  makeRoom(target: TargetConfig): void;
+  /** Starts spares where fewer than wanted wait and a child fits (in REFILL_DELAY_MS, coalesced). */
+  fill(): void;
+}
+
+export interface Spares extends SpareSource, SpareRoom {
   /** Spares waiting or starting (of `target`, if given). */
   count(target?: string): number;
   /** Ends one spare (of `target`, if given) to make room; false when there is none. */
   shed(target?: string): boolean;
-}
-
-export interface Spares extends SpareSource, SpareRoom {
-  /** Starts spares where fewer than wanted wait and a child fits (in REFILL_DELAY_MS, coalesced). */
-  fill(): void;
   /** Spares per target now (the children census). */
   counts(): Map<string, number>;
   /** The config now in force: a changed or removed target's spares are ended, new ones are started. */
@@ -65,8 +68,10 @@ export interface SparesOptions {
   logger: Logger;
   /** The initialize a spare is opened with: the gateway's clientInfo, capabilities, protocol version. */
   initParams: JsonObject;
-  /** Whether one more child of `target` fits under the caps (sessions' children and spares counted). */
-  hasRoom: (target: TargetConfig) => boolean;
+  /** The child caps (session.maxChildren, session.maxChildrenPerTarget): spares count toward them. */
+  caps: { readonly maxChildren: number; readonly maxChildrenPerTarget: number };
+  /** Children the sessions own now (of `target`, if given). */
+  sessionChildren: (target?: string) => number;
   breakers?: Breakers | undefined;
 }
 
@@ -166,6 +171,11 @@ export function createSpares(options: SparesOptions): Spares {
     }
   };
 
+  const children = (name?: string) => options.sessionChildren(name) + spares.count(name);
+  /** Which cap one more child of `target` would pass, if any. */
+  const full = (target: TargetConfig): 'target' | 'all' | undefined =>
+    children(target.name) >= options.caps.maxChildrenPerTarget ? 'target' : children() >= options.caps.maxChildren ? 'all' : undefined;
+
   const fillNow = () => {
     scheduled = false;
     if (closed) return;
@@ -173,7 +183,7 @@ export function createSpares(options: SparesOptions): Spares {
       const wanted = sparesWanted(shelf.target);
       // An open (or probing) circuit is left to sessions: a spare is started once it has closed.
       if ((breakers?.of(shelf.target).state ?? 'closed') !== 'closed') continue;
-      while (count(shelf) < wanted && shelf.timer === undefined && !given(shelf) && options.hasRoom(shelf.target)) {
+      while (count(shelf) < wanted && shelf.timer === undefined && !given(shelf) && full(shelf.target) === undefined) {
         startOne(shelf).catch((err: unknown) => logger.error({ err, target: shelf.target.name }, 'starting a spare failed'));
       }
     }
@@ -199,7 +209,12 @@ export function createSpares(options: SparesOptions): Spares {
   };
   for (const target of options.targets) shelve(target);
 
-  return {
+  const spares: Spares = {
+    makeRoom(target) {
+      // Targets whose children sessions do not own (shared pools, remote) need no room.
+      if (target.type !== 'stdio' || target.upstream?.mode === 'shared') return;
+      for (let cap = full(target); cap !== undefined && spares.shed(cap === 'target' ? target.name : undefined); cap = full(target));
+    },
     take(target, params) {
       const shelf = shelves.get(target.name);
       // A session of another config of this target (before or after a reload) starts its own.
@@ -260,6 +275,7 @@ export function createSpares(options: SparesOptions): Spares {
       await Promise.all(all.map((shelf) => endAll(shelf, 'gateway shutting down')));
     },
   };
+  return spares;
 }
 
 /**
