@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { httpConnector, statelessConnector, stdioConnector, wsConnector, type Connector } from './lib/clients.ts';
 import { runLoad } from './lib/load.ts';
+import { runOpen } from './lib/open.ts';
 import { runRamp } from './lib/ramp.ts';
 import { cellKey, loadMedian, renderReport, type Cell, type Results } from './lib/report.ts';
 import { scenarios as allScenarios, type Scenario } from './lib/scenarios.ts';
@@ -28,6 +29,7 @@ const { values: argv } = parseArgs({
     duration: { type: 'string' },
     warmup: { type: 'string' },
     'ramp-sessions': { type: 'string' },
+    'open-sessions': { type: 'string' },
     'shared-children': { type: 'string' },
     systems: { type: 'string' },
     scenarios: { type: 'string' },
@@ -50,6 +52,7 @@ const settings = {
   durationMs: setting('duration', 'BENCH_DURATION_MS', '1000', '5000'),
   warmupMs: setting('warmup', 'BENCH_WARMUP_MS', '300', '2000'),
   rampSessions: setting('ramp-sessions', 'BENCH_RAMP_SESSIONS', '100', '1000'),
+  openSessions: setting('open-sessions', 'BENCH_OPEN_SESSIONS', '20', '50'),
   sharedChildren: setting('shared-children', 'BENCH_SHARED_CHILDREN', '2', '2'),
 };
 const pickList = <T extends string>(text: string | undefined, all: readonly T[], what: string): T[] => {
@@ -60,7 +63,7 @@ const pickList = <T extends string>(text: string | undefined, all: readonly T[],
 };
 const systems = pickList(argv.systems, SYSTEM_NAMES, 'system');
 const scenarioList = (() => {
-  const all = allScenarios(settings.rampSessions);
+  const all = allScenarios(settings.rampSessions, settings.openSessions);
   const names = pickList(argv.scenarios, all.map((s) => s.name), 'scenario');
   return all.filter((s) => names.includes(s.name)).map((s) => ({ ...s, systems: s.systems.filter((x) => systems.includes(x)) }));
 })();
@@ -119,6 +122,11 @@ async function runCell(sc: Scenario, name: SystemName, cell: Cell, label: string
       });
       cell.loads.push(r);
       process.stderr.write(`${label} ${fmt(r.callsPerSecond).padStart(7)}/s p50 ${fmt(r.p50, 3)} p99 ${fmt(r.p99, 3)} ms, server CPU ${fmt(r.serverCpu)} (gateway ${fmt(r.gatewayCpu)}) ms/1k, errors ${r.errors}\n`);
+    } else if (sc.kind === 'open') {
+      // The same settle for every system: a configured spare is warm by then.
+      const r = await runOpen(connector, { sessions: sc.sessions, paceMs: 250, settleMs: 1_500 });
+      cell.opens.push(r);
+      process.stderr.write(`${label} ${r.opened} sessions opened, p50 ${fmt(r.p50, 2)} p90 ${fmt(r.p90, 2)} max ${fmt(r.max, 2)} ms, errors ${r.errors}\n`);
     } else {
       const memoryPid = system.gatewayPid;
       if (memoryPid === undefined) throw new Error('a ramp needs a server process');
@@ -192,7 +200,7 @@ async function main(): Promise<void> {
       const order = sc.systems.map((_, i) => sc.systems[(i + round) % sc.systems.length] as SystemName);
       for (const name of order) {
         const key = cellKey(sc.name, name);
-        const cell = results.get(key) ?? { loads: [], ramps: [], unavailable: undefined, failures: [] };
+        const cell = results.get(key) ?? { loads: [], ramps: [], opens: [], unavailable: undefined, failures: [] };
         results.set(key, cell);
         if (cell.unavailable !== undefined) continue;
         await runCell(sc, name, cell, `round ${round + 1}/${settings.rounds} ${sc.name.padEnd(8)} ${name.padEnd(18)}`);

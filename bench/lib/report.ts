@@ -4,6 +4,7 @@
  * and the terminal.
  */
 import type { LoadResult } from './load.ts';
+import type { OpenResult } from './open.ts';
 import type { RampResult } from './ramp.ts';
 import type { Scenario } from './scenarios.ts';
 import type { SystemName } from './systems.ts';
@@ -11,6 +12,7 @@ import type { SystemName } from './systems.ts';
 export interface Cell {
   loads: LoadResult[];
   ramps: RampResult[];
+  opens: OpenResult[];
   /** Why the system could not run this scenario at all (not built yet, no such wire). */
   unavailable: string | undefined;
   /** Rounds that failed, with the reason. */
@@ -43,7 +45,7 @@ export function rampMedian(results: Results, scenario: string, system: SystemNam
 function status(cell: Cell | undefined): string | undefined {
   if (cell === undefined) return 'not run';
   if (cell.unavailable !== undefined) return 'unavailable';
-  if (cell.loads.length === 0 && cell.ramps.length === 0) return cell.failures.length > 0 ? 'failed' : 'not run';
+  if (cell.loads.length === 0 && cell.ramps.length === 0 && cell.opens.length === 0) return cell.failures.length > 0 ? 'failed' : 'not run';
   return undefined;
 }
 
@@ -91,6 +93,32 @@ function rampTable(results: Results, sc: Scenario): string[] {
       `| ${system} | ${fmtInt(m('opened'))} | ${errors} | ${fmtInt(m('setupPerSecond'))} | ${fmt(m('rssPerSessionKiB'), 1)} | ${fmt(m('treeRssMiB'), 0)} | ${fmtInt(m('processes'))} | ${fmt(m('p50'), 2)} | ${fmt(m('p99'), 2)} |`,
     );
   }
+  return lines;
+}
+
+/** Issue 22: a session opens in at most 5 ms at the median with a warm spare configured. */
+const OPEN_TARGET_MS = 5;
+
+function openTable(results: Results, sc: Scenario): string[] {
+  const lines = [
+    `**${sc.name}** (${sc.about})`,
+    '',
+    '| system | sessions opened | errors | open p50 ms | open p90 ms | open max ms |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  const m = (system: SystemName, f: keyof OpenResult) => median((results.get(cellKey(sc.name, system))?.opens ?? []).map((r) => r[f] as number));
+  for (const system of sc.systems) {
+    const cell = results.get(cellKey(sc.name, system));
+    const why = status(cell);
+    if (why !== undefined) {
+      lines.push(`| ${system} | ${why} | | | | |`);
+      continue;
+    }
+    const errors = (cell as Cell).opens.reduce((n, r) => n + r.errors, 0);
+    lines.push(`| ${system} | ${fmtInt(m(system, 'opened'))} | ${errors} | ${fmt(m(system, 'p50'), 2)} | ${fmt(m(system, 'p90'), 2)} | ${fmt(m(system, 'max'), 2)} |`);
+  }
+  const warm = m('switchboard-spare', 'p50');
+  if (Number.isFinite(warm)) lines.push('', `Target (issue 22): open p50 <= ${OPEN_TARGET_MS} ms with a warm spare: ${fmt(warm, 2)} ms, **${warm <= OPEN_TARGET_MS ? 'met' : 'not met'}**`);
   return lines;
 }
 
@@ -165,7 +193,8 @@ function spread(results: Results, list: readonly Scenario[], rounds: number): st
     for (const system of sc.systems) {
       const cell = results.get(cellKey(sc.name, system));
       if (cell === undefined || status(cell) !== undefined) continue;
-      const values = sc.kind === 'load' ? cell.loads.map((r) => fmtInt(r.callsPerSecond)) : cell.ramps.map((r) => fmtInt(r.setupPerSecond));
+      const values =
+        sc.kind === 'load' ? cell.loads.map((r) => fmtInt(r.callsPerSecond)) : sc.kind === 'open' ? cell.opens.map((r) => `${fmt(r.p50, 2)} ms`) : cell.ramps.map((r) => fmtInt(r.setupPerSecond));
       lines.push(`| ${sc.name} | ${system} | ${values.join(' | ')} |`);
     }
   }
@@ -196,18 +225,18 @@ export function renderReport(results: Results, list: readonly Scenario[], ctx: R
   if (ctx.chart !== undefined) out.push(`![Throughput and p99 per system and scenario](${ctx.chart})`, '');
   out.push('### Targets (issue 5)', '', ...targetLines(results), '');
   out.push('### Scenarios', '');
-  for (const sc of list) out.push(...(sc.kind === 'load' ? loadTable(results, sc) : rampTable(results, sc)), '');
+  for (const sc of list) out.push(...(sc.kind === 'load' ? loadTable(results, sc) : sc.kind === 'open' ? openTable(results, sc) : rampTable(results, sc)), '');
   const notes: string[] = [];
   for (const sc of list) {
     for (const system of sc.systems) {
       const cell = results.get(cellKey(sc.name, system));
       if (cell?.unavailable !== undefined) notes.push(`- ${sc.name} / ${system}: unavailable: ${cell.unavailable}`);
       for (const f of cell?.failures ?? []) notes.push(`- ${sc.name} / ${system}: failed: ${f}`);
-      const firstError = cell?.loads.find((r) => r.firstError !== undefined)?.firstError ?? cell?.ramps.find((r) => r.firstError !== undefined)?.firstError;
+      const firstError = [...(cell?.loads ?? []), ...(cell?.ramps ?? []), ...(cell?.opens ?? [])].find((r) => r.firstError !== undefined)?.firstError;
       if (firstError !== undefined) notes.push(`- ${sc.name} / ${system}: first error: ${firstError}`);
     }
   }
   if (notes.length > 0) out.push('### Unavailable, failed and errors', '', ...notes.map((n) => n.replace(/\s+/g, ' ').slice(0, 400)), '');
-  out.push('### Spread: calls/s (ramps: sessions/s) per round', '', ...spread(results, list, ctx.rounds));
+  out.push('### Spread: calls/s (ramps: sessions/s; open: p50) per round', '', ...spread(results, list, ctx.rounds));
   return out.join('\n');
 }

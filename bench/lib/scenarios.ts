@@ -3,7 +3,7 @@ import type { SystemName } from './systems.ts';
 
 export interface Scenario {
   readonly name: string;
-  readonly kind: 'load' | 'ramp';
+  readonly kind: 'load' | 'ramp' | 'open';
   /** `http-2026`: stateless 2026-07-28 requests (the reference, direct-http, keeps its 2025 session). */
   readonly wire: 'http' | 'ws' | 'http-2026';
   readonly sessions: number;
@@ -28,7 +28,10 @@ const WS: readonly SystemName[] = ['direct-http', 'switchboard', 'switchboard-sh
 /** The 2026 bridge to a stdio upstream, against the plain HTTP server's 2025 session as reference. */
 const STATELESS: readonly SystemName[] = ['direct-http', 'switchboard'];
 
-export function scenarios(rampSessions: number): Scenario[] {
+/** Session open: the per-session default (a spawn per session) against warm spares. */
+const OPEN: readonly SystemName[] = ['switchboard', 'switchboard-spare'];
+
+export function scenarios(rampSessions: number, openSessions = 50): Scenario[] {
   return [
     { name: '1x1', kind: 'load', wire: 'http', sessions: 1, inFlight: 1, bytes: 0, systems: WITH_AUTH, about: 'latency: 1 session, 1 call in flight' },
     { name: '1x32', kind: 'load', wire: 'http', sessions: 1, inFlight: 32, bytes: 0, systems: WITH_AUTH, about: '1 session, 32 calls in flight' },
@@ -40,6 +43,7 @@ export function scenarios(rampSessions: number): Scenario[] {
     { name: 'ws-64x4', kind: 'load', wire: 'ws', sessions: 64, inFlight: 4, bytes: 0, systems: WS, about: 'WebSocket: 64 sessions x 4 in flight' },
     { name: '2026-1x1', kind: 'load', wire: 'http-2026', sessions: 1, inFlight: 1, bytes: 0, systems: STATELESS, about: '2026-07-28 (stateless) over the bridge to stdio: 1 call in flight' },
     { name: '2026-1x32', kind: 'load', wire: 'http-2026', sessions: 1, inFlight: 32, bytes: 0, systems: STATELESS, about: '2026-07-28 (stateless) over the bridge to stdio: 32 calls in flight' },
+    { name: 'open', kind: 'open', wire: 'http', sessions: openSessions, inFlight: 1, bytes: 0, systems: OPEN, about: `open ${openSessions} sessions one at a time (initialize + initialized), each checked and closed, 250 ms apart` },
     { name: 'ws-ramp', kind: 'ramp', wire: 'ws', sessions: rampSessions, inFlight: 1, bytes: 0, systems: ['direct-http', 'switchboard-http', 'switchboard-shared'], about: `WebSocket: open ${rampSessions} sessions` },
   ];
 }

@@ -5,6 +5,7 @@
  *   direct-http         the echo server on plain node:http (echo-http.mjs; WebSocket at /ws)
  *   switchboard         src/cli.ts with the stdio echo server, a child per session (the default)
  *   switchboard-shared  the same with `upstream: { mode: shared }`: sessions share a pool of children
+ *   switchboard-spare   switchboard with `upstream: { spares: 2 }`: two children started ahead of need
  *   switchboard-apikey  switchboard with `gateway.auth` and an API key on every request
  *   switchboard-jwt     switchboard with `gateway.auth` and an ES256 JWT (static key) on every request
  *   switchboard-http    src/cli.ts in front of echo-http.mjs (`type: http`); unavailable on a
@@ -32,7 +33,7 @@ const SUPERGATEWAY = here('../node_modules/supergateway/dist/index.js');
 const MCP_PROXY = here('../node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs');
 const NODE = process.execPath;
 
-export const SYSTEM_NAMES = ['direct', 'direct-http', 'switchboard', 'switchboard-shared', 'switchboard-http', 'switchboard-apikey', 'switchboard-jwt', 'supergateway', 'mcp-proxy'] as const;
+export const SYSTEM_NAMES = ['direct', 'direct-http', 'switchboard', 'switchboard-shared', 'switchboard-spare', 'switchboard-http', 'switchboard-apikey', 'switchboard-jwt', 'supergateway', 'mcp-proxy'] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
 export interface RunningSystem {
@@ -222,9 +223,11 @@ export async function startSystem(name: SystemName, options: GatewayOptions): Pr
       return { name, url, wsUrl: ws, roots: [pid], gatewayPid: pid, stop: () => stopTree(child) };
     }
     case 'switchboard':
+    case 'switchboard-spare':
     case 'switchboard-shared': {
       const server: Record<string, unknown> = { command: NODE, args: echoArgs };
       if (name === 'switchboard-shared') server.upstream = { mode: 'shared', children: options.sharedChildren };
+      if (name === 'switchboard-spare') server.upstream = { spares: 2 };
       const { child, base } = await startSwitchboard(server, options);
       const pid = child.pid as number;
       return {

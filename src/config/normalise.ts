@@ -174,7 +174,11 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
     stderrLinesPerSecond: server.stderrLinesPerSecond,
     stderrInErrors: server.stderrInErrors && server.upstream.mode !== 'shared',
     maxQueuedBytes: server.maxQueuedBytes,
-    upstream: { mode: server.upstream.mode, children: server.upstream.mode === 'shared' ? server.upstream.children : 1 },
+    upstream: {
+      mode: server.upstream.mode,
+      children: server.upstream.mode === 'shared' ? server.upstream.children : 1,
+      spares: server.upstream.mode === 'shared' ? 0 : server.upstream.spares,
+    },
     circuitBreaker: { ...server.circuitBreaker },
     ...(server.sandbox === undefined ? {} : { sandbox: { writable: server.sandbox.writable, readable: server.sandbox.readable, network: server.sandbox.network } }),
     ...(server.limits === undefined ? {} : { limits: { ...server.limits } }),

@@ -262,6 +262,7 @@ export const configFileSchema = z
     checkAggregate(config, ctx);
     checkStderrInErrors(config.mcpServers, ctx);
     checkContainment(config.mcpServers, ctx);
+    checkSpares(config.mcpServers, ctx);
   });
 
 export type ConfigFile = z.output<typeof configFileSchema>;
@@ -276,6 +277,23 @@ function checkStderrInErrors(servers: Record<string, ServerEntry>, ctx: z.Refine
         message: 'cannot be true with upstream.mode "shared": a shared child\'s stderr carries every session\'s traffic',
       });
     }
+  }
+}
+
+/**
+ * A spare is started before anyone asks for it: a shared child is already the pool's, and a child
+ * whose env depends on the caller (principalEnv) cannot be made before the caller is known.
+ */
+function checkSpares(servers: Record<string, ServerEntry>, ctx: z.RefinementCtx): void {
+  for (const [name, server] of Object.entries(servers)) {
+    if (server.type !== 'stdio' || server.upstream.spares === 0) continue;
+    const why =
+      server.upstream.mode === 'shared'
+        ? 'cannot be set with upstream.mode "shared": the pool\'s children already serve every session'
+        : Object.keys(server.principalEnv).length > 0
+          ? 'cannot be set with principalEnv: a child\'s env depends on its caller, unknown before the session'
+          : undefined;
+    if (why !== undefined) ctx.addIssue({ code: 'custom', path: ['mcpServers', name, 'upstream', 'spares'], message: why });
   }
 }
 

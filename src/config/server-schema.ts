@@ -160,6 +160,13 @@ export const stdioServerSchema = z.strictObject({
         mode: z.enum(['per-session', 'shared'], { error: 'expected "per-session" or "shared"' }).default('per-session'),
         /** 1: one child serves many sessions (a small server is rarely the bottleneck); at most 64. Shared mode only. */
         children: positive(64).default(1),
+        /**
+         * 0: no child runs before a session asks for one. N: that many children are started and
+         * initialized ahead of need, so a session opens without waiting for a spawn (upstream/spares.ts).
+         * At most 8: each is a whole process nobody uses yet, counted in the child caps; past a few,
+         * raise the caps or consider shared mode. Per-session mode without principalEnv only (see checkSpares).
+         */
+        spares: nonNegative(8).default(0),
       },
       anObject,
     )

@@ -55,6 +55,8 @@ export interface UpstreamSharing {
   readonly mode: 'per-session' | 'shared';
   /** Children in the shared pool (1 when per-session). */
   readonly children: number;
+  /** Per-session children kept started and initialized ahead of need (upstream/spares.ts); absent: 0. */
+  readonly spares?: number;
 }
 
 /** bubblewrap containment of a stdio child (transport/sandbox-args.ts). */

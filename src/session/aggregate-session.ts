@@ -34,6 +34,7 @@ import { createMember, type Member } from './member.ts';
 import type { Session, SessionCore } from './session.ts';
 import { coreOptionsOf, type DownstreamInfo } from './store.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
+import type { SpareSource } from '../upstream/spares.ts';
 
 export interface AggregateSession extends Session {
   /** A config reload changed the endpoint's targets: add, drain and replace members. */
@@ -68,6 +69,8 @@ export interface AggregateSessionOptions {
   limitTool?: ToolLimit | undefined;
   /** Who hears about its requests and upstreams (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
+  /** See SessionSeed.spares. */
+  spares?: SpareSource | undefined;
 }
 
 const local = (result: JsonObject): LocalAnswer => ({ local: result });
@@ -117,6 +120,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       breaker: options.breakers?.of(entry.target),
       open: options.open,
       observer: options.observer,
+      spares: options.spares,
       restart: 'on-use',
     });
     members.set(name, member);

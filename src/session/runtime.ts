@@ -20,14 +20,20 @@ import { createBreakers, type Breakers } from '../upstream/breakers.ts';
 import { createTargetHealth, type TargetHealthMonitor } from '../upstream/target-health.ts';
 import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts';
 import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts';
+import { createSpares, type Spares } from '../upstream/spares.ts';
 import { createTokenCache } from '../upstream/token-cache.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
 import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
+import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
+import { countChildren } from './limits.ts';
 import { createSessionStore, type SessionStore } from './store.ts';
+import { LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 
 export interface Runtime {
   readonly agents: AgentPool;
   readonly pools: SharedPools;
+  /** Warm spares of the targets that want them (`upstream.spares`). */
+  readonly spares: Spares;
   readonly upstreams: UpstreamFactory;
   /** One circuit breaker per target; a reload that changes a target resets its breaker. */
   readonly breakers: Breakers;
@@ -65,11 +71,23 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   const health = createTargetHealth({ targets: config.targets.values(), breakers, config: config.health });
   const cursors = createCursorCodec();
   const endpoints = createEndpointTable(config, cursors);
-  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool });
+  const spares = createSpares({
+    targets: config.targets.values(),
+    open: upstreams,
+    logger,
+    breakers,
+    // What a handshake the gateway composes on nobody's behalf says (docs/upstreams.md, "Warm spares").
+    initParams: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { ...GATEWAY_CLIENT_INFO } },
+    caps: config.session,
+    sessionChildren: (target) => countChildren(store.live(), target),
+  });
+  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool, spares });
+  spares.fill();
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
     agents,
     pools,
+    spares,
     upstreams,
     breakers,
     health,
@@ -80,6 +98,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     observer,
     children() {
       const counts = pools.children();
+      for (const [name, n] of spares.counts()) counts.set(name, (counts.get(name) ?? 0) + n);
       for (const session of store.live()) {
         for (const name of session.usage.children) counts.set(name, (counts.get(name) ?? 0) + 1);
       }
@@ -91,10 +110,14 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       health.retain(next.targets.values());
       endpoints.update(next);
       agents.retain(next.targets.values());
+      spares.retain(next.targets.values());
     },
     async close(graceMs) {
       stateless.close();
+      // First: sessions ending now must not start new spares.
+      const sparesClosed = spares.close();
       await store.close(graceMs);
+      await sparesClosed;
       // Sessions sent their DELETEs while ending; what is left of the agents and pools goes now.
       await Promise.all([agents.close(), pools.close()]);
       tokens.clear();

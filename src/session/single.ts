@@ -22,6 +22,7 @@ import { createNameTable } from '../router/name-table.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
+import type { SpareSource } from '../upstream/spares.ts';
 import type { InflightBudget } from './inflight.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
@@ -59,6 +60,8 @@ export interface SingleSessionOptions {
   limitTool?: ToolLimit | undefined;
   /** Who hears about its requests and upstream (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
+  /** See SessionSeed.spares. */
+  spares?: SpareSource | undefined;
 }
 
 const NO_FILTERS: Exposure = { prefix: '', tools: PASS_ALL, prompts: PASS_ALL, resources: PASS_ALL };
@@ -90,6 +93,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       reserveChild: options.reserveChild,
       breaker: options.breakers?.of(target),
       observer: options.observer,
+      spares: options.spares,
       restart: 'backoff',
     });
     const members = [member];

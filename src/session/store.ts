@@ -13,6 +13,7 @@ import type { Caller } from '../router/policy.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
+import type { SpareRoom, SpareSource } from '../upstream/spares.ts';
 import { createInflightBudget, type InflightBudget } from './inflight.ts';
 import type { ToolLimit } from './flavour.ts';
 import type { Session, SessionCore } from './session.ts';
@@ -47,6 +48,8 @@ export interface SessionSeed {
   readonly observer?: Observer | undefined;
   /** The per-tool rate limit, bound to the session's principal; absent: none. */
   readonly limitTool?: ToolLimit | undefined;
+  /** Warm spares a session's first start may take (upstream/spares.ts); absent: none. */
+  readonly spares?: SpareSource | undefined;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -129,9 +132,11 @@ export interface SessionStoreOptions {
   observer?: Observer | undefined;
   /** gateway.rateLimits.perTool keyed by principal id, target and tool (auth/rate-limit.ts); absent: none. */
   limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
+  /** Warm spares (upstream/spares.ts): ended before any session for room, refilled as sessions end. */
+  spares?: (SpareRoom & SpareSource) | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool, spares }: SessionStoreOptions): SessionStore {
   const inflight = createInflightBudget(config.limits);
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -159,6 +164,8 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
     observer.sessionClosed(known, causes.get(session.id) ?? 'ended');
     causes.delete(session.id);
     downstreams.delete(session.id);
+    // Room for a child may have come free.
+    spares?.fill();
   };
 
   /** Ends `session` now for room: it leaves the map at once, its children stop in the background. */
@@ -171,6 +178,8 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
 
   const room = createRoomKeeper({ config, logger, sessions: () => sessions.values(), size: () => sessions.size, evict });
   const reserveChild = room.forChild;
+  // A spare is what nobody uses yet: spares go before any session is ended for a child's room.
+  const reserve = spares === undefined ? reserveChild : (target: TargetConfig) => (spares.makeRoom(target), reserveChild(target));
 
   const store: SessionStore = {
     create(factory, given = NO_DOWNSTREAM_INFO) {
@@ -188,7 +197,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         logger: bound,
         onended,
         downstream,
-        reserveChild,
+        reserveChild: reserve,
         open: upstreams,
         audit: audit ? bound.child({ audit: true, session: id }) : undefined,
         inflight,
@@ -196,6 +205,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         tracing,
         observer,
         limitTool: limitTool && ((target: string, tool: string) => limitTool(downstream.principal?.id ?? 'anonymous', target, tool)),
+        spares,
       });
       sessions.set(id, session);
       observer.sessionOpened(session);

@@ -9,7 +9,16 @@
  * ending (the client deleted it while its upstream started) says nothing about the target.
  */
 import type { GatewayError } from '../errors/gateway-error.ts';
+import type { RestartPolicy } from '../config/types.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
+
+/**
+ * The wait before start number `failures + 1` after `failures` failed ones: the target's
+ * `initialBackoffMs`, doubled per failure, at most `maxBackoffMs` (none without a policy).
+ */
+export function backoffMs(policy: RestartPolicy | undefined, failures: number): number {
+  return Math.min(policy?.maxBackoffMs ?? 0, (policy?.initialBackoffMs ?? 0) * 2 ** failures);
+}
 
 export interface StartAttempt {
   /** The handshake's request failed (askUpstream's `failed`). Ignored once the session is ending. */

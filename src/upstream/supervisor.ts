@@ -26,7 +26,8 @@ import { askUpstream, composedHandshake, replayLogLevel, unavailable } from './h
 import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
 import type { UpstreamFactory } from './open.ts';
 import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
-import { createStartAttempt, type StartAttempt } from './start-attempt.ts';
+import type { SpareSource, WarmChild } from './spares.ts';
+import { backoffMs, createStartAttempt, type StartAttempt } from './start-attempt.ts';
 import { createConnectionHealth } from './connection-health.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
 
@@ -64,6 +65,8 @@ export interface SupervisorOptions<M> {
   restart: 'backoff' | 'on-use';
   /** Hears starts, restarts, exits and failed starts (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
+  /** Warm spares (spares.ts): a start takes one that fits instead of spawning; absent: none. */
+  spares?: SpareSource | undefined;
 }
 
 export interface SupervisedUpstream {
@@ -112,6 +115,8 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   let capabilities: JsonObject | undefined;
   let instructions: string | undefined;
   let clientInit: JsonObject | undefined;
+  /** The client's initialize was answered from a warm spare: it never went upstream. */
+  let warmed = false;
   let closed = false;
   let starts = 0;
   /** The roots exchange of the start under way, if any. */
@@ -159,11 +164,30 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     hooks.onready(member);
   };
 
+  /**
+   * A warm spare that fits `params`, wired in as if this start had made it (its handshake is done,
+   * the breaker heard it); undefined when none fits. Synchronous: it counts as this session's child at once.
+   */
+  const adopt = (params: JsonObject): WarmChild | undefined => {
+    const warm = closed ? undefined : options.spares?.take(target, params);
+    if (warm === undefined) return undefined;
+    const next = warm.connection;
+    starts++;
+    next.correlator.onrequest = (request) => hooks.onrequest(member, request);
+    next.correlator.onnotification = (notification) => hooks.onnotification(member, notification);
+    next.onexit = (reason) => onexit(next, reason);
+    logger.debug({ pid: next.pid }, 'took a warm spare');
+    ready(next, warm.result);
+    return warm;
+  };
+
   /** The composed handshake: a first open, or a restart (replaying the client's params if it had its own). */
   const open = async (admitted = false): Promise<UpstreamConnection> => {
+    const params = clientInit ?? options.initParams();
+    const warm = adopt(params);
+    if (warm !== undefined) return warm.connection;
     // An open circuit refuses before anything is spawned or dialled (GW_CIRCUIT_OPEN, as it is).
     if (!admitted) breaker?.admit('start');
-    const params = clientInit ?? options.initParams();
     const roots = createRootsSettle(params);
     settle = roots;
     let next: UpstreamConnection | undefined;
@@ -192,7 +216,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   const restartWithBackoff = async (reason: GatewayError): Promise<UpstreamConnection> => {
     const limit = policy?.maxRestarts ?? 0;
     for (let restarts = starts - 1; !closed && restarts < limit; restarts = starts - 1) {
-      const delay = Math.min(policy?.maxBackoffMs ?? 0, (policy?.initialBackoffMs ?? 0) * 2 ** restarts);
+      const delay = backoffMs(policy, restarts);
       logger.warn({ restarts: restarts + 1, delayMs: delay, reason: reason.message }, 'restarting upstream');
       await new Promise((r) => setTimeout(r, delay));
       if (closed) break;
@@ -260,13 +284,15 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       return failure;
     },
     get transparent() {
-      return clientInit !== undefined;
+      return clientInit !== undefined && !warmed;
     },
     connect() {
       if (connection !== undefined) return Promise.resolve(connection);
       if (closed || member.retired) return Promise.reject(unavailable(name, 'it was removed from the configuration'));
       if (failure !== undefined) return Promise.reject(failure);
       if (opening === undefined) {
+        const warm = adopt(clientInit ?? options.initParams());
+        if (warm !== undefined) return Promise.resolve(warm.connection);
         // No room for its child (the store's child caps), or its circuit is open: this use fails,
         // a later one may start it.
         try {
@@ -286,9 +312,15 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       return opening;
     },
     async openWith(request) {
+      clientInit = isObject(request.params) ? structuredClone(request.params) : {};
+      const warm = adopt(clientInit);
+      if (warm !== undefined) {
+        // Answered from the spare's own handshake; the client's `initialized` is not sent again.
+        warmed = true;
+        return { jsonrpc: '2.0', id: request.id, result: structuredClone(warm.result) };
+      }
       breaker?.admit('start');
       options.reserveChild?.(target);
-      clientInit = isObject(request.params) ? structuredClone(request.params) : {};
       const attempt = createStartAttempt(breaker, () => closed);
       let next: UpstreamConnection;
       try {

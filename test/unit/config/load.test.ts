@@ -75,16 +75,29 @@ describe('parseConfig: defaults', () => {
       stderrLinesPerSecond: 50,
       stderrInErrors: false,
       maxQueuedBytes: 16 * 1024 * 1024,
-      upstream: { mode: 'per-session', children: 1 },
+      upstream: { mode: 'per-session', children: 1, spares: 0 },
       circuitBreaker: { startFailures: 5, timeouts: 5, timeoutCallers: 2, windowMs: 60_000, cooldownMs: 10_000, maxCooldownMs: 300_000 },
     });
   });
 
   it('reads the shared upstream mode, and ignores children when per-session', () => {
     const shared = parse({ mcpServers: { s: { command: 'node', upstream: { mode: 'shared', children: '3' } } } });
-    expect(target(shared, 's').upstream).toEqual({ mode: 'shared', children: 3 });
-    expect(target(parse({ mcpServers: { s: { command: 'node', upstream: { mode: 'shared' } } } }), 's').upstream).toEqual({ mode: 'shared', children: 1 });
-    expect(target(parse({ mcpServers: { s: { command: 'node', upstream: { children: 4 } } } }), 's').upstream).toEqual({ mode: 'per-session', children: 1 });
+    expect(target(shared, 's').upstream).toEqual({ mode: 'shared', children: 3, spares: 0 });
+    expect(target(parse({ mcpServers: { s: { command: 'node', upstream: { mode: 'shared' } } } }), 's').upstream).toEqual({ mode: 'shared', children: 1, spares: 0 });
+    expect(target(parse({ mcpServers: { s: { command: 'node', upstream: { children: 4 } } } }), 's').upstream).toEqual({ mode: 'per-session', children: 1, spares: 0 });
+  });
+
+  it('reads upstream.spares (0-8), refused in shared mode and with principalEnv, whose child depends on its caller', () => {
+    expect(target(parse({ mcpServers: { s: { command: 'node', upstream: { spares: '2' } } } }), 's').upstream).toEqual({ mode: 'per-session', children: 1, spares: 2 });
+    for (const spares of [-1, 9, 1.5]) {
+      expect(() => parse({ mcpServers: { s: { command: 'node', upstream: { spares } } } })).toThrow(/mcpServers\.s\.upstream\.spares/);
+    }
+    expect(() => parse({ mcpServers: { s: { command: 'node', upstream: { mode: 'shared', spares: 1 } } } })).toThrow(
+      /mcpServers\.s\.upstream\.spares: cannot be set with upstream.mode "shared"/,
+    );
+    expect(() => parse({ mcpServers: { s: { command: 'node', principalEnv: { WHO: '{sub}' }, upstream: { spares: 1 } } } })).toThrow(
+      /mcpServers\.s\.upstream\.spares: cannot be set with principalEnv/,
+    );
   });
 
   it('refuses an unknown sharing mode, a pool of 0 or 65 children, and unknown keys', () => {
