@@ -76,9 +76,16 @@ function expectBridgeScore(results: Map<string, ScenarioResult>): void {
   expect(warned.filter((s) => !WARNS_THROUGH_A_BRIDGE.has(s)), explain(results)).toEqual([]);
 }
 
+/**
+ * The harness is one anonymous caller playing many clients, each with its own capability set: a
+ * gateway in front of such a crowd holds a session per set, so it gets room for more than the
+ * default per-caller bound (which keeps one real caller from multiplying children).
+ */
+const CROWD = { stateless: { hostsPerCaller: 16, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256 } };
+
 describe('conformance suite, 2026-07-28 requirements, through the gateway to a 2025 stdio upstream', () => {
   it('on /mcp (one target)', async () => {
-    const gw = await startTestGateway({ targets: { conformance: { command: process.execPath, args: [CONFORMANCE_FIXTURE, 'stdio'] } } });
+    const gw = await startTestGateway({ targets: { conformance: { command: process.execPath, args: [CONFORMANCE_FIXTURE, 'stdio'] } }, session: CROWD });
     gateways.push(gw);
     expectBridgeScore(await runAt(gw.mcpUrl()));
   }, 240_000);
@@ -89,6 +96,7 @@ describe('conformance suite, 2026-07-28 requirements, through the gateway to a 2
         conformance: { command: process.execPath, args: [CONFORMANCE_FIXTURE, 'stdio'] },
         other: { command: process.execPath, args: [CONFORMANCE_FIXTURE, 'stdio'] },
       },
+      session: CROWD,
     });
     gateways.push(gw);
     expectBridgeScore(await runAt(gw.mcpUrl('conformance')));

@@ -105,8 +105,10 @@ export function buildConfig(options: TestGatewayOptions): GatewayConfig {
       initDeadlineMs: 10_000,
       maxUninitialized: 64,
       evictIdleMs: 120_000,
-      maxChildren: 32,
-      maxChildrenPerTarget: 16,
+      // The schema's defaults (config/schema.ts): a suite like the official conformance harness opens
+      // dozens of sessions it never deletes, and none is idle past the floor within a test.
+      maxChildren: 128,
+      maxChildrenPerTarget: 64,
       stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256 },
       ...options.session,
     },
