@@ -6,12 +6,12 @@
  * expected the schema also accepts its spelling as a string ("8080", "true"): that is how values
  * reach us from `${VAR}`.
  */
-import { checkContainment } from './containment-schema.ts';
 import { z } from 'zod';
 import { authSchema, policySchema, rateLimitsSchema, scope } from './auth-schema.ts';
 import { telemetrySchema } from './telemetry-schema.ts';
 import { anObject, boolean, integer, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, origin, hostHeader, TARGET_NAME_PATTERN, LOG_LEVELS } from './schema-kit.ts';
-import { serverSchema, type ServerEntry } from './server-schema.ts';
+import { checkConfigFile } from './schema-checks.ts';
+import { serverSchema } from './server-schema.ts';
 
 export { LOG_LEVELS, MAX_DURATION_MS, TARGET_NAME_PATTERN } from './schema-kit.ts';
 export { httpServerSchema, RESERVED_UPSTREAM_HEADERS, serverSchema, sseServerSchema, stdioServerSchema, type ServerEntry } from './server-schema.ts';
@@ -255,69 +255,6 @@ export const configFileSchema = z
     },
     { error: 'expected an object with an "mcpServers" key' },
   )
-  .superRefine((config, ctx) => {
-    if (!Object.values(config.mcpServers).some((server) => !server.disabled)) {
-      ctx.addIssue({ code: 'custom', path: ['mcpServers'], message: 'at least one enabled server is required' });
-    }
-    checkAggregate(config, ctx);
-    checkStderrInErrors(config.mcpServers, ctx);
-    checkContainment(config.mcpServers, ctx);
-    checkSpares(config.mcpServers, ctx);
-  });
+  .superRefine(checkConfigFile);
 
 export type ConfigFile = z.output<typeof configFileSchema>;
-
-/** A shared child's stderr mixes every session's traffic: it must never reach one session's errors. */
-function checkStderrInErrors(servers: Record<string, ServerEntry>, ctx: z.RefinementCtx): void {
-  for (const [name, server] of Object.entries(servers)) {
-    if (server.type === 'stdio' && server.stderrInErrors && server.upstream.mode === 'shared') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['mcpServers', name, 'stderrInErrors'],
-        message: 'cannot be true with upstream.mode "shared": a shared child\'s stderr carries every session\'s traffic',
-      });
-    }
-  }
-}
-
-/**
- * A spare is started before anyone asks for it: a shared child is already the pool's, and a child
- * whose env depends on the caller (principalEnv) cannot be made before the caller is known.
- */
-function checkSpares(servers: Record<string, ServerEntry>, ctx: z.RefinementCtx): void {
-  for (const [name, server] of Object.entries(servers)) {
-    if (server.type !== 'stdio' || server.upstream.spares === 0) continue;
-    const why =
-      server.upstream.mode === 'shared'
-        ? 'cannot be set with upstream.mode "shared": the pool\'s children already serve every session'
-        : Object.keys(server.principalEnv).length > 0
-          ? 'cannot be set with principalEnv: a child\'s env depends on its caller, unknown before the session'
-          : undefined;
-    if (why !== undefined) ctx.addIssue({ code: 'custom', path: ['mcpServers', name, 'upstream', 'spares'], message: why });
-  }
-}
-
-/** Group members must exist; two servers must not share a (non-empty) prefix. */
-function checkAggregate(config: { mcpServers: Record<string, ServerEntry>; gateway: z.output<typeof gatewaySchema> }, ctx: z.RefinementCtx): void {
-  for (const [name, group] of Object.entries(config.gateway.groups)) {
-    group.servers.forEach((server, i) => {
-      if (!Object.hasOwn(config.mcpServers, server)) {
-        ctx.addIssue({ code: 'custom', path: ['gateway', 'groups', name, 'servers', i], message: `unknown server "${server}"` });
-      }
-    });
-  }
-  const byPrefix = new Map<string, string>();
-  for (const [name, server] of Object.entries(config.mcpServers)) {
-    if (server.disabled) continue;
-    const prefix = server.prefix ?? name;
-    if (prefix === '') continue;
-    const other = byPrefix.get(prefix);
-    if (other !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['mcpServers', name, 'prefix'],
-        message: `servers "${other}" and "${name}" would both expose their names under the prefix "${prefix}"`,
-      });
-    } else byPrefix.set(prefix, name);
-  }
-}

@@ -1,12 +1,15 @@
 /**
  * Containment of one stdio child at spawn (docs/security.md "Containment"): finds bwrap, checks
- * the sandbox's paths, creates the child's cgroups, and says what to spawn (sandbox-args.ts).
+ * the sandbox's paths, creates the child's cgroups, and says what to spawn (sandbox-args.ts), or
+ * spawns it (spawnContained).
  * Anything that would make the child run less contained than configured throws a
  * ContainmentError instead: the target is refused, never started unsandboxed or unlimited.
  */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import type { StdioTargetConfig } from '../config/types.ts';
 import { CgroupError, createChildCgroup, type ChildCgroup, type LimitHit } from './cgroups.ts';
 import { containedSpawn } from './sandbox-args.ts';
@@ -69,6 +72,32 @@ export function containChild(target: StdioTargetConfig, env: NodeJS.ProcessEnv, 
   }
   const spawnAs = containedSpawn({ command: target.command, args: target.args, sandbox: sandboxInput, limits, cgroupProcs: cgroup?.procsFiles ?? [] });
   return { ...spawnAs, env, cgroup };
+}
+
+export type ChildProc = ChildProcessByStdio<Writable, Readable, Readable>;
+
+/**
+ * Spawns `target`'s child contained (containChild), without a shell and `detached`, so it leads
+ * its own process group. Throws what containChild or spawn throws (spawn: synchronously for
+ * invalid arguments, e.g. a NUL byte in the command), the child's cgroups removed first.
+ */
+export function spawnContained(target: StdioTargetConfig, env: NodeJS.ProcessEnv, tag: string): { proc: ChildProc; cgroup: ChildCgroup | undefined } {
+  // Sandbox and limits refuse to start rather than run the child uncontained.
+  const run = containChild(target, env, tag);
+  try {
+    const proc = spawn(run.command, run.args, {
+      shell: false,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: run.env,
+      ...(target.cwd === undefined ? {} : { cwd: target.cwd }),
+      windowsHide: true,
+    });
+    return { proc, cgroup: run.cgroup };
+  } catch (err) {
+    void run.cgroup?.remove();
+    throw err;
+  }
 }
 
 /** SIGXCPU: the child itself, or bwrap passing on its child's death (128 + 24). */

@@ -7,14 +7,11 @@
  * by closing stdin, then SIGTERM, then SIGKILL.
  */
 import { createStdinQueue, DEFAULT_MAX_QUEUED_BYTES, type StdinQueue } from './stdin-queue.ts';
-import { MAX_JSON_DEPTH } from '../jsonrpc/depth.ts';
 import { childEnv } from './child-env.ts';
-import { containChild, limitsHit } from './containment.ts';
+import { type ChildProc, limitsHit, spawnContained } from './containment.ts';
 import type { ChildCgroup } from './cgroups.ts';
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
 import type { StdioTargetConfig } from '../config/types.ts';
-import { correlated, GatewayError } from '../errors/gateway-error.ts';
+import type { GatewayError } from '../errors/gateway-error.ts';
 import { serializeMessage } from '../jsonrpc/ndjson.ts';
 import { setTraceMeta, type TraceContext } from '../jsonrpc/trace-context.ts';
 import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/types.ts';
@@ -22,6 +19,7 @@ import type { Logger } from '../log/logger.ts';
 import { killEscapees, nextUpstreamTag, UPSTREAM_TAG_VAR } from './escapees.ts';
 import { registerGroup, signalGroup, stopGroup, unregisterGroup } from './process-tree.ts';
 import { createStderrSink, type StderrSink } from './stderr-sink.ts';
+import { busyError, closedError, type ExitInfo, exitedError, overflowError, spawnFailed } from './stdio-errors.ts';
 import { createStdoutReader, type Overflow, type StdoutGarbage, type StdoutReader } from './stdout-reader.ts';
 import type { Transport } from './types.ts';
 
@@ -52,7 +50,6 @@ export interface StdioTransport extends Transport {
   garbage(): StdoutGarbage;
 }
 
-type ChildProc = ChildProcessByStdio<Writable, Readable, Readable>;
 type State = 'new' | 'starting' | 'open' | 'closed';
 
 /**
@@ -77,7 +74,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   let closePromise: Promise<void> | undefined;
   let closeRequested = false;
   let failure: GatewayError | undefined;
-  let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let exitInfo: ExitInfo | undefined;
   const scrub = options.scrub;
   const tailOf = (sink: StderrSink | undefined) => (scrub === undefined ? (sink?.tail() ?? []) : (sink?.tail() ?? []).map(scrub));
   let pipeTimer: NodeJS.Timeout | undefined;
@@ -106,11 +103,11 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     async send(message: JsonRpcMessage, trace?: TraceContext) {
       const stdin = child?.stdin;
       const usable = state === 'open' && !closeRequested && failure === undefined && exitInfo === undefined;
-      if (!usable || stdin === undefined || !stdin.writable || queue === undefined) throw closedError();
+      if (!usable || stdin === undefined || !stdin.writable || queue === undefined) throw closedError(name, state === 'new' || state === 'starting');
       const id = 'method' in message && 'id' in message && typeof message.id === 'number' ? message.id : undefined;
       // stdio has no headers: trace context rides in the request's _meta (semconv MCP, "Context propagation").
       if (trace !== undefined && id !== undefined) setTraceMeta(message as JsonRpcRequest, trace);
-      if (!queue.push(serializeMessage(message), id)) throw busyError(queue.queuedBytes);
+      if (!queue.push(serializeMessage(message), id)) throw busyError(target, queue.queuedBytes, log);
       // Paced like a write that waits for 'drain': resolves once the queue has reached the pipe.
       const room = queue.waitForRoom();
       if (room !== undefined) await room;
@@ -126,7 +123,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
 
   function spawnChild(resolve: () => void, reject: (err: unknown) => void): void {
     if (state === 'closed') {
-      reject(closedError());
+      reject(closedError(name, false));
       return;
     }
     state = 'starting';
@@ -134,22 +131,11 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     tag = nextUpstreamTag();
     try {
       // The tag marks every descendant, so one that escapes the group is still found at the end.
-      // Sandbox and limits (containment.ts) refuse to start rather than run the child uncontained.
-      const run = containChild(target, { ...childEnv(target), ...options.extraEnv, [UPSTREAM_TAG_VAR]: tag }, tag);
-      cgroup = run.cgroup;
-      proc = spawn(run.command, run.args, {
-        shell: false,
-        detached: true,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        env: run.env,
-        ...(target.cwd === undefined ? {} : { cwd: target.cwd }),
-        windowsHide: true,
-      });
+      ({ proc, cgroup } = spawnContained(target, { ...childEnv(target), ...options.extraEnv, [UPSTREAM_TAG_VAR]: tag }, tag));
     } catch (err) {
-      // spawn throws synchronously for invalid arguments (e.g. a NUL byte in the command).
+      // Containment refused, or spawn threw for invalid arguments (its cgroups are removed).
       state = 'closed';
-      void cgroup?.remove();
-      reject(spawnFailed(err));
+      reject(spawnFailed(target, err, log));
       return;
     }
     // Out of file descriptors (EMFILE/ENFILE), Node gives the child no pipes (stdin, stdout and
@@ -204,16 +190,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     void cgroup?.remove();
     resolveExited();
     resolveFinalized();
-    reject(spawnFailed(error));
-  }
-
-  function busyError(queuedBytes: number): GatewayError {
-    const limit = target.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
-    log.warn({ queuedBytes, limit }, 'upstream is not reading its stdin; request refused');
-    return new GatewayError('GW_UPSTREAM_BUSY', `Upstream server "${name}" is not reading its input (${queuedBytes} bytes waiting)`, {
-      target: name,
-      limit,
-    });
+    reject(spawnFailed(target, error, log));
   }
 
   // The hot path: one call per message, no closure (unlike the rare hooks below).
@@ -229,7 +206,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
 
   function onOverflow(overflow: Overflow): void {
     if (state === 'closed' || overflow.kind === 'dropped') return;
-    const error = overflowError(overflow.reason, overflow.totalBytes);
+    const error = overflowError(target, overflow.reason, overflow.totalBytes);
     if (overflow.kind === 'response') {
       const id = overflow.id;
       callSafely('onundeliverable', () => transport.onundeliverable?.(id, error));
@@ -273,7 +250,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     // The leader and its group are gone; descendants that left the group are not, until now.
     if (tag !== undefined) void killEscapees(tag, log);
     cgroupRemoved = cgroup?.remove();
-    const reason = closeRequested ? undefined : (failure ?? exitedError());
+    const reason = closeRequested ? undefined : (failure ?? exitedError(target, exitInfo, tailOf(stderr)));
     if (reason !== undefined) log.warn({ err: reason }, 'upstream closed unexpectedly');
     resolveFinalized();
     callSafely('onclose', () => transport.onclose?.(reason));
@@ -316,47 +293,6 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       // A throwing handler must not break the stream handlers (and with them every later message).
       log.error({ err: error, hook }, 'transport handler threw');
     }
-  }
-
-  function closedError(): GatewayError {
-    const why = state === 'new' || state === 'starting' ? 'is not started' : 'is closed';
-    return new GatewayError('GW_UPSTREAM_CLOSED', `Upstream server "${name}" ${why}`, { target: name });
-  }
-
-  /**
-   * The OS error's text names the command's full path (and the command line may carry secrets):
-   * the client gets the error code, the log gets the rest under the same correlation id.
-   */
-  function spawnFailed(error: unknown): GatewayError {
-    const code = (error as NodeJS.ErrnoException | undefined)?.code ?? 'spawn failed';
-    const details = correlated(name, { reason: code });
-    log.warn({ err: error, command: target.command, correlationId: details.correlationId }, 'upstream process could not be started');
-    return new GatewayError('GW_UPSTREAM_SPAWN_FAILED', `Upstream server "${name}" could not be started (${code})`, details, { cause: error });
-  }
-
-  function overflowError(reason: 'size' | 'depth', totalBytes: number): GatewayError {
-    if (reason === 'depth') {
-      return new GatewayError('GW_UPSTREAM_MESSAGE_TOO_DEEP', `Upstream server "${name}" sent a message nested deeper than ${MAX_JSON_DEPTH} levels`, {
-        target: name,
-        limit: MAX_JSON_DEPTH,
-      });
-    }
-    const limit = target.maxMessageBytes;
-    return new GatewayError('GW_UPSTREAM_MESSAGE_TOO_LARGE', `Upstream server "${name}" sent a message of ${totalBytes} bytes, over the limit of ${limit}`, {
-      target: name,
-      limit,
-    });
-  }
-
-  function exitedError(): GatewayError {
-    const code = exitInfo?.code ?? null;
-    const signal = exitInfo?.signal ?? null;
-    const how = signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`;
-    // stderr often prints environment values and other sessions' requests: to clients only when
-    // the target opts in (never in shared mode); always to the log, with the correlation id.
-    const tail = tailOf(stderr);
-    const details = correlated(name, { exitCode: code, signal, ...(target.stderrInErrors === true ? { stderr: tail } : {}) });
-    return new GatewayError('GW_UPSTREAM_EXITED', `Upstream server "${name}" ${how}`, details, { internal: { stderr: tail } });
   }
 
   return transport;

@@ -13,6 +13,7 @@
  *
  * After an exit, `restart: 'backoff'` starts again at once, with exponential backoff, while uses
  * wait for it; `'on-use'` starts again on the next use. Either way within `maxRestarts`.
+ * How a start goes (spawn or warm spare, handshake, backoff) is supervisor-start.ts.
  */
 import { type GatewayError, toGatewayError } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
@@ -22,12 +23,12 @@ import type { Logger } from '../log/logger.ts';
 import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import type { UpstreamConnection } from './connection.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
-import { askUpstream, composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
+import { askUpstream, unavailable } from './handshake.ts';
 import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
 import type { UpstreamFactory } from './open.ts';
-import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
-import type { SpareSource, WarmChild } from './spares.ts';
-import { backoffMs, createStartAttempt, type StartAttempt } from './start-attempt.ts';
+import type { SpareSource } from './spares.ts';
+import { createStartAttempt } from './start-attempt.ts';
+import { createStarter, type SupervisedState } from './supervisor-start.ts';
 import { createConnectionHealth } from './connection-health.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
 
@@ -108,130 +109,34 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   const logger = options.logger.child({ target: name });
   const handshakeTimeouts = startupTimeouts(target);
   const observer = options.observer ?? NOOP_OBSERVER;
-  let connection: UpstreamConnection | undefined;
+  const s: SupervisedState = { connection: undefined, starting: undefined, capabilities: undefined, instructions: undefined, clientInit: undefined, closed: false, starts: 0, settle: undefined };
   let opening: Promise<UpstreamConnection> | undefined;
-  let starting: UpstreamConnection | undefined;
   let failure: GatewayError | undefined;
-  let capabilities: JsonObject | undefined;
-  let instructions: string | undefined;
-  let clientInit: JsonObject | undefined;
   /** The client's initialize was answered from a warm spare: it never went upstream. */
   let warmed = false;
-  let closed = false;
-  let starts = 0;
-  /** The roots exchange of the start under way, if any. */
-  let settle: RootsSettle | undefined;
   const health = createConnectionHealth(target, breaker);
-
-  const policy = 'restart' in target ? target.restart : undefined;
-  /** The target's restart policy (`onExit: restart`, within `maxRestarts`) allows a fresh start. */
-  const mayStartAgain = () => policy !== undefined && policy.onExit === 'restart' && starts <= policy.maxRestarts;
-
-  /** A new connection wired to the hooks, started (spawned or dialled), not yet handshaken. */
-  const begin = async (roots: RootsSettle | undefined, attempt: StartAttempt): Promise<UpstreamConnection> => {
-    starts++;
-    const next = options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization, principal: options.principal, downstream: options.downstream });
-    next.correlator.onrequest = (request) => {
-      if (roots !== undefined && settle === roots) roots.asked(request);
-      hooks.onrequest(member, request);
-    };
-    next.correlator.onnotification = (notification) => hooks.onnotification(member, notification);
-    next.onexit = (reason) => {
-      attempt.exited(reason);
-      onexit(next, reason);
-    };
-    starting = next;
-    try {
-      await next.start();
-    } catch (err) {
-      starting = undefined;
-      await next.close('start failed');
-      throw err;
-    }
-    return next;
-  };
-
-  /** Learns what the handshake said and lets requests through. */
-  const ready = (next: UpstreamConnection, result: JsonObject) => {
-    const caps: JsonObject = isObject(result.capabilities) ? result.capabilities : {};
-    capabilities = caps;
-    instructions = typeof result.instructions === 'string' ? result.instructions : undefined;
-    connection = next;
-    starting = undefined;
-    health.reset();
-    replayLogLevel(next, options.logLevel?.(), caps, target.timeouts);
-    observer.upstream(name, starts > 1 ? 'restart' : 'start');
-    hooks.onready(member);
-  };
-
-  /**
-   * A warm spare that fits `params`, wired in as if this start had made it (its handshake is done,
-   * the breaker heard it); undefined when none fits. Synchronous: it counts as this session's child at once.
-   */
-  const adopt = (params: JsonObject): WarmChild | undefined => {
-    const warm = closed ? undefined : options.spares?.take(target, params);
-    if (warm === undefined) return undefined;
-    const next = warm.connection;
-    starts++;
-    next.correlator.onrequest = (request) => hooks.onrequest(member, request);
-    next.correlator.onnotification = (notification) => hooks.onnotification(member, notification);
-    next.onexit = (reason) => onexit(next, reason);
-    logger.debug({ pid: next.pid }, 'took a warm spare');
-    ready(next, warm.result);
-    return warm;
-  };
-
-  /** The composed handshake: a first open, or a restart (replaying the client's params if it had its own). */
-  const open = async (admitted = false): Promise<UpstreamConnection> => {
-    const params = clientInit ?? options.initParams();
-    const warm = adopt(params);
-    if (warm !== undefined) return warm.connection;
-    // An open circuit refuses before anything is spawned or dialled (GW_CIRCUIT_OPEN, as it is).
-    if (!admitted) breaker?.admit('start');
-    const roots = createRootsSettle(params);
-    settle = roots;
-    let next: UpstreamConnection | undefined;
-    const attempt = createStartAttempt(breaker, () => closed);
-    try {
-      next = await begin(roots, attempt);
-      const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger, attempt.failed);
-      settle = undefined;
-      if (closed) throw unavailable(name, 'the session ended');
-      // Only now may requests reach it: nothing goes to a server before its handshake.
-      ready(next, result);
-      attempt.succeeded();
-      return next;
-    } catch (err) {
-      starting = undefined;
-      await next?.close('start failed');
-      observer.upstream(name, 'start-failed');
-      const error = toGatewayError(err);
-      attempt.ended(error);
-      if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
-      throw error.code === 'GW_TARGET_UNAVAILABLE' ? error : unavailable(name, error.message);
-    }
-  };
-
-  /** Restarts with exponential backoff while the policy allows; uses wait on `opening`. */
-  const restartWithBackoff = async (reason: GatewayError): Promise<UpstreamConnection> => {
-    const limit = policy?.maxRestarts ?? 0;
-    for (let restarts = starts - 1; !closed && restarts < limit; restarts = starts - 1) {
-      const delay = backoffMs(policy, restarts);
-      logger.warn({ restarts: restarts + 1, delayMs: delay, reason: reason.message }, 'restarting upstream');
-      await new Promise((r) => setTimeout(r, delay));
-      if (closed) break;
-      try {
-        return await open();
-      } catch (err) {
-        logger.warn({ err }, 'upstream restart failed');
-      }
-    }
-    throw unavailable(name, `it could not be restarted: ${reason.message}`);
-  };
+  const { mayStartAgain, begin, ready, adopt, open, restartWithBackoff } = createStarter(
+    {
+      target,
+      logger,
+      observer,
+      breaker,
+      health,
+      spares: options.spares,
+      make: () => options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization, principal: options.principal, downstream: options.downstream }),
+      initParams: options.initParams,
+      logLevel: () => options.logLevel?.(),
+      onrequest: (request) => hooks.onrequest(member, request),
+      onnotification: (notification) => hooks.onnotification(member, notification),
+      onready: () => hooks.onready(member),
+      onexit: (which, reason) => onexit(which, reason),
+    },
+    s,
+  );
 
   const onexit = (which: UpstreamConnection, reason: GatewayError) => {
-    if (which !== connection || closed) return;
-    connection = undefined;
+    if (which !== s.connection || s.closed) return;
+    s.connection = undefined;
     opening = undefined;
     observer.upstream(name, 'exit');
     if (!mayStartAgain()) {
@@ -261,7 +166,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     breaker,
     timedOut(caller, probe) {
       // Its own child keeps timing out: ended as if it had exited (restarted or not, per policy).
-      const which = connection;
+      const which = s.connection;
       const hung = health.timedOut(caller, probe);
       if (hung === undefined || which === undefined) return;
       logger.warn({ reason: hung.details.reason }, 'upstream stopped answering; its child is ended');
@@ -269,29 +174,29 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       void which.close('it stopped answering');
     },
     get connection() {
-      return connection;
+      return s.connection;
     },
     get live() {
-      return (connection ?? starting) !== undefined;
+      return (s.connection ?? s.starting) !== undefined;
     },
     get capabilities() {
-      return capabilities;
+      return s.capabilities;
     },
     get instructions() {
-      return instructions;
+      return s.instructions;
     },
     get failure() {
       return failure;
     },
     get transparent() {
-      return clientInit !== undefined && !warmed;
+      return s.clientInit !== undefined && !warmed;
     },
     connect() {
-      if (connection !== undefined) return Promise.resolve(connection);
-      if (closed || member.retired) return Promise.reject(unavailable(name, 'it was removed from the configuration'));
+      if (s.connection !== undefined) return Promise.resolve(s.connection);
+      if (s.closed || member.retired) return Promise.reject(unavailable(name, 'it was removed from the configuration'));
       if (failure !== undefined) return Promise.reject(failure);
       if (opening === undefined) {
-        const warm = adopt(clientInit ?? options.initParams());
+        const warm = adopt(s.clientInit ?? options.initParams());
         if (warm !== undefined) return Promise.resolve(warm.connection);
         // No room for its child (the store's child caps), or its circuit is open: this use fails,
         // a later one may start it.
@@ -312,8 +217,8 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       return opening;
     },
     async openWith(request) {
-      clientInit = isObject(request.params) ? structuredClone(request.params) : {};
-      const warm = adopt(clientInit);
+      s.clientInit = isObject(request.params) ? structuredClone(request.params) : {};
+      const warm = adopt(s.clientInit);
       if (warm !== undefined) {
         // Answered from the spare's own handshake; the client's `initialized` is not sent again.
         warmed = true;
@@ -321,7 +226,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       }
       breaker?.admit('start');
       options.reserveChild?.(target);
-      const attempt = createStartAttempt(breaker, () => closed);
+      const attempt = createStartAttempt(breaker, () => s.closed);
       let next: UpstreamConnection;
       try {
         next = await begin(undefined, attempt);
@@ -332,11 +237,11 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       }
       // The client's initialize goes first and nothing else can arrive before its answer (the
       // session id is not out yet), so the connection is published at once.
-      connection = next;
-      starting = undefined;
+      s.connection = next;
+      s.starting = undefined;
       const answer = await askUpstream(next, request, handshakeTimeouts, logger, attempt.failed);
       const result = 'result' in answer ? answer.result : undefined;
-      if (isObject(result) && !closed) {
+      if (isObject(result) && !s.closed) {
         ready(next, result);
         attempt.succeeded();
       } else {
@@ -345,22 +250,22 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       return answer;
     },
     reply(response) {
-      const to = connection ?? starting;
+      const to = s.connection ?? s.starting;
       if (to === undefined) return Promise.resolve();
       const sent = to.correlator.send(response);
-      settle?.answered();
+      s.settle?.answered();
       return sent;
     },
     close(reason) {
-      closed = true;
-      const which = connection ?? starting;
-      connection = undefined;
-      starting = undefined;
+      s.closed = true;
+      const which = s.connection ?? s.starting;
+      s.connection = undefined;
+      s.starting = undefined;
       return which?.close(reason) ?? Promise.resolve();
     },
     async drain(reason) {
       member.retired = true;
-      await connection?.correlator.idle();
+      await s.connection?.correlator.idle();
       await member.close(reason);
     },
   };

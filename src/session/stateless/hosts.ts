@@ -2,18 +2,8 @@
  * Hosts: the 2025 sessions the gateway holds on behalf of 2026 clients. A 2026 request carries no
  * session, but a 2025 upstream needs one (initialize, then requests on that connection), so the
  * gateway opens one itself, with the handshake composed from the request's envelope (clientInfo,
- * clientCapabilities), and serves later requests of the same caller on it.
- *
- * Keyed by endpoint, principal, the caller's credential where the upstream may see it, the grant
- * (`RouteEndpoint.grantKey`: config generation and the policy rules for the caller) and the client
- * capabilities an upstream may act on (sampling, elicitation, roots): one caller's upstream
- * identity never serves another, every request is judged by its own credential and the config in
- * force, and an upstream only asks a client for what that client declared.
- *
- * The credential counts (a keyed hash of the Authorization header, never the header) when a target
- * behind the endpoint forwards it (`forwardAuthorization`), and without a principal (no
- * gateway.auth), where it is all that tells callers apart. Callers without auth that present no
- * credential are one caller, `anonymous`, as policy and rate limits see them (docs/eras.md).
+ * clientCapabilities), and serves later requests of the same caller on it. Who shares a host is
+ * its key (host-keys.ts): one caller's upstream identity never serves another.
  *
  * stdio carries no "related request" on a server->client request, so a question is attributed to
  * the one call that may ask (tools/call, prompts/get, resources/read) in flight on its host, and
@@ -30,19 +20,19 @@
  * of its caller runs on it; its own standalone stream does not count, so once idle past
  * `session.evictIdleMs` the store may end it for room like any other session (limits.ts).
  */
-import { createHmac, randomBytes } from 'node:crypto';
 import { isObject } from '../../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcErrorObject } from '../../jsonrpc/types.ts';
 import { LATEST_PROTOCOL_VERSION } from '../../jsonrpc/versions.ts';
 import type { Logger } from '../../log/logger.ts';
-import type { Caller } from '../../router/policy.ts';
-import type { RouteEndpoint } from '../endpoint-table.ts';
 import { heldSessionsRefusal, refusalIn } from '../room.ts';
 import { GATEWAY_CLIENT_INFO } from '../gateway-info.ts';
 import type { Session } from '../session.ts';
 import type { ResponseSink } from '../streams.ts';
 import type { SessionStore } from '../store.ts';
+import { createHostKeys, type HostCaller } from './host-keys.ts';
 import type { Relay } from './relay.ts';
+
+export type { HostCaller } from './host-keys.ts';
 
 export interface Host {
   readonly id: string;
@@ -82,15 +72,6 @@ export function askerOf(host: Host): Relay | undefined {
   return runs === 0 && parks === 1 ? parked : undefined;
 }
 
-/** Who asks, and what they declared, for a host. */
-export interface HostCaller {
-  readonly endpoint: RouteEndpoint;
-  readonly principal: Caller | undefined;
-  readonly authorization: string | undefined;
-  readonly capabilities: JsonObject;
-  readonly clientInfo: JsonObject | undefined;
-}
-
 /** An initialize the upstream side refused: answered to the client as it is. */
 export class HostOpenError extends Error {
   readonly error: JsonRpcErrorObject;
@@ -119,28 +100,9 @@ export interface HostPool {
   close(): void;
 }
 
-/** The capabilities an upstream acts on when it asks the client something. */
-function askingCapabilities(capabilities: JsonObject): string {
-  const { sampling, elicitation, roots } = capabilities;
-  return JSON.stringify([sampling ?? null, elicitation ?? null, roots ?? null]);
-}
-
 export function createHostPool(options: HostPoolOptions): HostPool {
   const { store, logger, perCaller, idleMs } = options;
-  /** Keys the credential hashes: per pool (per gateway), never stored or shown. */
-  const secret = randomBytes(32);
-
-  /**
-   * The caller's credential as far as the upstream or the lack of a principal makes it an identity:
-   * `f` + its hash where a target forwards it, `a` + its hash without a principal, else nothing.
-   */
-  const credentialOf = (caller: HostCaller): string => {
-    const forwarded = caller.endpoint.forwardsCredential;
-    if (!forwarded && caller.principal !== undefined) return '';
-    const auth = caller.authorization;
-    const hash = auth === undefined ? '' : createHmac('sha256', secret).update(auth).digest('base64url');
-    return `${forwarded ? 'f' : 'a'}${hash}`;
-  };
+  const keys = createHostKeys();
   const byKey = new Map<string, Array<Promise<Host>>>();
   const ready = new Map<string, Host>();
   /** Hosts open or opening per scope (endpoint and principal), across capability sets. */
@@ -257,13 +219,11 @@ export function createHostPool(options: HostPoolOptions): HostPool {
   };
 
   const pool: HostPool = {
-    scopeOf(caller) {
-      return `${caller.endpoint.endpoint}\u0000${caller.principal?.id ?? ''}\u0000${credentialOf(caller)}`;
-    },
+    scopeOf: keys.scopeOf,
 
     async acquire(caller, mayAsk) {
       const scope = pool.scopeOf(caller);
-      const key = `${scope}\u0000${caller.endpoint.grantKey(caller.principal)}\u0000${askingCapabilities(caller.capabilities)}`;
+      const key = keys.keyOf(caller, scope);
       const list = byKey.get(key) ?? [];
       const held = perScope.get(scope) ?? 0;
       const chosen = choose(key, held, mayAsk);

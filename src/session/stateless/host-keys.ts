@@ -1,0 +1,62 @@
+/**
+ * Who shares a held session (hosts.ts): its scope and its key.
+ *
+ * Keyed by endpoint, principal, the caller's credential where the upstream may see it, the grant
+ * (`RouteEndpoint.grantKey`: config generation and the policy rules for the caller) and the client
+ * capabilities an upstream may act on (sampling, elicitation, roots): one caller's upstream
+ * identity never serves another, every request is judged by its own credential and the config in
+ * force, and an upstream only asks a client for what that client declared.
+ *
+ * The credential counts (a keyed hash of the Authorization header, never the header) when a target
+ * behind the endpoint forwards it (`forwardAuthorization`), and without a principal (no
+ * gateway.auth), where it is all that tells callers apart. Callers without auth that present no
+ * credential are one caller, `anonymous`, as policy and rate limits see them (docs/eras.md).
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { JsonObject } from '../../jsonrpc/types.ts';
+import type { Caller } from '../../router/policy.ts';
+import type { RouteEndpoint } from '../endpoint-table.ts';
+
+/** Who asks, and what they declared, for a host. */
+export interface HostCaller {
+  readonly endpoint: RouteEndpoint;
+  readonly principal: Caller | undefined;
+  readonly authorization: string | undefined;
+  readonly capabilities: JsonObject;
+  readonly clientInfo: JsonObject | undefined;
+}
+
+/** The capabilities an upstream acts on when it asks the client something. */
+function askingCapabilities(capabilities: JsonObject): string {
+  const { sampling, elicitation, roots } = capabilities;
+  return JSON.stringify([sampling ?? null, elicitation ?? null, roots ?? null]);
+}
+
+export interface HostKeys {
+  /** Endpoint, principal and credential: who may resume a host's calls and hear its notifications. */
+  scopeOf(caller: HostCaller): string;
+  /** `scope` (the caller's), the grant and the asking capabilities: callers of one key share hosts. */
+  keyOf(caller: HostCaller, scope: string): string;
+}
+
+export function createHostKeys(): HostKeys {
+  /** Keys the credential hashes: per pool (per gateway), never stored or shown. */
+  const secret = randomBytes(32);
+
+  /**
+   * The caller's credential as far as the upstream or the lack of a principal makes it an identity:
+   * `f` + its hash where a target forwards it, `a` + its hash without a principal, else nothing.
+   */
+  const credentialOf = (caller: HostCaller): string => {
+    const forwarded = caller.endpoint.forwardsCredential;
+    if (!forwarded && caller.principal !== undefined) return '';
+    const auth = caller.authorization;
+    const hash = auth === undefined ? '' : createHmac('sha256', secret).update(auth).digest('base64url');
+    return `${forwarded ? 'f' : 'a'}${hash}`;
+  };
+
+  return {
+    scopeOf: (caller) => `${caller.endpoint.endpoint}\u0000${caller.principal?.id ?? ''}\u0000${credentialOf(caller)}`,
+    keyOf: (caller, scope) => `${scope}\u0000${caller.endpoint.grantKey(caller.principal)}\u0000${askingCapabilities(caller.capabilities)}`,
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * How a supervised upstream (supervisor.ts) starts: a new connection spawned or dialled and wired
+ * to the session's hooks, or a warm spare taken instead; the composed handshake; the restart with
+ * exponential backoff after an exit. The supervisor keeps the state (`SupervisedState`) and the
+ * member the session sees; this module moves that state through a start.
+ */
+import { type GatewayError, toGatewayError } from '../errors/gateway-error.ts';
+import { isObject } from '../jsonrpc/envelope.ts';
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from '../jsonrpc/types.ts';
+import type { TargetConfig } from '../config/types.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Observer } from '../log/observer.ts';
+import type { UpstreamConnection } from './connection.ts';
+import type { CircuitBreaker } from './circuit-breaker.ts';
+import type { ConnectionHealth } from './connection-health.ts';
+import { composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
+import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
+import type { SpareSource, WarmChild } from './spares.ts';
+import { backoffMs, createStartAttempt, type StartAttempt } from './start-attempt.ts';
+import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
+
+/** A supervised upstream's state, shared by its supervisor and its starts. */
+export interface SupervisedState {
+  /** The ready connection, if open. */
+  connection: UpstreamConnection | undefined;
+  /** The connection being started (before its handshake is done), if any. */
+  starting: UpstreamConnection | undefined;
+  capabilities: JsonObject | undefined;
+  instructions: string | undefined;
+  /** The client's own initialize params (openWith), replayed by a restart. */
+  clientInit: JsonObject | undefined;
+  closed: boolean;
+  starts: number;
+  /** The roots exchange of the start under way, if any. */
+  settle: RootsSettle | undefined;
+}
+
+/** What a start needs from its supervisor; the hooks are already bound to the member. */
+export interface StartContext {
+  target: TargetConfig;
+  logger: Logger;
+  observer: Observer;
+  breaker: CircuitBreaker | undefined;
+  health: ConnectionHealth;
+  spares: SpareSource | undefined;
+  /** A new, unstarted connection to the target with the session's identity (the upstream factory). */
+  make(): UpstreamConnection;
+  /** Params of a composed initialize (protocolVersion already the negotiated one). */
+  initParams(): JsonObject;
+  /** logging/setLevel the downstream asked for, replayed after each handshake. */
+  logLevel(): string | undefined;
+  onrequest(request: JsonRpcRequest): void;
+  onnotification(notification: JsonRpcNotification): void;
+  onready(): void;
+  /** The supervisor's exit handling for `which` (supervisor.ts). */
+  onexit(which: UpstreamConnection, reason: GatewayError): void;
+}
+
+export interface Starter {
+  /** The target's restart policy (`onExit: restart`, within `maxRestarts`) allows a fresh start. */
+  mayStartAgain(): boolean;
+  begin(roots: RootsSettle | undefined, attempt: StartAttempt): Promise<UpstreamConnection>;
+  ready(next: UpstreamConnection, result: JsonObject): void;
+  adopt(params: JsonObject): WarmChild | undefined;
+  open(admitted?: boolean): Promise<UpstreamConnection>;
+  restartWithBackoff(reason: GatewayError): Promise<UpstreamConnection>;
+}
+
+export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
+  const { target, logger, observer, breaker } = ctx;
+  const name = target.name;
+  const handshakeTimeouts = startupTimeouts(target);
+  const policy = 'restart' in target ? target.restart : undefined;
+  const mayStartAgain = () => policy !== undefined && policy.onExit === 'restart' && s.starts <= policy.maxRestarts;
+
+  /** A new connection wired to the hooks, started (spawned or dialled), not yet handshaken. */
+  const begin = async (roots: RootsSettle | undefined, attempt: StartAttempt): Promise<UpstreamConnection> => {
+    s.starts++;
+    const next = ctx.make();
+    next.correlator.onrequest = (request) => {
+      if (roots !== undefined && s.settle === roots) roots.asked(request);
+      ctx.onrequest(request);
+    };
+    next.correlator.onnotification = (notification) => ctx.onnotification(notification);
+    next.onexit = (reason) => {
+      attempt.exited(reason);
+      ctx.onexit(next, reason);
+    };
+    s.starting = next;
+    try {
+      await next.start();
+    } catch (err) {
+      s.starting = undefined;
+      await next.close('start failed');
+      throw err;
+    }
+    return next;
+  };
+
+  /** Learns what the handshake said and lets requests through. */
+  const ready = (next: UpstreamConnection, result: JsonObject) => {
+    const caps: JsonObject = isObject(result.capabilities) ? result.capabilities : {};
+    s.capabilities = caps;
+    s.instructions = typeof result.instructions === 'string' ? result.instructions : undefined;
+    s.connection = next;
+    s.starting = undefined;
+    ctx.health.reset();
+    replayLogLevel(next, ctx.logLevel(), caps, target.timeouts);
+    observer.upstream(name, s.starts > 1 ? 'restart' : 'start');
+    ctx.onready();
+  };
+
+  /**
+   * A warm spare that fits `params`, wired in as if this start had made it (its handshake is done,
+   * the breaker heard it); undefined when none fits. Synchronous: it counts as this session's child at once.
+   */
+  const adopt = (params: JsonObject): WarmChild | undefined => {
+    const warm = s.closed ? undefined : ctx.spares?.take(target, params);
+    if (warm === undefined) return undefined;
+    const next = warm.connection;
+    s.starts++;
+    next.correlator.onrequest = (request) => ctx.onrequest(request);
+    next.correlator.onnotification = (notification) => ctx.onnotification(notification);
+    next.onexit = (reason) => ctx.onexit(next, reason);
+    logger.debug({ pid: next.pid }, 'took a warm spare');
+    ready(next, warm.result);
+    return warm;
+  };
+
+  /** The composed handshake: a first open, or a restart (replaying the client's params if it had its own). */
+  const open = async (admitted = false): Promise<UpstreamConnection> => {
+    const params = s.clientInit ?? ctx.initParams();
+    const warm = adopt(params);
+    if (warm !== undefined) return warm.connection;
+    // An open circuit refuses before anything is spawned or dialled (GW_CIRCUIT_OPEN, as it is).
+    if (!admitted) breaker?.admit('start');
+    const roots = createRootsSettle(params);
+    s.settle = roots;
+    let next: UpstreamConnection | undefined;
+    const attempt = createStartAttempt(breaker, () => s.closed);
+    try {
+      next = await begin(roots, attempt);
+      const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger, attempt.failed);
+      s.settle = undefined;
+      if (s.closed) throw unavailable(name, 'the session ended');
+      // Only now may requests reach it: nothing goes to a server before its handshake.
+      ready(next, result);
+      attempt.succeeded();
+      return next;
+    } catch (err) {
+      s.starting = undefined;
+      await next?.close('start failed');
+      observer.upstream(name, 'start-failed');
+      const error = toGatewayError(err);
+      attempt.ended(error);
+      if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
+      throw error.code === 'GW_TARGET_UNAVAILABLE' ? error : unavailable(name, error.message);
+    }
+  };
+
+  /** Restarts with exponential backoff while the policy allows; uses wait on the supervisor's `opening`. */
+  const restartWithBackoff = async (reason: GatewayError): Promise<UpstreamConnection> => {
+    const limit = policy?.maxRestarts ?? 0;
+    for (let restarts = s.starts - 1; !s.closed && restarts < limit; restarts = s.starts - 1) {
+      const delay = backoffMs(policy, restarts);
+      logger.warn({ restarts: restarts + 1, delayMs: delay, reason: reason.message }, 'restarting upstream');
+      await new Promise((r) => setTimeout(r, delay));
+      if (s.closed) break;
+      try {
+        return await open();
+      } catch (err) {
+        logger.warn({ err }, 'upstream restart failed');
+      }
+    }
+    throw unavailable(name, `it could not be restarted: ${reason.message}`);
+  };
+
+  return { mayStartAgain, begin, ready, adopt, open, restartWithBackoff };
+}
