@@ -19,10 +19,10 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
 
-async function setup(refuseFirst = 1): Promise<{ fixture: RefusingFixture; gw: TestGateway }> {
+async function setup(refuseFirst = 1, protocol: 'auto' | '2026' = 'auto'): Promise<{ fixture: RefusingFixture; gw: TestGateway }> {
   const fixture = await startRefusingFixture({ refuseFirst });
   closers.push(() => fixture.close());
-  const gw = await startTestGateway({ targets: { r: { type: 'http', url: fixture.url } } });
+  const gw = await startTestGateway({ targets: { r: { type: 'http', url: fixture.url, protocol } } });
   closers.push(() => gw.close());
   return { fixture, gw };
 }
@@ -87,6 +87,14 @@ describe('a -32022 naming 2026-07-28 is a 2026 server (protocol: auto)', () => {
     closers.push(() => client.close());
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'later' } }))).toBe('later');
     expect(fixture.seen.filter((s) => s.method === 'server/discover').map((s) => s.refused)).toEqual([true, true, false]);
+    expectAll2026(fixture);
+  });
+
+  it('protocol: 2026 asks server/discover once more too', async () => {
+    const { fixture, gw } = await setup(1, '2026');
+    const client = await v2Client(new URL('/servers/r/mcp', gw.url));
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'pinned' } }))).toBe('pinned');
+    expect(fixture.seen.filter((s) => s.method === 'server/discover').map((s) => s.refused)).toEqual([true, false]);
     expectAll2026(fixture);
   });
 });
