@@ -113,8 +113,8 @@ export function classifyPost(body: unknown, headers: EraHeaders): Classified {
 }
 
 /**
- * The rungs after classification: the standard headers must be present and agree with the body
- * (-32020), the revision must be one we serve (-32022), and the method must exist in 2026 (-32601).
+ * The rungs after classification: the standard headers must be present and agree with the body,
+ * and each `Mcp-Param-*` header with an argument (-32020), the revision must be one we serve (-32022), and the method must exist in 2026 (-32601).
  */
 export function checkModernRequest(request: JsonRpcRequest, version: string, headers: EraHeaders): EraRejection | undefined {
   const versionHeader = header(headers['mcp-protocol-version']);
@@ -131,6 +131,8 @@ export function checkModernRequest(request: JsonRpcRequest, version: string, hea
       if (decoded !== value) return mismatch(`params.${field} is "${value}" but the Mcp-Name header names "${decoded}"`, name, value);
     }
   }
+  const param = checkParamHeaders(request, headers);
+  if (param !== undefined) return param;
   if (!MODERN_PROTOCOL_VERSIONS.includes(version)) {
     return {
       reject: 'GW_PROTOCOL_VERSION_NOT_SUPPORTED',
@@ -139,6 +141,43 @@ export function checkModernRequest(request: JsonRpcRequest, version: string, hea
     };
   }
   if (REMOVED_IN_2026.has(request.method)) return { reject: 'GW_METHOD_NOT_FOUND', message: `Method not found: ${request.method} does not exist in ${version}` };
+  return undefined;
+}
+
+const PARAM_PREFIX = 'mcp-param-';
+/** Deepest `properties` chain an argument is looked for (as the upstream side declares them). */
+const PARAM_DEPTH = 16;
+/** A header value as it may arrive: visible ASCII, space and tab; anything else had to be base64. */
+const FIELD_VALUE = /^[\t\x20-\x7e]*$/;
+
+/** The primitive arguments reachable through object keys (where `x-mcp-header` may mark one), as header text. */
+function argumentTexts(node: unknown, depth: number, out: Set<string>): Set<string> {
+  if (typeof node === 'string') out.add(node);
+  else if (typeof node === 'boolean' || (typeof node === 'number' && Number.isFinite(node))) out.add(String(node));
+  else if (isObj(node) && depth < PARAM_DEPTH) for (const value of Object.values(node)) argumentTexts(value, depth + 1, out);
+  return out;
+}
+
+/**
+ * `Mcp-Param-<Name>` headers (SEP-2243) mirror arguments the tool marks with `x-mcp-header`; an
+ * intermediary may route on them, so one that disagrees with the body is refused (-32020): a value
+ * with characters a header may not carry (RFC 9110 5.5; other text goes in the base64 form), a bad
+ * `=?base64?...?=` form, or a value no argument of the call has (a different value, an absent
+ * argument, a method without arguments). The entry does not know the tool's declarations, so an
+ * omitted header is the upstream's to refuse. Costs nothing when no such header is present.
+ */
+function checkParamHeaders(request: JsonRpcRequest, headers: EraHeaders): EraRejection | undefined {
+  let texts: Set<string> | undefined;
+  for (const key in headers) {
+    if (!key.startsWith(PARAM_PREFIX)) continue;
+    const raw = header(headers[key]) ?? '';
+    const name = `Mcp-Param-${key.slice(PARAM_PREFIX.length)}`;
+    if (!FIELD_VALUE.test(raw)) return mismatch(`the ${name} header has characters a header value may not carry (send the =?base64?...?= form)`, name, '(invalid)');
+    const value = decodeHeaderValue(raw);
+    if (value === undefined) return mismatch(`the ${name} header has an invalid =?base64?...?= value`, raw, '(invalid)');
+    texts ??= argumentTexts(request.method === 'tools/call' ? request.params?.arguments : undefined, 0, new Set());
+    if (!texts.has(value)) return mismatch(`the ${name} header is "${value}" but no argument of the call has that value`, raw, '(absent)');
+  }
   return undefined;
 }
 

@@ -1,25 +1,5 @@
 /**
- * How the gateway names itself where it speaks for itself: the serverInfo of an aggregate's
- * initialize answer, and the clientInfo of a handshake it composes without a client initialize.
+ * How the gateway names itself (defined in upstream/gateway-identity.ts, below this layer, so the
+ * era probe sends the same clientInfo as a composed handshake).
  */
-import { readFileSync } from 'node:fs';
-import type { JsonObject } from '../jsonrpc/types.ts';
-
-function readVersion(): string {
-  try {
-    const manifest: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-    const version = typeof manifest === 'object' && manifest !== null && 'version' in manifest ? manifest.version : undefined;
-    return typeof version === 'string' ? version : '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
-
-/** The gateway's version (package.json). */
-export const VERSION = readVersion();
-
-/** The gateway's own serverInfo in an aggregate initialize answer. */
-export const GATEWAY_SERVER_INFO: JsonObject = Object.freeze({ name: 'switchboard', title: 'Switchboard MCP gateway', version: VERSION });
-
-/** The clientInfo of a handshake the gateway composes on a client's behalf. */
-export const GATEWAY_CLIENT_INFO: JsonObject = Object.freeze({ name: 'switchboard', title: 'Switchboard MCP gateway', version: VERSION });
+export { GATEWAY_CLIENT_INFO, GATEWAY_SERVER_INFO, VERSION } from '../upstream/gateway-identity.ts';

@@ -3,8 +3,11 @@
  * anything else: a `server/discover` probe (MCP 2026-07-28 basic/lifecycle, "Discovery"). The rule
  * (docs/eras.md):
  *
- * - modern (2026) only if the answer is a result whose `supportedVersions` lists exactly
- *   2026-07-28: a server that lists it must serve it;
+ * - modern (2026) if the answer is a result whose `supportedVersions` lists exactly 2026-07-28: a
+ *   server that lists it must serve it. A -32022 "unsupported protocol version" refusal whose
+ *   `data.supported` names a revision the gateway speaks in the 2026 era says the same (a 2026
+ *   server may refuse a first request so): the discover is sent once more, at that revision, and
+ *   its answer decides; a second refusal still says 2026 (the connection fails, never 2025);
  * - 2025 when the server answered as an MCP server without listing it: a JSON-RPC error (a 2025
  *   server does not know the method or wants a session), a result without the version, or an HTTP
  *   4xx other than 401, 403, 408 and 429 (2025 servers refuse a session-less request that way);
@@ -16,22 +19,28 @@
  * A conclusive answer is remembered for ERA_MEMORY_TTL_MS per target object (a reload that changes
  * the target asks again) and, where the upstream identity differs per principal (`principalHeaders`,
  * `forwardAuthorization`), per principal. The probe is a discovery request, which changes nothing
- * upstream; no client request is ever sent twice.
+ * upstream; no client request is ever sent twice by the probe. Its `_meta` carries the gateway's
+ * own clientInfo (a SHOULD of the 2026 envelope).
  */
 import type { RemoteTargetConfig } from '../config/types.ts';
 import { isErrorResponse, isObject } from '../jsonrpc/envelope.ts';
-import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '../jsonrpc/modern.ts';
+import { JsonRpcCode } from '../jsonrpc/codes.ts';
+import { MODERN_PROTOCOL_VERSIONS } from '../jsonrpc/era.ts';
+import { META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '../jsonrpc/modern.ts';
 import type { JsonObject, JsonRpcResponse } from '../jsonrpc/types.ts';
 import { GatewayError, toGatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { createAbortHandle } from '../transport/http-dispatch.ts';
 import type { StatelessHttpWire } from '../transport/stateless-http.ts';
+import { GATEWAY_CLIENT_INFO } from './gateway-identity.ts';
 import type { UpstreamPrincipal } from './identity.ts';
 
 export type Era = '2025' | '2026';
 
 export type ProbeOutcome =
   | { readonly era: '2026'; readonly discovered: JsonObject }
+  /** The server names 2026-07-28 (-32022) yet refused the discover at it twice: 2026, unusable now. */
+  | { readonly era: '2026'; readonly discovered?: undefined; readonly error: GatewayError }
   | { readonly era: '2025'; readonly conclusive: true; readonly why: string }
   | { readonly era: '2025'; readonly conclusive: false; readonly why: string; readonly error: GatewayError };
 
@@ -84,20 +93,39 @@ export function discoverRequest(id: string): { jsonrpc: '2.0'; id: string; metho
     jsonrpc: '2.0',
     id,
     method: 'server/discover',
-    params: { _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: {} } },
+    params: {
+      _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: {}, [META_CLIENT_INFO]: GATEWAY_CLIENT_INFO },
+    },
   };
+}
+
+/**
+ * A -32022 refusal whose `data.supported` names a revision the gateway speaks in the 2026 era: the
+ * server is a 2026 one that wants the request (again) at that revision.
+ */
+export function namesModernRevision(answer: JsonRpcResponse): boolean {
+  if (!isErrorResponse(answer) || answer.error.code !== JsonRpcCode.UnsupportedProtocolVersion) return false;
+  const data: unknown = answer.error.data;
+  const supported = isObject(data) ? data.supported : undefined;
+  return Array.isArray(supported) && supported.some((v) => typeof v === 'string' && MODERN_PROTOCOL_VERSIONS.includes(v));
 }
 
 /** HTTP statuses that say nothing about the era. */
 const INCONCLUSIVE_STATUS = new Set([401, 403, 408, 429]);
 
-/** `server/discover` within `timeoutMs`: the answer, or a GatewayError (GW_UPSTREAM_TIMEOUT when it took too long). */
+/**
+ * `server/discover` within `timeoutMs` (both tries): the answer, or a GatewayError
+ * (GW_UPSTREAM_TIMEOUT when it took too long). Refused with -32022 naming a 2026 revision, it is
+ * asked once more (the only revision sent is 2026-07-28, so the retry is at the one named).
+ */
 export async function askDiscover(wire: StatelessHttpWire, target: string, timeoutMs: number): Promise<JsonRpcResponse> {
   const abort = createAbortHandle();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   timer.unref();
   try {
-    return await wire.post(discoverRequest('switchboard-discover'), () => undefined, abort);
+    const first = await wire.post(discoverRequest('switchboard-discover'), () => undefined, abort);
+    if (!namesModernRevision(first)) return first;
+    return await wire.post(discoverRequest('switchboard-discover-2'), () => undefined, abort);
   } catch (err) {
     if (!abort.aborted) throw err;
     throw new GatewayError('GW_UPSTREAM_TIMEOUT', `Upstream "${target}" did not answer server/discover within ${timeoutMs} ms`, {
@@ -114,6 +142,13 @@ export async function askDiscover(wire: StatelessHttpWire, target: string, timeo
 export async function probeEra(wire: StatelessHttpWire, target: string, timeoutMs: number, logger: Logger): Promise<ProbeOutcome> {
   try {
     const answer = await askDiscover(wire, target, timeoutMs);
+    if (namesModernRevision(answer)) {
+      const error = new GatewayError('GW_UPSTREAM_INVALID_ANSWER', `Upstream "${target}" names 2026-07-28 but refused server/discover at it twice`, {
+        target,
+        reason: 'server/discover refused twice with -32022',
+      });
+      return { era: '2026', error };
+    }
     if (isErrorResponse(answer)) return { era: '2025', conclusive: true, why: `server/discover answered with error ${answer.error.code}` };
     const result = (answer as { result: JsonObject }).result;
     const versions = result.supportedVersions;

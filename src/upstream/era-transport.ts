@@ -47,8 +47,10 @@ export function createEraTransport(options: EraTransportOptions): Transport {
     // `auto`: the handshake needs a discover answer anyway, so it is the probe every time.
     const outcome = await probeEra(wire, name, timeoutMs, logger);
     if (outcome.era === '2026') {
-      if (known === undefined) logger.info('upstream speaks 2026-07-28 (server/discover); bridging it for 2025 clients');
       memory.set(target, principal, '2026');
+      // It names 2026-07-28 yet refused it twice: initialize would only be refused too.
+      if (outcome.discovered === undefined) throw outcome.error;
+      if (known === undefined) logger.info('upstream speaks 2026-07-28 (server/discover); bridging it for 2025 clients');
       return createModernBridge({ target, logger, wire, discovered: outcome.discovered });
     }
     if (outcome.conclusive) {

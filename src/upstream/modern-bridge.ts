@@ -47,6 +47,8 @@ import type { StatelessHttpWire } from '../transport/stateless-http.ts';
 import type { Transport } from '../transport/types.ts';
 import { createInputAsker, toInputRequests } from './input-requests.ts';
 import { createListenStream, listenFilter } from './listen-stream.ts';
+import { namesModernRevision } from './era-probe.ts';
+import { GATEWAY_CLIENT_INFO } from './gateway-identity.ts';
 import { createParamTable } from './param-headers.ts';
 
 /** Input rounds one request may take; an upstream asking forever is broken. */
@@ -120,7 +122,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
     const out = withoutReservedMeta(meta);
     out[META_PROTOCOL_VERSION] = MODERN_PROTOCOL_VERSION;
     out[META_CLIENT_CAPABILITIES] = clientCapabilities;
-    if (clientInfo !== undefined) out[META_CLIENT_INFO] = clientInfo;
+    out[META_CLIENT_INFO] = isObject(clientInfo) ? clientInfo : GATEWAY_CLIENT_INFO;
     if (logLevel !== undefined) out[META_LOG_LEVEL] = logLevel;
     return out;
   };
@@ -173,10 +175,17 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
     const traceHeaders = trace === undefined ? undefined : traceHeadersOf(trace);
     let headers = withTrace(call ? tools.headersFor(base) : undefined, traceHeaders);
     let relearnt = false;
+    let reversioned = false;
     try {
       for (let round = 0; ; round++) {
         const response = await wire.post({ jsonrpc: '2.0', id: wireId, method: request.method, params }, up, abort, headers);
         if (isErrorResponse(response)) {
+          // Refused for its revision by a server that names ours (-32022): it did not run; once more.
+          if (!reversioned && namesModernRevision(response)) {
+            reversioned = true;
+            wireId = `${idText(request.id)}.retry-${++retryIds}`;
+            continue;
+          }
           // Refused for its Mcp-Param-* headers (before the tool ran): learn the tools again, and
           // send it once more if what the tool declares has changed.
           if (!call || relearnt || response.error.code !== HEADER_MISMATCH || !(await relearn(base, abort))) return up({ ...response, id: request.id });

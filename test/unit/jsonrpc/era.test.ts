@@ -54,6 +54,32 @@ describe('checkModernRequest', () => {
   });
 });
 
+describe('checkModernRequest: Mcp-Param-* headers', () => {
+  const args = { region: 'eu-west', nested: { verbose: true, count: 3 }, text: 'héllo' };
+  const call = request('tools/call', { name: 'region', arguments: args }) as unknown as JsonRpcRequest;
+  const base = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'region' };
+  const b64 = (text: string) => `=?base64?${Buffer.from(text).toString('base64')}?=`;
+  it('passes headers that mirror an argument: plain, base64, nested, boolean, number, surrounding whitespace', () => {
+    const ok = { 'mcp-param-region': ' eu-west ', 'mcp-param-where': b64('eu-west'), 'mcp-param-verbose': 'true', 'mcp-param-count': '3', 'mcp-param-text': b64('héllo') };
+    expect(checkModernRequest(call, '2026-07-28', { ...base, ...ok })).toBeUndefined();
+  });
+  it.each([
+    ['a different value', { 'mcp-param-region': 'us-east' }],
+    ['no such argument', { 'mcp-param-zone': 'a' }],
+    ['characters a header may not carry', { 'mcp-param-text': 'hÃ©llo' }],
+    ['a control character', { 'mcp-param-region': 'eu\x01west' }],
+    ['bad base64 padding', { 'mcp-param-region': '=?base64?ZXUtd2VzdA?=' }],
+    ['base64 of non-UTF-8', { 'mcp-param-region': `=?base64?${Buffer.from([0xff]).toString('base64')}?=` }],
+    ['the raw base64 of the value (literal, so different)', { 'mcp-param-region': Buffer.from('eu-west').toString('base64') }],
+  ])('refuses %s with -32020', (_what, extra) => {
+    expect(checkModernRequest(call, '2026-07-28', { ...base, ...extra })).toMatchObject({ reject: 'GW_HEADER_MISMATCH' });
+  });
+  it('refuses one on a method without arguments, before the version rung', () => {
+    const list = request('tools/list') as unknown as JsonRpcRequest;
+    expect(checkModernRequest(list, 'v9', { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list', 'mcp-param-x': 'a' })).toMatchObject({ reject: 'GW_HEADER_MISMATCH' });
+  });
+});
+
 describe('decodeHeaderValue and withoutEnvelope', () => {
   it('decodes the base64 form and refuses a broken one', () => {
     expect(decodeHeaderValue('plain')).toBe('plain');
