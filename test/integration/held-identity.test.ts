@@ -11,7 +11,7 @@ import type { AuthConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { credentialTag, startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
 import { buildAggregateConfig, colliderServer } from '../support/aggregate.ts';
-import { startIssuer, type Issuer } from '../support/auth-server.ts';
+import { type Issuer, jwtAuth, startIssuer } from '../support/auth-server.ts';
 import { createTestLogger, remoteTarget } from '../support/gateway.ts';
 import { modern, resultOf } from '../support/modern.ts';
 import { MCP_HEADERS, textOf } from '../support/recorder.ts';
@@ -162,15 +162,7 @@ describe('with gateway.auth: two tokens of one subject, and another subject', ()
         col: colliderServer(),
       },
     });
-    const auth: AuthConfig = {
-      anonymous: false,
-      publicUrl: undefined,
-      apiKeys: [],
-      apiKeyHeader: 'authorization',
-      jwt: { issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl, jwksRefetchSec: 1, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
-      scopes: [],
-      authorizationServers: [issuer.issuer],
-    };
+    const auth: AuthConfig = jwtAuth(issuer);
     gw = await startGateway({ ...config, auth }, { logger: createTestLogger('silent', undefined) });
   });
 

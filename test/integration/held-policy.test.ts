@@ -15,6 +15,7 @@ import { createTestLogger } from '../support/gateway.ts';
 import { envelope, errorOf, modern, resultOf, standardHeaders } from '../support/modern.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
 import { textOf } from '../support/recorder.ts';
+import { jwtAuth } from '../support/auth-server.ts';
 
 const rule = (r: Partial<PolicyRule>): PolicyRule => ({ effect: 'allow', principals: ['*'], scopes: [], claims: {}, servers: ['*'], tools: ['*'], prompts: ['*'], resources: ['*'], ...r });
 const config = (rules: PolicyRule[]): GatewayConfig => ({
@@ -34,15 +35,7 @@ describe('narrow and wide tokens of one subject, interleaved on the 2026 path', 
 
   beforeAll(async () => {
     as = await startAuthorizationServer({ scopes: ['mcp', 'admin'] });
-    const auth: AuthConfig = {
-      anonymous: false,
-      publicUrl: undefined,
-      apiKeys: [],
-      apiKeyHeader: 'authorization',
-      jwt: { issuers: [as.issuer], jwksUrl: as.jwksUrl, jwksRefetchSec: 1, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
-      scopes: ['mcp'],
-      authorizationServers: [as.issuer],
-    };
+    const auth: AuthConfig = jwtAuth(as, ['mcp']);
     // Everyone: echo and whoami. The `admin` scope: every tool.
     gw = await startGateway({ ...config([rule({ tools: ['echo', 'whoami'] }), rule({ scopes: ['admin'] })]), auth }, { logger: createTestLogger('silent', undefined) });
   });

@@ -10,7 +10,7 @@ import type { AuthConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
 import { buildAggregateConfig, colliderServer } from '../support/aggregate.ts';
-import { startIssuer, type Issuer } from '../support/auth-server.ts';
+import { type Issuer, jwtAuth, startIssuer } from '../support/auth-server.ts';
 import { createTestLogger, remoteTarget } from '../support/gateway.ts';
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
@@ -47,15 +47,7 @@ beforeAll(async () => {
       child: { ...colliderServer(), principalEnv: { MCP_USER: '{sub}' } },
     },
   });
-  const auth: AuthConfig = {
-    anonymous: false,
-    publicUrl: undefined,
-    apiKeys: [],
-    apiKeyHeader: 'authorization',
-    jwt: { issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl, jwksRefetchSec: 1, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
-    scopes: [],
-    authorizationServers: [issuer.issuer],
-  };
+  const auth: AuthConfig = jwtAuth(issuer);
   gw = await startGateway({ ...base, auth }, { logger: createTestLogger('silent', undefined) });
 });
 

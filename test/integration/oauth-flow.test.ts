@@ -18,6 +18,7 @@ import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildAggregateConfig, colliderServer, textOf } from '../support/aggregate.ts';
 import { createTestLogger } from '../support/gateway.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
+import { jwtAuth } from '../support/auth-server.ts';
 
 const REDIRECT = 'http://127.0.0.1:1/callback';
 
@@ -58,15 +59,7 @@ function oauthClient(): OAuthClientProvider & { readonly pending: Promise<string
 beforeAll(async () => {
   as = await startAuthorizationServer();
   const base = buildAggregateConfig({ targets: { col: colliderServer() } });
-  const auth: AuthConfig = {
-    anonymous: false,
-    publicUrl: undefined,
-    apiKeys: [],
-    apiKeyHeader: 'authorization',
-    jwt: { issuers: [as.issuer], jwksUrl: as.jwksUrl, jwksRefetchSec: 1, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
-    scopes: ['mcp'],
-    authorizationServers: [as.issuer],
-  };
+  const auth: AuthConfig = jwtAuth(as, ['mcp']);
   gw = await startGateway({ ...base, auth }, { logger: createTestLogger('debug', logLines) });
 });
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthConfig, PolicyRule } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildAggregateConfig, colliderServer } from '../support/aggregate.ts';
-import { startIssuer, type Issuer } from '../support/auth-server.ts';
+import { type Issuer, jwtAuth, startIssuer } from '../support/auth-server.ts';
 import { createTestLogger } from '../support/gateway.ts';
 import { MAX_VALUE_LENGTH, MAX_VALUES } from '../../src/auth/claims.ts';
 
@@ -51,15 +51,7 @@ const names = (answer: { json: Record<string, any> }) => (answer.json.result.too
 beforeAll(async () => {
   issuer = await startIssuer();
   const base = buildAggregateConfig({ targets: { col: colliderServer('--page-size=100') } });
-  const auth: AuthConfig = {
-    anonymous: false,
-    publicUrl: undefined,
-    apiKeys: [],
-    apiKeyHeader: 'authorization',
-    jwt: { issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl, jwksRefetchSec: 1, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
-    scopes: [],
-    authorizationServers: [issuer.issuer],
-  };
+  const auth: AuthConfig = jwtAuth(issuer);
   gw = await startGateway({ ...base, auth, policy: { rules: RULES } }, { logger: createTestLogger('warn', []) });
 });
 

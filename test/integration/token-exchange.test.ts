@@ -14,6 +14,7 @@ import { buildAggregateConfig } from '../support/aggregate.ts';
 import { createTestLogger, remoteTarget } from '../support/gateway.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
 import { initializeWs, openWs, wsUrl } from '../support/ws-client.ts';
+import { jwtAuth } from '../support/auth-server.ts';
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
 const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'exchange-test', version: '1' } } };
@@ -75,15 +76,7 @@ beforeAll(async () => {
     },
   });
   secrets.push('wrong-secret-0123456789');
-  const auth: AuthConfig = {
-    anonymous: false,
-    publicUrl: undefined,
-    apiKeys: [],
-    apiKeyHeader: 'authorization',
-    jwt: { issuers: [as.issuer], jwksUrl: as.jwksUrl, jwksRefetchSec: 1, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
-    scopes: [],
-    authorizationServers: [as.issuer],
-  };
+  const auth: AuthConfig = jwtAuth(as);
   gw = await startGateway({ ...base, auth }, { logger: createTestLogger('debug', logLines) });
 });
 

@@ -90,3 +90,19 @@ export function keyAuth(keys: Record<string, string>): AuthConfig {
     authorizationServers: [],
   };
 }
+
+/**
+ * `gateway.auth` with JWTs from `issuer` (a test issuer or the oidc-provider authorization server):
+ * ES256, its JWKS refetched within a second, `scopes` required of every caller.
+ */
+export function jwtAuth(issuer: { issuer: string; jwksUrl: string }, scopes: string[] = []): AuthConfig {
+  return {
+    anonymous: false,
+    publicUrl: undefined,
+    apiKeys: [],
+    apiKeyHeader: 'authorization',
+    jwt: { issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl, jwksRefetchSec: 1, jwksMinCacheSec: 60, jwksMaxCacheSec: 3_600, keys: undefined, algorithms: ['ES256'], clockSkewSec: 5, audiences: [] },
+    scopes,
+    authorizationServers: [issuer.issuer],
+  };
+}
