@@ -50,8 +50,19 @@ async function until<T>(attempt: () => Promise<T | undefined>, what: string, tim
   }
 }
 
-/** `tools/list` as a 2026 client declaring sampling capabilities of its own making (`n` makes them distinct). */
-const listWithCaps = (url: URL, n: number) => modern(url, 'tools/list', {}, { id: n, meta: { [CAPS]: { sampling: { variant: n } } } });
+const SAMPLING = [undefined, {}, { tools: {} }, { context: {} }, { tools: {}, context: {} }];
+const ELICITATION = [undefined, {}, { url: {} }, { form: {}, url: {} }];
+const ROOTS = [undefined, {}, { listChanged: true }];
+
+/** The n-th (from 1) of 60 capability sets an upstream can tell apart (what it may ask differs). */
+function capsOf(n: number): Record<string, unknown> {
+  const i = n - 1;
+  const picked = { sampling: SAMPLING[i % 5], elicitation: ELICITATION[Math.floor(i / 5) % 4], roots: ROOTS[Math.floor(i / 20) % 3] };
+  return Object.fromEntries(Object.entries(picked).filter(([, value]) => value !== undefined));
+}
+
+/** `tools/list` as a 2026 client declaring the n-th distinct capability set. */
+const listWithCaps = (url: URL, n: number) => modern(url, 'tools/list', {}, { id: n, meta: { [CAPS]: capsOf(n) } });
 
 describe('held 2026 sessions and room for 2025 clients', () => {
   it('40 capability sets of one caller hold at most hostsPerCaller children; a 2025 client then gets in at once', async () => {
@@ -71,6 +82,21 @@ describe('held 2026 sessions and room for 2025 clients', () => {
       expect(init.status).toBe(200);
       expect(init.json.result).toBeDefined();
       expect(init.headers.get('mcp-session-id')).toBeTruthy();
+    } finally {
+      await gw.close();
+    }
+  }, 60_000);
+
+  it('40 variations inside one declared capability are one capability set: one held session, one child', async () => {
+    const tag = randomUUID();
+    const gw = await startTestGateway({ targets: { echo: echoTarget(tag) } });
+    try {
+      for (let n = 1; n <= 40; n++) {
+        const declared = { sampling: { variant: n, [`x${n}`]: { deep: 'y'.repeat(n) } }, elicitation: { form: { n } } };
+        const answer = await modern(gw.mcpUrl('echo'), 'tools/list', {}, { id: n, meta: { [CAPS]: declared } });
+        expect(answer.status, answer.text).toBe(200);
+      }
+      expect(childrenTagged(tag)).toBe(1);
     } finally {
       await gw.close();
     }
@@ -112,7 +138,7 @@ describe('held 2026 sessions and room for 2025 clients', () => {
     const gw = await startTestGateway({ targets: { slow: slowServer } });
     try {
       const url = gw.mcpUrl('slow');
-      const call = (n: number) => modern(url, 'tools/call', { name: 'slow', arguments: { ms: 3_000 } }, { id: n, meta: { [CAPS]: { sampling: { variant: n } } } });
+      const call = (n: number) => modern(url, 'tools/call', { name: 'slow', arguments: { ms: 3_000 } }, { id: n, meta: { [CAPS]: capsOf(n) } });
       const calls = [1, 2, 3, 4].map(call);
       // Wait until all four run (each on a held session of its own capability set).
       await until(async () => (((await (await fetch(new URL('/readyz', gw.url))).json()) as { inflight: number }).inflight >= 4 ? true : undefined), 'four calls in flight');

@@ -26,10 +26,24 @@ export interface HostCaller {
   readonly clientInfo: JsonObject | undefined;
 }
 
-/** The capabilities an upstream acts on when it asks the client something. */
-function askingCapabilities(capabilities: JsonObject): string {
+const has = (value: unknown, key: string): boolean => typeof value === 'object' && value !== null && key in value;
+
+/**
+ * The capabilities an upstream acts on when it asks the client something, as the spec defines
+ * them: sampling (with tools, with context inclusion), elicitation (form, url; an empty object is
+ * form), roots (list changes). Only these facts key a host, never the objects' other contents: a
+ * caller that varies what it declares inside them (40 different `sampling` objects) still maps to
+ * one of a handful of keys, so it cannot multiply held sessions, and callers that declare the same
+ * abilities share one. What the upstream saw is the first such caller's declaration.
+ */
+export function askingCapabilities(capabilities: JsonObject): string {
   const { sampling, elicitation, roots } = capabilities;
-  return JSON.stringify([sampling ?? null, elicitation ?? null, roots ?? null]);
+  const elicits = elicitation !== undefined && elicitation !== null;
+  return [
+    sampling === undefined || sampling === null ? '-' : `s${has(sampling, 'tools') ? 't' : ''}${has(sampling, 'context') ? 'c' : ''}`,
+    elicits ? `e${has(elicitation, 'form') || !has(elicitation, 'url') ? 'f' : ''}${has(elicitation, 'url') ? 'u' : ''}` : '-',
+    roots === undefined || roots === null ? '-' : `r${(roots as { listChanged?: unknown }).listChanged === true ? 'l' : ''}`,
+  ].join('');
 }
 
 export interface HostKeys {
