@@ -10,6 +10,12 @@
  * ends (the server's shutdown, a cut connection), backing off from 250 ms doubling to 5 s, and
  * given up after 5 failures in a row that never got an acknowledgement. A refusal (a JSON-RPC
  * error answer) is final at once.
+ *
+ * Resource subscriptions (a 2025 client's resources/subscribe): a listen request's filter is fixed,
+ * so a changed set of URIs is a new listen request with the whole set as `resourceSubscriptions`;
+ * once the upstream acknowledges it, it becomes the held stream and the previous one is closed
+ * (nothing is delivered twice: only the held stream's notifications are handed on). Refused or
+ * ended before its acknowledgement, the held stream stays as it was.
  */
 import { isErrorResponse, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
 import { META_SUBSCRIPTION_ID } from '../jsonrpc/modern.ts';
@@ -22,6 +28,18 @@ const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
 export const LISTEN_ATTEMPTS = 5;
 const INITIAL_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5_000;
+/**
+ * Resource URIs one bridged session may hold subscribed: the same bound the gateway's own 2026 edge
+ * puts on a listen request's `resourceSubscriptions` (session/stateless/listen.ts), since each change
+ * re-sends the whole list upstream. Past it, resources/subscribe gets GW_SESSION_LIMIT.
+ */
+export const MAX_RESOURCE_SUBSCRIPTIONS = 256;
+/**
+ * How long a replacement listen request may go without its acknowledgement (the server's first
+ * event) before it is given up, so a server that never acknowledges cannot hold a session's
+ * subscription changes (one at a time) for ever: the change then fails and the held stream stays.
+ */
+export const REPLACE_ACK_MS = 30_000;
 
 /** The `notifications` filter of the listen request: the list_changed kinds the server offers. */
 export function listenFilter(capabilities: unknown): JsonObject | undefined {
@@ -40,6 +58,11 @@ export function listenFilter(capabilities: unknown): JsonObject | undefined {
 export interface ListenStream {
   /** Opens the stream (once; later calls do nothing). */
   open(): void;
+  /**
+   * Listens again with `uris` as the resourceSubscriptions; resolves with the URIs the upstream
+   * acknowledged, or undefined when it refused or the request ended before its acknowledgement.
+   */
+  resubscribe(uris: readonly string[]): Promise<readonly string[] | undefined>;
   /** Closes it for good. */
   close(): void;
 }
@@ -47,6 +70,7 @@ export interface ListenStream {
 export interface ListenStreamOptions {
   wire: StatelessHttpWire;
   logger: Logger;
+  /** The list_changed kinds asked for (may be empty when only resource subscriptions are wanted). */
   filter: JsonObject;
   /** The request's `_meta` envelope (made when each listen request is sent). */
   envelope: () => JsonObject;
@@ -54,20 +78,28 @@ export interface ListenStreamOptions {
   deliver: (notification: JsonRpcNotification) => void;
 }
 
+type Settle = (granted: readonly string[] | undefined) => void;
+
+function grantedUris(params: unknown): string[] {
+  const asked = isObject(params) && isObject(params.notifications) ? params.notifications.resourceSubscriptions : undefined;
+  return Array.isArray(asked) ? asked.filter((u): u is string => typeof u === 'string') : [];
+}
+
 export function createListenStream({ wire, logger, filter, envelope, deliver }: ListenStreamOptions): ListenStream {
-  let abort: AbortHandle | undefined;
+  /** The held stream: the one whose notifications are handed on. */
+  let current: AbortHandle | undefined;
+  /** The URIs the held stream was acknowledged for. */
+  let held: readonly string[] = [];
   let opened = false;
   let closed = false;
   let failures = 0;
   let serial = 0;
   let timer: NodeJS.Timeout | undefined;
+  /** Replacements sent and not yet acknowledged (closed with the stream). */
+  const replacing = new Set<AbortHandle>();
+  const lists = Object.keys(filter).length > 0;
 
-  const receive = (message: JsonRpcMessage) => {
-    if (isRequest(message) || isResponse(message)) return;
-    if (message.method === ACKNOWLEDGED) {
-      failures = 0;
-      return;
-    }
+  const untag = (message: JsonRpcNotification) => {
     const meta = message.params?._meta;
     if (isObject(meta)) {
       delete meta[META_SUBSCRIPTION_ID];
@@ -76,13 +108,37 @@ export function createListenStream({ wire, logger, filter, envelope, deliver }: 
     deliver(message);
   };
 
-  const listen = () => {
-    if (closed) return;
+  /** One listen request; with `settle` it replaces the held stream only once acknowledged. */
+  const listen = (uris: readonly string[], settle?: Settle) => {
+    if (closed) return settle?.(undefined);
     const handle = createAbortHandle();
-    abort = handle;
-    const request = { jsonrpc: '2.0' as const, id: `switchboard-listen-${++serial}`, method: 'subscriptions/listen', params: { notifications: filter, _meta: envelope() } };
+    if (settle === undefined) {
+      current?.abort();
+      current = handle;
+    } else replacing.add(handle);
+    const guard = settle === undefined ? undefined : setTimeout(() => handle.abort(), REPLACE_ACK_MS).unref();
+    const asked: JsonObject = uris.length === 0 ? filter : { ...filter, resourceSubscriptions: [...uris] };
+    const request = { jsonrpc: '2.0' as const, id: `switchboard-listen-${++serial}`, method: 'subscriptions/listen', params: { notifications: asked, _meta: envelope() } };
+    const receive = (message: JsonRpcMessage) => {
+      if (isRequest(message) || isResponse(message)) return;
+      if (message.method === ACKNOWLEDGED) {
+        failures = 0;
+        if (settle !== undefined) {
+          clearTimeout(guard);
+          replacing.delete(handle);
+          clearTimeout(timer);
+          if (current !== handle) current?.abort();
+          current = handle;
+          held = grantedUris(message.params);
+          settle(held);
+          settle = undefined;
+        }
+        return;
+      }
+      if (handle === current) untag(message);
+    };
     const ended = (why: string) => {
-      if (closed || handle.aborted) return;
+      if (closed || handle.aborted || handle !== current) return;
       failures++;
       if (failures >= LISTEN_ATTEMPTS) {
         logger.warn({ why, failures }, 'subscriptions/listen could not be kept open; no more change notifications from this upstream');
@@ -90,16 +146,26 @@ export function createListenStream({ wire, logger, filter, envelope, deliver }: 
       }
       const delay = Math.min(MAX_BACKOFF_MS, INITIAL_BACKOFF_MS * 2 ** (failures - 1));
       logger.debug({ why, delay }, 'subscriptions/listen ended; listening again');
-      timer = setTimeout(listen, delay);
+      timer = setTimeout(() => listen(held), delay);
       timer.unref();
+    };
+    const unsettled = () => {
+      clearTimeout(guard);
+      replacing.delete(handle);
+      settle?.(undefined);
     };
     wire.post(request, receive, handle).then(
       (answer) => {
+        // A replacement refused or ended before its acknowledgement: the held stream stays.
+        if (settle !== undefined) return unsettled();
         // Refused (no such method, or not for these kinds): asking again would only be refused again.
         if (isErrorResponse(answer)) logger.warn({ code: answer.error.code }, 'subscriptions/listen refused; no change notifications from this upstream');
         else ended('the server ended the subscription');
       },
-      (err: unknown) => ended(isObject(err) && typeof err.code === 'string' ? err.code : 'failed'),
+      (err: unknown) => {
+        if (settle !== undefined) return unsettled();
+        ended(isObject(err) && typeof err.code === 'string' ? err.code : 'failed');
+      },
     );
   };
 
@@ -107,12 +173,26 @@ export function createListenStream({ wire, logger, filter, envelope, deliver }: 
     open() {
       if (opened) return;
       opened = true;
-      listen();
+      if (lists) listen(held);
+    },
+    resubscribe(uris) {
+      opened = true;
+      if (closed) return Promise.resolve(undefined);
+      if (uris.length === 0 && !lists) {
+        // Nothing left to listen for: the held stream goes.
+        current?.abort();
+        current = undefined;
+        held = [];
+        return Promise.resolve([]);
+      }
+      return new Promise((resolve) => listen(uris, resolve));
     },
     close() {
       closed = true;
       clearTimeout(timer);
-      abort?.abort();
+      current?.abort();
+      for (const handle of replacing) handle.abort();
+      replacing.clear();
     },
   };
 }

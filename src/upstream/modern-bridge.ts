@@ -10,8 +10,9 @@
  *   the upstream offers (listen-stream.ts), whose notifications go to the client as a 2025
  *   server's would; other client notifications and `ping` stay here (2026 has no handshake and
  *   no ping); `logging/setLevel` is remembered and sent as the `_meta` logLevel of
- *   every later request (2026 carries the level per request); resources/(un)subscribe are not in
- *   2026 and get "Method not found" (their capability is not offered).
+ *   every later request (2026 carries the level per request); resources/(un)subscribe change the
+ *   listen stream's `resourceSubscriptions` when the upstream offers subscriptions
+ *   (resource-subscriptions.ts), else get "Method not found" (not offered).
  * - Every other request is one stateless POST (transport/stateless-http.ts) under the request's
  *   id, with the reserved `_meta` keys the client may have sent replaced by ours, and for
  *   tools/call the `Mcp-Param-*` headers its tool declares (param-headers.ts, learnt from the
@@ -38,7 +39,7 @@ import {
   withoutReservedMeta,
 } from '../jsonrpc/modern.ts';
 import type { TraceContext } from '../jsonrpc/trace-context.ts';
-import type { JsonObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import { isSupportedVersion, LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 import type { RemoteTargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -47,6 +48,7 @@ import type { StatelessHttpWire } from '../transport/stateless-http.ts';
 import type { Transport } from '../transport/types.ts';
 import { createInputAsker, toInputRequests } from './input-requests.ts';
 import { createListenStream, listenFilter } from './listen-stream.ts';
+import { createResourceSubscriptions } from './resource-subscriptions.ts';
 import { namesModernRevision } from './era-probe.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-identity.ts';
 import { createParamTable } from './param-headers.ts';
@@ -71,17 +73,20 @@ export interface ModernBridgeOptions {
 }
 
 /**
- * Capabilities for a 2025 client: list_changed is relayed from a `subscriptions/listen` stream
- * (listen-stream.ts); per-resource subscriptions are not (`resources.subscribe` is not offered).
+ * Capabilities for a 2025 client: list_changed and per-resource subscriptions are relayed from a
+ * `subscriptions/listen` stream (listen-stream.ts); `resources.subscribe` only when offered (true).
  */
 export function toLegacyCapabilities(capabilities: unknown): JsonObject {
   const out: JsonObject = isObject(capabilities) ? { ...capabilities } : {};
-  if (isObject(out.resources)) {
+  if (isObject(out.resources) && out.resources.subscribe !== undefined && out.resources.subscribe !== true) {
     const { subscribe: _s, ...rest } = out.resources;
     out.resources = rest;
   }
   return out;
 }
+
+/** Whether a 2026 upstream's capabilities offer per-resource subscriptions. */
+const offersSubscribe = (capabilities: unknown) => isObject(capabilities) && isObject(capabilities.resources) && capabilities.resources.subscribe === true;
 
 /** A result as a 2025 client expects it: no `resultType`, no reserved `_meta` keys. */
 function toLegacyResult(result: JsonObject): JsonObject {
@@ -114,9 +119,12 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
   };
   const asker = createInputAsker(name, up);
   const filter = listenFilter(discovered.capabilities);
-  const listen =
-    filter === undefined ? undefined : createListenStream({ wire, logger, filter, envelope: () => envelope(undefined), deliver: up });
+  const subscribable = offersSubscribe(discovered.capabilities);
   const answer = (id: RequestId, result: JsonObject) => queueMicrotask(() => up({ jsonrpc: '2.0', id, result }));
+  const subscriptions = subscribable ? createResourceSubscriptions(name, () => listen!, answer) : undefined;
+  const deliver = (n: JsonRpcNotification) => subscriptions?.wants(n) === false || up(n);
+  const listen =
+    filter === undefined && !subscribable ? undefined : createListenStream({ wire, logger, filter: filter ?? {}, envelope: () => envelope(undefined), deliver });
 
   const envelope = (meta: unknown): JsonObject => {
     const out = withoutReservedMeta(meta);
@@ -253,6 +261,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
           return answer(message.id, {});
         case 'resources/subscribe':
         case 'resources/unsubscribe':
+          if (subscriptions !== undefined) return subscriptions.change(message);
           queueMicrotask(() => up({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
           return;
         default:

@@ -93,12 +93,13 @@ describe('input requests of an input_required result', () => {
 });
 
 describe('capabilities across the bridge', () => {
-  it('offers a 2025 client list_changed (relayed from a listen stream) but not resources.subscribe', () => {
+  it('offers a 2025 client list_changed and resources.subscribe (relayed from a listen stream) only as the upstream offers them', () => {
     expect(toLegacyCapabilities({ tools: { listChanged: true }, resources: { subscribe: true, listChanged: true }, logging: {} })).toEqual({
       tools: { listChanged: true },
-      resources: { listChanged: true },
+      resources: { subscribe: true, listChanged: true },
       logging: {},
     });
+    expect(toLegacyCapabilities({ resources: { subscribe: 'yes', listChanged: true } })).toEqual({ resources: { listChanged: true } });
     expect(toLegacyCapabilities(undefined)).toEqual({});
   });
 
