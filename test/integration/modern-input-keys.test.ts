@@ -4,6 +4,9 @@
  * names reach the upstream unchanged, on the server path and on `/mcp`, with `protocol: auto` and
  * `protocol: 2026`. The requestState stays the gateway's sealed one, good for one round.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModernFixture, type ModernFixture } from '../fixtures/modern-upstream.ts';
 import { paramsOf } from '../support/bridge-client.ts';
@@ -56,5 +59,28 @@ describe('a 2026 upstream input request keeps its name through the gateway', () 
     // The state was for that one round: a second use is refused.
     const again = errorOf(await call(url(), 'tools/call', retry, { meta }));
     expect(again.data).toMatchObject({ code: 'GW_INVALID_REQUEST_STATE' });
+  });
+});
+
+describe('a 2025 client of the same upstream', () => {
+  it.each([
+    ['/servers/modern/mcp', () => auto.mcpUrl('modern'), 'greet'],
+    ['/mcp of two targets', () => new URL('/mcp', both.url), 'modern__greet'],
+  ] as [string, () => URL, string][])('%s: is asked a plain elicitation, without the name the gateway carries for 2026 clients', async (_label, url, tool) => {
+    const client = new Client({ name: 'v1-client', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    const asked: Record<string, unknown>[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params as Record<string, unknown>);
+      return { action: 'accept', content: { name: 'Bob' } };
+    });
+    await client.connect(new StreamableHTTPClientTransport(url()));
+    try {
+      expect(textOf(await client.callTool({ name: tool, arguments: {} }))).toBe('hello Bob');
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toMatchObject({ message: 'Your name?' });
+      expect(JSON.stringify(asked[0])).not.toContain('inputKey');
+    } finally {
+      await client.close();
+    }
   });
 });
