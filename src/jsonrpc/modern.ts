@@ -21,6 +21,11 @@ export const META_SERVER_INFO = META.serverInfo;
 export const META_SUBSCRIPTION_ID = META.subscriptionId;
 /** Every reserved key starts so; a hop strips the ones it received and sets its own. */
 export const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
+/**
+ * Ours, on a server->client request the gateway makes of a 2026 upstream's input request: the
+ * upstream's name for it, so a 2026 client behind the gateway is asked under that same name.
+ */
+export const META_INPUT_KEY = 'dev.switchboard/inputKey';
 
 const SENTINEL_PREFIX = '=?base64?';
 const SENTINEL_SUFFIX = '?=';

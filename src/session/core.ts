@@ -70,6 +70,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     tables: options.tables,
     live: () => !ended && protocolVersion !== undefined,
     namespaced: options.namespaced,
+    held: options.held === true,
   });
 
   /** Any other notification concerns every member the session has opened. */

@@ -9,6 +9,7 @@
  */
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
+import { META_INPUT_KEY } from '../jsonrpc/modern.ts';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -35,6 +36,11 @@ export interface ServerMessagesOptions {
   live: () => boolean;
   /** Several targets behind one endpoint: names, URIs and logger names carry their target. */
   namespaced: boolean;
+  /**
+   * Held for 2026 clients (session/stateless/): a request keeps the name a 2026 upstream gave it
+   * (`_meta` META_INPUT_KEY, for mrtr.ts); any other downstream never sees that key.
+   */
+  held: boolean;
 }
 
 export interface ServerMessages {
@@ -59,7 +65,7 @@ interface Asked {
 /** Pass-through notifications that belong to no request: the standalone stream. */
 const BROADCAST = new Set([...Object.values(LIST_CHANGED), 'notifications/resources/updated']);
 
-export function createServerMessages({ streams, limits, logger, tables, live, namespaced }: ServerMessagesOptions): ServerMessages {
+export function createServerMessages({ streams, limits, logger, tables, live, namespaced, held }: ServerMessagesOptions): ServerMessages {
   const asked = new Map<number, Asked>();
   // Per member (not per name: a reload may replace a member under the same name), upstream id -> ours.
   const askedIds = new WeakMap<Member, Map<string, number>>();
@@ -115,6 +121,7 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
       const downstreamId = nextId++;
       const upstreamId = request.id;
       request.id = downstreamId;
+      if (!held) withoutInputKey(request);
       if (!emit(request, stream)) {
         const error = new GatewayError('GW_DOWNSTREAM_UNAVAILABLE', undefined, { target: member.name });
         member.reply(toErrorResponse(upstreamId, error)).catch(() => undefined);
@@ -179,4 +186,12 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
     },
   };
   return messages;
+}
+
+/** Drops the gateway's carrier of an input request's name (input-requests.ts) from a request. */
+function withoutInputKey(request: JsonRpcRequest): void {
+  const meta = isObject(request.params) ? request.params._meta : undefined;
+  if (!isObject(meta) || !(META_INPUT_KEY in meta)) return;
+  delete meta[META_INPUT_KEY];
+  if (Object.keys(meta).length === 0 && isObject(request.params)) delete request.params._meta;
 }

@@ -86,7 +86,7 @@ export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended
 /** The session-core options every kind of session shares, with its own `logger`. */
 export function coreOptionsOf(options: CoreSource, logger: Logger) {
   const { id, endpoint, limits, onended, audit, tracing, inflight, limitTool } = options;
-  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, limitTool, ...observed(options) };
+  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, limitTool, held: options.downstream?.held === true, ...observed(options) };
 }
 
 /**

@@ -10,6 +10,7 @@
  */
 import { GatewayError } from '../errors/gateway-error.ts';
 import { idKey, isErrorResponse, isObject } from '../jsonrpc/envelope.ts';
+import { META_INPUT_KEY } from '../jsonrpc/modern.ts';
 import type { JsonObject, JsonRpcMessage, JsonRpcResponse } from '../jsonrpc/types.ts';
 
 /** Input requests one `input_required` result may carry; more is a broken or hostile upstream. */
@@ -66,7 +67,10 @@ export function createInputAsker(target: string, deliver: (message: JsonRpcMessa
         for (const [key, request] of requests) {
           const id = `input-${nextId++}`;
           questions.set(idKey(id), { id, call, key, method: request.method, round });
-          deliver({ jsonrpc: '2.0', id, method: request.method, ...(request.params === undefined ? {} : { params: request.params }) });
+          // The name rides along in `_meta` so a 2026 client behind us is asked under it (mrtr.ts).
+          const params = request.params ?? {};
+          const meta = isObject(params._meta) ? params._meta : {};
+          deliver({ jsonrpc: '2.0', id, method: request.method, params: { ...params, _meta: { ...meta, [META_INPUT_KEY]: key } } });
         }
       });
     },
@@ -88,7 +92,9 @@ export function createInputAsker(target: string, deliver: (message: JsonRpcMessa
         );
         return true;
       }
-      round.answers[question.key] = isObject(response.result) ? response.result : {};
+      // Defined, not assigned: the upstream's name may be any string (`__proto__` too).
+      const value = isObject(response.result) ? response.result : {};
+      Object.defineProperty(round.answers, question.key, { value, enumerable: true, writable: true, configurable: true });
       if (--round.left === 0) round.resolve(round.answers);
       return true;
     },

@@ -39,7 +39,7 @@ describe('2025 client -> 2026 upstream, single target', () => {
     expect(client.getInstructions()).toBe('A 2026-07-28-only fixture.');
     expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
     const tools = await client.listTools();
-    expect(tools.tools.map((t) => t.name).sort()).toEqual(['confirm', 'echo', 'progress', 'region', 'sample', 'slow']);
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['confirm', 'echo', 'greet', 'progress', 'region', 'sample', 'slow']);
     expect(modern.calls('initialize')).toEqual([]);
     expect(modern.calls('notifications/initialized')).toEqual([]);
     await client.close();

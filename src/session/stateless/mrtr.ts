@@ -15,6 +15,7 @@
  */
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
+import { META_INPUT_KEY } from '../../jsonrpc/modern.ts';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../jsonrpc/types.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { Exchange } from './exchange.ts';
@@ -50,6 +51,20 @@ export interface InputBridge {
 
 const KEY_PREFIX: Readonly<Record<string, string>> = { 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation', 'roots/list': 'roots' };
 
+/**
+ * The params of a question without the name a 2026 upstream gave it (input-requests.ts puts it
+ * in `_meta`), and that name: a 2026 client is asked under the upstream's own name. A 2025
+ * upstream's questions have none and get one of ours.
+ */
+function named(request: JsonObject): { params: JsonObject; name: string | undefined } {
+  const params = isObject(request.params) ? request.params : {};
+  const meta = params._meta;
+  if (!isObject(meta) || !(META_INPUT_KEY in meta)) return { params, name: undefined };
+  const { [META_INPUT_KEY]: name, ...rest } = meta;
+  const { _meta: _m, ...others } = params;
+  return { params: Object.keys(rest).length === 0 ? others : { ...others, _meta: rest }, name: typeof name === 'string' && name !== '' ? name : undefined };
+}
+
 export function createInputBridge(codec: StateCodec, waitMs: number, logger: Logger): InputBridge {
   const rounds = new Map<Relay, Round>();
   let seq = 0;
@@ -70,8 +85,8 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
     round.n++;
     const host = round.host;
     const requestState = codec.seal({ scope: host.scope, host: host.id, call: relay.hostId, method: relay.method, round: round.n, expires: Date.now() + waitMs });
-    const inputRequests: JsonObject = {};
-    for (const [key, ask] of round.asks) inputRequests[key] = { method: ask.method, params: ask.params };
+    // fromEntries defines each key as its own property, whatever the name (even `__proto__`).
+    const inputRequests: JsonObject = Object.fromEntries([...round.asks].map(([key, ask]) => [key, { method: ask.method, params: ask.params }]));
     relay.park({ jsonrpc: '2.0', id: relay.clientId as JsonObject[string], result: { resultType: 'input_required', inputRequests, requestState } });
     clearTimeout(round.expiry);
     round.expiry = setTimeout(() => expire(relay, round), waitMs);
@@ -100,7 +115,9 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
       }
       let round = rounds.get(relay);
       if (round === undefined) rounds.set(relay, (round = { host, asks: new Map(), n: 0, gather: undefined, expiry: undefined }));
-      round.asks.set(`${prefix}-${++seq}`, { upstreamId: id, method, params: isObject(request.params) ? request.params : {} });
+      const { params, name } = named(request);
+      // The upstream's name, unless the round holds it already (then one of ours: no answer is lost).
+      round.asks.set(name !== undefined && !round.asks.has(name) ? name : `${prefix}-${++seq}`, { upstreamId: id, method, params });
       if (!relay.parked) round.gather ??= setTimeout(() => flush(relay, round), GATHER_MS);
     },
 
@@ -115,7 +132,7 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
       if (!isObject(responses)) throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: inputResponses must be an object of answers by key');
       clearTimeout(round.expiry);
       for (const [key, ask] of round.asks) {
-        const answer = responses[key];
+        const answer = Object.hasOwn(responses, key) ? responses[key] : undefined;
         // An answer of the wrong form is not an answer: its question is asked again below.
         if (!isObject(answer)) continue;
         round.asks.delete(key);

@@ -9,6 +9,7 @@ import { PASS_ALL } from '../../../src/router/glob.ts';
 import { createNameTable } from '../../../src/router/name-table.ts';
 import { createMember, type Member } from '../../../src/session/member.ts';
 import { createServerMessages } from '../../../src/session/server-messages.ts';
+import { META_INPUT_KEY } from '../../../src/jsonrpc/modern.ts';
 import { createEventLog } from '../../../src/session/event-log.ts';
 import { createStreamSet, type ResponseSink } from '../../../src/session/streams.ts';
 import { createAgentPool } from '../../../src/transport/http-pool.ts';
@@ -36,7 +37,7 @@ function member(name: string): Member {
 }
 
 /** A standalone GET stream whose events resolve waiters as they arrive. */
-function setup(live: () => boolean = () => true) {
+function setup(live: () => boolean = () => true, held = false) {
   const streams = createStreamSet({ log: createEventLog(64, 1 << 20), logger, priming: () => false, keepFinished: 4 });
   const received: Array<{ method: string; params?: Record<string, unknown> }> = [];
   let waiter: (() => void) | undefined;
@@ -54,7 +55,7 @@ function setup(live: () => boolean = () => true) {
   };
   streams.attachStandalone(sink);
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
-  const messages = createServerMessages({ streams, limits, logger, tables, live, namespaced: true });
+  const messages = createServerMessages({ streams, limits, logger, tables, live, namespaced: true, held });
   const next = () => new Promise<void>((resolve) => (waiter = resolve));
   return { messages, received, tables, next };
 }
@@ -101,5 +102,15 @@ describe('aggregate server messages', () => {
     messages.listChanged('resources');
     await arrived;
     expect(received.map((m) => m.method)).toEqual(['notifications/resources/list_changed']);
+  });
+
+  it('a request keeps the name of a 2026 input request only toward a held session (2026 clients)', () => {
+    const ask = () => ({ jsonrpc: '2.0' as const, id: 'input-1', method: 'elicitation/create', params: { message: '?', _meta: { [META_INPUT_KEY]: 'user_name', k: 1 } } });
+    const plain = setup();
+    plain.messages.request(member('m'), ask());
+    const held = setup(() => true, true);
+    held.messages.request(member('m'), ask());
+    expect(plain.received[0]?.params).toEqual({ message: '?', _meta: { k: 1 } });
+    expect(held.received[0]?.params).toEqual({ message: '?', _meta: { [META_INPUT_KEY]: 'user_name', k: 1 } });
   });
 });
