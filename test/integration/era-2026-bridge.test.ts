@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { keyAuth } from '../support/auth-server.ts';
 import { buildConfig, createTestLogger, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { errorOf, modern, resultOf } from '../support/modern.ts';
+import { errorOf, modern, readSseFrames, resultOf } from '../support/modern.ts';
 import { fixture, recorderServer, textOf, type Recorded } from '../support/recorder.ts';
 import { envelope, standardHeaders } from '../support/modern.ts';
 
@@ -180,19 +180,7 @@ describe('2026 requests on a 2025 upstream', () => {
     const abort = new AbortController();
     const params = { notifications: { resourceSubscriptions: ['collider://notes/1'] }, _meta: envelope() };
     const res = await fetch(url, { method: 'POST', headers: standardHeaders('subscriptions/listen', {}), body: JSON.stringify({ jsonrpc: '2.0', id: 'L1', method: 'subscriptions/listen', params }), signal: abort.signal });
-    const frames: Array<{ method?: string; params?: Record<string, unknown> }> = [];
-    const reading = (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        for (let at = buffer.indexOf('\n\n'); at >= 0; at = buffer.indexOf('\n\n')) {
-          const data = buffer.slice(0, at).split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('');
-          buffer = buffer.slice(at + 2);
-          if (data !== '') frames.push(JSON.parse(data) as (typeof frames)[number]);
-        }
-      }
-    })().catch(() => undefined);
+    const { frames, reading } = readSseFrames(res);
     await expect.poll(() => frames.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(1);
     expect(frames[0]).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: ['collider://notes/1'] } } });
     const touch = async (uri: string) => textOf(resultOf(await modern(url, 'tools/call', { name: 'touch', arguments: { uri } })));

@@ -12,7 +12,7 @@ import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { encodeResourceUri } from '../../src/router/resource-uri.ts';
 import { buildAggregateConfig, colliderServer, connectClient } from '../support/aggregate.ts';
 import { createTestLogger } from '../support/gateway.ts';
-import { envelope, errorOf, modern, resultOf, standardHeaders } from '../support/modern.ts';
+import { envelope, errorOf, modern, readSseFrames, resultOf, standardHeaders } from '../support/modern.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
 import { textOf } from '../support/recorder.ts';
 import { jwtAuth } from '../support/auth-server.ts';
@@ -106,19 +106,7 @@ async function listen(url: URL, uris: string[]) {
   const abort = new AbortController();
   const params = { notifications: { resourceSubscriptions: uris }, _meta: envelope() };
   const res = await fetch(url, { method: 'POST', headers: standardHeaders('subscriptions/listen', {}), body: JSON.stringify({ jsonrpc: '2.0', id: 'L1', method: 'subscriptions/listen', params }), signal: abort.signal });
-  const frames: Array<{ method?: string; params?: Record<string, any> }> = [];
-  const reading = (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      for (let at = buffer.indexOf('\n\n'); at >= 0; at = buffer.indexOf('\n\n')) {
-        const data = buffer.slice(0, at).split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('');
-        buffer = buffer.slice(at + 2);
-        if (data !== '') frames.push(JSON.parse(data) as (typeof frames)[number]);
-      }
-    }
-  })().catch(() => undefined);
+  const { frames, reading } = readSseFrames(res);
   return {
     frames,
     async stop() {

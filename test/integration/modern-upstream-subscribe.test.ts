@@ -10,7 +10,7 @@ import { startModernFixture, type ModernFixture } from '../fixtures/modern-upstr
 import { connect, errorOf, paramsOf } from '../support/bridge-client.ts';
 import { remoteTarget, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { connectClient, startAggregateGateway } from '../support/aggregate.ts';
-import { envelope, standardHeaders } from '../support/modern.ts';
+import { envelope, readSseFrames, standardHeaders } from '../support/modern.ts';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
 let subs: ModernFixture;
@@ -93,21 +93,8 @@ describe('2025 client -> 2026 upstream: resource subscriptions', () => {
     const params = { notifications: { resourceSubscriptions: ['fixture://note'] }, _meta: envelope() };
     const body = JSON.stringify({ jsonrpc: '2.0', id: 'L1', method: 'subscriptions/listen', params });
     const res = await fetch(gw.mcpUrl('subs'), { method: 'POST', headers: standardHeaders('subscriptions/listen', {}), body, signal: abort.signal });
-    const frames: Array<{ method?: string; params?: Record<string, unknown> }> = [];
     let arrived = () => {};
-    const reading = (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        for (let at = buffer.indexOf('\n\n'); at >= 0; at = buffer.indexOf('\n\n')) {
-          const data = buffer.slice(0, at).split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('');
-          buffer = buffer.slice(at + 2);
-          if (data !== '') frames.push(JSON.parse(data) as (typeof frames)[number]);
-          arrived();
-        }
-      }
-    })().catch(() => undefined);
+    const { frames, reading } = readSseFrames(res, () => arrived());
     try {
       const next = (count: number) => new Promise<void>((resolve) => (arrived = () => frames.length >= count && resolve()));
       await next(1);

@@ -67,3 +67,28 @@ export function errorOf(answer: RawAnswer): { code: number; message: string; dat
   if (typeof error !== 'object' || error === null) throw new Error(`no error: ${answer.status} ${answer.text}`);
   return error as { code: number; message: string; data?: Record<string, unknown> };
 }
+
+/** One JSON-RPC message of an SSE stream, as the tests read it. */
+export type SseFrame = { method?: string; params?: Record<string, any> };
+
+/**
+ * Reads an SSE response body into `frames` (each event's `data:` lines joined and parsed), calling
+ * `onFrame` after each; `reading` settles when the stream ends or its request is aborted.
+ */
+export function readSseFrames(res: Response, onFrame: () => void = () => {}): { frames: SseFrame[]; reading: Promise<void> } {
+  const frames: SseFrame[] = [];
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      for (let at = buffer.indexOf('\n\n'); at >= 0; at = buffer.indexOf('\n\n')) {
+        const data = buffer.slice(0, at).split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('');
+        buffer = buffer.slice(at + 2);
+        if (data !== '') frames.push(JSON.parse(data) as SseFrame);
+        onFrame();
+      }
+    }
+  })().catch(() => undefined);
+  return { frames, reading };
+}
