@@ -49,6 +49,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
       gateway.rateLimits === undefined
         ? undefined
         : { perPrincipal: toBucket(gateway.rateLimits.perPrincipal), perTool: toBucket(gateway.rateLimits.perTool), maxKeys: gateway.rateLimits.maxKeys },
+    cluster: gateway.cluster === undefined ? undefined : { ...gateway.cluster, replicaId: gateway.cluster.replicaId, redis: { ...gateway.cluster.redis }, keys: [...gateway.cluster.keys] },
     limits: { ...gateway.limits },
     session: { ...gateway.session, stateless: { ...gateway.session.stateless } },
     websocket: { ...gateway.websocket },

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { authSchema, policySchema, rateLimitsSchema, scope } from './auth-schema.ts';
 import { telemetrySchema } from './telemetry-schema.ts';
+import { clusterSchema } from './cluster-schema.ts';
 import { anObject, boolean, integer, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, origin, hostHeader, TARGET_NAME_PATTERN, LOG_LEVELS } from './schema-kit.ts';
 import { checkConfigFile } from './schema-checks.ts';
 import { serverSchema } from './server-schema.ts';
@@ -223,6 +224,8 @@ export const gatewaySchema = z.strictObject({
   policy: policySchema.optional(),
   /** Unset: no rate limits. */
   rateLimits: rateLimitsSchema.optional(),
+  /** Unset: one process, no Redis (docs/scaling.md). */
+  cluster: clusterSchema.optional(),
   limits: limitsSchema.prefault({}),
   session: sessionSchema.prefault({}),
   websocket: websocketSchema.prefault({}),

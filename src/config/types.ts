@@ -80,12 +80,27 @@ export interface TracesConfig {
   readonly sampleRatio: number | undefined;
 }
 
+/** `gateway.cluster`: replicas sharing sessions through sealed ids and Redis (docs/scaling.md). */
+export interface ClusterConfig {
+  /** undefined: the runtime names the replica (host name and a random suffix) once per start. */
+  readonly replicaId: string | undefined;
+  readonly advertiseUrl: string;
+  readonly redis: { readonly url: string; readonly failMode: 'local' | 'closed'; readonly keyPrefix: string; readonly commandTimeoutMs: number };
+  /** The first seals; every key opens. */
+  readonly keys: readonly string[];
+  readonly heartbeatMs: number;
+  readonly replicaTtlMs: number;
+  readonly forwardConnectTimeoutMs: number;
+}
+
 export interface GatewayConfig {
   readonly listen: { readonly host: string; readonly port: number };
   /** undefined: no client authentication. */
   readonly auth?: AuthConfig | undefined;
   /** Token buckets per principal and per principal x tool; undefined: none. */
   readonly rateLimits?: RateLimitsConfig | undefined;
+  /** undefined: one process (no replicas, no Redis). */
+  readonly cluster?: ClusterConfig | undefined;
   /** undefined: no policy (everyone reaches everything the filters show); else default deny. */
   readonly policy?: { readonly rules: readonly PolicyRule[] } | undefined;
   /**

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 const SRC = new URL('../../../src/', import.meta.url).pathname;
 
 // Lowest first. `log` and `config` types are shared vocabulary: everyone may use them.
-const ORDER = ['jsonrpc', 'errors', 'log', 'config', 'registry', 'telemetry', 'transport', 'upstream', 'router', 'session', 'auth', 'observe', 'http'];
+const ORDER = ['jsonrpc', 'errors', 'log', 'config', 'registry', 'telemetry', 'transport', 'cluster', 'upstream', 'router', 'session', 'auth', 'observe', 'http'];
 const SHARED = new Set(['log', 'config']);
 const ROOT_FILES = new Set(['main.ts', 'cli.ts']);
 
@@ -52,7 +52,7 @@ describe('layers', () => {
     expect(violations).toEqual([]);
   });
 
-  it('only transport/ touches child_process, undici or ws; only http/ imports fastify', () => {
+  it('only transport/ touches child_process, undici or ws; only http/ imports fastify; only cluster/ imports ioredis', () => {
     const violations: string[] = [];
     for (const { path, layer, text } of sources) {
       for (const spec of importsOf(text)) {
@@ -60,6 +60,7 @@ describe('layers', () => {
         const web = /^fastify$|^@fastify\//.test(spec);
         if (wire && layer !== 'transport') violations.push(`${relative(SRC, path)} imports ${spec}`);
         if (web && layer !== 'http') violations.push(`${relative(SRC, path)} imports ${spec}`);
+        if (spec === 'ioredis' && layer !== 'cluster') violations.push(`${relative(SRC, path)} imports ${spec}`);
       }
     }
     expect(violations).toEqual([]);

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { authSchema, rateLimitsSchema, ruleSchema } from '../../../src/config/auth-schema.ts';
+import { clusterSchema } from '../../../src/config/cluster-schema.ts';
 import { gatewaySchema, httpServerSchema, sseServerSchema, stdioServerSchema } from '../../../src/config/schema.ts';
 
 const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
@@ -71,6 +72,9 @@ for (const key of ['tools', 'prompts', 'resources']) ruleDefaults.set(key, undef
 const rateDefaults = flatten(rateLimitsSchema.parse({}));
 for (const key of ['perPrincipal.perSecond', 'perPrincipal.burst', 'perTool.perSecond', 'perTool.burst']) rateDefaults.set(key, undefined);
 
+const clusterDefaults = flatten(clusterSchema.parse({ advertiseUrl: 'http://10.0.0.5:8080', redis: { url: 'redis://redis:6379' }, keys: ['k'.repeat(32)] }));
+for (const key of ['replicaId', 'advertiseUrl', 'redis.url', 'keys']) clusterDefaults.set(key, undefined);
+
 const sections = [
   { name: 'servers', defaults: serverDefaults, rows: () => documentedRows('## `mcpServers.<name>`', '### Remote servers') },
   { name: 'remote servers', defaults: remoteDefaults, rows: () => documentedRows('### Remote servers', '### Keys for aggregate endpoints') },
@@ -78,7 +82,8 @@ const sections = [
   { name: 'gateway', defaults: gatewayDefaults, rows: () => documentedRows('## `gateway`:', '## `gateway.auth`') },
   { name: 'gateway.auth', defaults: authDefaults, rows: () => documentedRows('## `gateway.auth`', '## `gateway.policy`') },
   { name: 'gateway.policy rules', defaults: ruleDefaults, rows: () => documentedRows('## `gateway.policy`', '## `gateway.rateLimits`') },
-  { name: 'gateway.rateLimits', defaults: rateDefaults, rows: () => documentedRows('## `gateway.rateLimits`', '## Environment variables') },
+  { name: 'gateway.rateLimits', defaults: rateDefaults, rows: () => documentedRows('## `gateway.rateLimits`', '## `gateway.cluster`') },
+  { name: 'gateway.cluster', defaults: clusterDefaults, rows: () => documentedRows('## `gateway.cluster`', '## Environment variables') },
 ];
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
