@@ -35,6 +35,11 @@ export function toMessages(text: string, logger: Logger): JsonRpcMessage[] {
   try {
     value = parseJson(text);
   } catch (err) {
+    const lines = err instanceof JsonTooDeepError ? undefined : asLines(text);
+    if (lines !== undefined) {
+      logger.debug({ messages: lines.length }, 'upstream sent several JSON-RPC messages in one JSON body, one per line; read them in order');
+      return lines.flatMap((line) => toMessages(line, logger));
+    }
     // The request it answered fails as one whose body holds no answer (streamable-http.ts).
     const problem = err instanceof JsonTooDeepError ? err.message : 'not JSON';
     logger.warn({ problem, data: text.slice(0, SNIPPET_CHARS) }, 'upstream sent data that is not a JSON-RPC message; skipped');
@@ -50,6 +55,26 @@ export function toMessages(text: string, logger: Logger): JsonRpcMessage[] {
   // serialisation (wire-text.ts); as the stdio reader does with its lines.
   if (out.length === 1 && !Array.isArray(value) && text.length >= RAW_TEXT_MIN_CHARS) keepRawText(out[0]!, text);
   return out;
+}
+
+/**
+ * A body that is not one JSON value but newline-separated JSON values (each line parses): some
+ * servers stream a JSON answer's notifications before it that way (the conformance repo's
+ * reference server does). Read as what it plainly means, in order; anything else stays unusable.
+ * Only reached once a body failed to parse, so well-formed traffic never pays for it.
+ */
+function asLines(text: string): string[] | undefined {
+  if (!text.includes('\n')) return undefined;
+  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== '');
+  if (lines.length < 2) return undefined;
+  for (const line of lines) {
+    try {
+      JSON.parse(line);
+    } catch {
+      return undefined;
+    }
+  }
+  return lines;
 }
 
 export function createSseMessageReader(options: SseMessageReaderOptions): SseParser {
