@@ -205,3 +205,25 @@ async function untilListening(port: number, child: ChildProcess, stderr: () => s
   }
   throw new Error(`haproxy did not listen on ${port} within 20 s:\n${stderr()}`);
 }
+
+export interface HaproxySection {
+  /** `global`, `defaults`, `frontend`, `backend`, `listen`, `resolvers`... */
+  kind: string;
+  name: string;
+  /** Its directives, comments and blank lines dropped, spaces collapsed. */
+  lines: string[];
+}
+
+/** Reads a haproxy.cfg into sections, enough to check what a deploy file says (not a full parser). */
+export function parseHaproxyConfig(text: string): HaproxySection[] {
+  const sections: HaproxySection[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/#.*$/, '').trim().replace(/\s+/g, ' ');
+    if (line === '') continue;
+    if (!/^\s/.test(raw)) {
+      const [kind = '', name = ''] = line.split(' ');
+      sections.push({ kind, name, lines: [] });
+    } else sections.at(-1)?.lines.push(line);
+  }
+  return sections;
+}
