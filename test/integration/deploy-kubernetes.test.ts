@@ -34,7 +34,6 @@ const models: Record<string, new (data: never) => { validate(): void }> = {
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
 };
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- manifests are checked field by field below */
 type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: any; data?: any; stringData?: any };
 const manifests: Array<Manifest & { file: string }> = readdirSync(dir)
   .filter((f) => f.endsWith('.yaml'))
