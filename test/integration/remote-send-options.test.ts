@@ -3,14 +3,20 @@
  * transport's SendOptions), over real sockets: a cancel is the abort of the send's signal, so the
  * request's POST ends at once, whether or not the upstream has acknowledged the cancel
  * notification yet; a message's own headers and trace context go on its POST and never replace
- * the target's configured headers or the session's.
+ * the target's configured headers or the session's. The same for the bridge to a 2026 upstream,
+ * where the abort is the cancel itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import type { JsonRpcMessage } from '../../src/jsonrpc/types.ts';
 import { createAgentPool } from '../../src/transport/http-pool.ts';
+import { upstreamHeaders } from '../../src/transport/http-body.ts';
+import { createStatelessHttpWire } from '../../src/transport/stateless-http.ts';
 import { createStreamableHttpTransport } from '../../src/transport/streamable-http.ts';
+import { createEraMemory } from '../../src/upstream/era-probe.ts';
+import { createEraTransport } from '../../src/upstream/era-transport.ts';
 import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
+import { startModernFixture } from '../fixtures/modern-upstream.ts';
 import { remoteTarget, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { rpc, textOf } from '../support/recorder.ts';
 
@@ -109,6 +115,45 @@ describe('Streamable HTTP transport send options, against a real server', () => 
       const before = received.length;
       await expect(transport.send(call(4, 'echo', { text: 'late' }), { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'GW_UPSTREAM_CLOSED' });
       expect(received.slice(before).some((m) => 'id' in m && m.id === 4)).toBe(false);
+    } finally {
+      await transport.close();
+      agents.release(target);
+      await fixture.close();
+    }
+  });
+});
+
+describe('2026 bridge send options, against a real 2026 server', () => {
+  it("a message's headers and trace go on its POST under the configured ones; its signal closes the POST, which is the cancel", async () => {
+    const fixture = await startModernFixture();
+    const agents = createAgentPool();
+    const target = { ...remoteTarget('modern', { type: 'http', url: fixture.url, headers: { 'x-user': 'configured' } }), protocol: '2026' as const };
+    const logger = createLogger({ level: 'silent' });
+    const agent = agents.acquire(target);
+    const wire = createStatelessHttpWire({ target, logger, agent, headers: upstreamHeaders(target, undefined) });
+    const legacy = () => {
+      throw new Error('a 2026 target gets no 2025 transport');
+    };
+    const transport = createEraTransport({ target, logger, memory: createEraMemory(), principal: undefined, wire, legacy, discoverTimeoutMs: 10_000 });
+    const received: JsonRpcMessage[] = [];
+    transport.onmessage = (message) => received.push(message);
+    try {
+      await transport.start();
+      await transport.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      const own = { 'x-user': 'forged', 'mcp-method': 'tools/list', 'mcp-param-region': 'eu' };
+      await transport.send(call(2, 'echo', { text: 'hi' }), { headers: own, trace: { traceparent: TRACEPARENT, tracestate: 'gw=1' } });
+      const post = fixture.calls('tools/call', 'echo').at(-1)!;
+      expect(post.headers).toMatchObject({ 'x-user': 'configured', 'mcp-method': 'tools/call', 'mcp-param-region': 'eu', traceparent: TRACEPARENT, tracestate: 'gw=1' });
+      expect(received.find((m) => 'id' in m && m.id === 2)).toMatchObject({ result: { content: [{ text: 'hi' }] } });
+
+      const controller = new AbortController();
+      const slow = transport.send(call(3, 'slow'), { signal: controller.signal });
+      await expect.poll(() => fixture.calls('tools/call', 'slow').length, { timeout: 15_000 }).toBe(1);
+      controller.abort();
+      await expect(slow).rejects.toMatchObject({ code: 'GW_UPSTREAM_CLOSED' });
+      await expect.poll(() => fixture.cancelled, { timeout: 15_000 }).toContain('3');
+      expect(received.some((m) => 'id' in m && m.id === 3)).toBe(false);
     } finally {
       await transport.close();
       agents.release(target);
