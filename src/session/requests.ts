@@ -185,7 +185,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
       trace = traceContextOf(traced.tracing, rec.upstreamSpan ?? rec.span);
     }
     if (timed) rec.sentAt = performance.now();
-    rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts, trace);
+    rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts, trace === undefined ? undefined : { trace });
   };
 
   const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {

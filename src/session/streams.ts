@@ -14,100 +14,11 @@
  */
 import type { Logger } from '../log/logger.ts';
 import { type EventLog, parseEventId } from './event-log.ts';
+import { unwatchSlow, watchSlow } from './slow-streams.ts';
+import { JSON_MODE, PENDING, POST_2025, SSE_MODE, type OutStream, type ResponseSink, type StreamOptions } from './stream-shapes.ts';
 
-/** The HTTP side of one response, implemented by the http layer over a raw ServerResponse. */
-export interface ResponseSink {
-  /** Answers with one JSON body; only before `sse()`. */
-  json(body: string): void;
-  /** Starts an SSE response (status and headers). */
-  sse(): void;
-  /** Writes one SSE event; `data` '' is a priming event (id only); `id` '' on a stream without replay. */
-  event(id: string, data: string): void;
-  /** Ends the response. */
-  end(): void;
-  /** True once the response ended or the client went away. */
-  readonly closed: boolean;
-  /** Set by the stream set; called once when the client goes away first. */
-  onclose: (() => void) | undefined;
-  /**
-   * True on message channels (WebSocket, legacy SSE), where a cancelled request needs no answer
-   * (basic/utilities/cancellation: the receiver SHOULD NOT respond); an HTTP POST must get one.
-   */
-  readonly channel?: boolean;
-}
-
-/** How one stream behaves; the routes pass shared constants (no allocation per request). */
-export interface StreamOptions {
-  /** Several requests of one JSON-RPC batch (2025-03-26): one JSON array if every answer comes first. */
-  readonly batch: boolean;
-  /** SSE events carry ids and stay in the replay log, so a lost stream can be resumed (2025). */
-  readonly replay: boolean;
-  /** The client going away before the last answer cancels the stream's requests upstream (2026). */
-  readonly cancelOnClose: boolean;
-}
-
-/** A 2025 POST: resumable, and a dropped connection is not a cancel. */
-export const POST_2025: StreamOptions = Object.freeze({ batch: false, replay: true, cancelOnClose: false });
-/** A 2025-03-26 JSON-RPC batch. */
-export const BATCH_2025: StreamOptions = Object.freeze({ batch: true, replay: true, cancelOnClose: false });
-/**
- * One request on a message channel (WebSocket, legacy SSE): nothing to resume (the channel is the
- * session), and the channel closing ends the session, which cancels what runs.
- */
-export const CHANNEL_REQUEST: StreamOptions = Object.freeze({ batch: false, replay: false, cancelOnClose: false });
-
-const PENDING = 0;
-const JSON_MODE = 1;
-const SSE_MODE = 2;
-
-/**
- * An answer slower than this turns its response into SSE even if nothing else came first: the
- * stream then gets keep-alive comments (so a proxy's idle timeout does not cut a long call) and,
- * for >= 2025-11-25 clients, a priming event id to resume from if the connection drops.
- */
-export const SLOW_ANSWER_SSE_MS = 1_000;
-const SLOW_TICK_MS = 250;
-
-// One process-wide ticker for all undecided streams, instead of a timer per request.
-const slow = new Map<OutStream, (stream: OutStream) => void>();
-let slowTicker: NodeJS.Timeout | undefined;
-
-function watchSlow(stream: OutStream, promote: (stream: OutStream) => void): void {
-  slow.set(stream, promote);
-  if (slowTicker === undefined) {
-    slowTicker = setInterval(tickSlow, SLOW_TICK_MS);
-    slowTicker.unref();
-  }
-}
-
-function tickSlow(): void {
-  const now = Date.now();
-  for (const [stream, promote] of slow) {
-    if (stream.mode !== PENDING || stream.complete) slow.delete(stream);
-    else if (now - stream.openedAt >= SLOW_ANSWER_SSE_MS) {
-      slow.delete(stream);
-      promote(stream);
-    }
-  }
-  if (slow.size === 0 && slowTicker !== undefined) {
-    clearInterval(slowTicker);
-    slowTicker = undefined;
-  }
-}
-
-export interface OutStream {
-  readonly id: number;
-  readonly standalone: boolean;
-  sink: ResponseSink | undefined;
-  mode: typeof PENDING | typeof JSON_MODE | typeof SSE_MODE;
-  /** Final answers still owed on this stream (request streams). */
-  remaining: number;
-  readonly options: StreamOptions;
-  readonly openedAt: number;
-  /** Batch answers gathered while still hoping to reply with one JSON array. */
-  collected: string[] | undefined;
-  complete: boolean;
-}
+export { BATCH_2025, CHANNEL_REQUEST, POST_2025, type OutStream, type ResponseSink, type StreamOptions } from './stream-shapes.ts';
+export { SLOW_ANSWER_SSE_MS } from './slow-streams.ts';
 
 export interface StreamSet {
   readonly standalone: OutStream;
@@ -196,7 +107,7 @@ export function createStreamSet({ log, logger, priming, keepFinished, onabandon 
 
   const finish = (stream: OutStream) => {
     stream.complete = true;
-    slow.delete(stream);
+    unwatchSlow(stream);
     unfinished.delete(stream);
     if (stream.mode === SSE_MODE && stream.options.replay) {
       finished.push(stream.id);

@@ -1,9 +1,10 @@
 /**
- * Small helpers shared by the remote transports: the headers every upstream request carries,
- * reading the head of an error body, and the response's media type.
+ * Small helpers shared by the remote transports: the headers every upstream request carries (and
+ * those one message adds), reading the head of an error body, and the response's media type.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RemoteTargetConfig } from '../config/types.ts';
+import type { SendOptions } from './types.ts';
 
 /** The undici body shape these helpers need (a readable of Buffers that can be dumped). */
 export interface ReadableBody extends AsyncIterable<Buffer> {
@@ -21,6 +22,22 @@ export function upstreamHeaders(target: RemoteTargetConfig, authorization: strin
   const headers: Record<string, string> = { ...target.headers, ...extra };
   if (target.forwardAuthorization && authorization !== undefined) headers.authorization = authorization;
   return headers;
+}
+
+/**
+ * Adds one message's own headers (SendOptions) to `base`, in place, and returns it: the per-message
+ * ones never replace a header the target or the protocol already set; the trace context is the
+ * gateway's span's and always goes (trace-context.ts). Nothing is allocated when there are none.
+ */
+export function withMessageHeaders(base: Record<string, string>, options: SendOptions | undefined): Record<string, string> {
+  if (options === undefined) return base;
+  const { headers, trace } = options;
+  if (headers !== undefined) for (const name in headers) base[name] ??= headers[name]!;
+  if (trace !== undefined) {
+    base.traceparent = trace.traceparent;
+    if (trace.tracestate !== undefined) base.tracestate = trace.tracestate;
+  }
+  return base;
 }
 
 /** Up to `limit` bytes of a body, for quoting an error; the rest is discarded. */

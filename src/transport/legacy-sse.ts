@@ -14,11 +14,11 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { isRequest } from '../jsonrpc/envelope.ts';
 import { setTraceMeta } from '../jsonrpc/trace-context.ts';
 import type { Logger } from '../log/logger.ts';
-import { discard, mediaType, readHead, upstreamHeaders } from './http-body.ts';
+import { discard, mediaType, readHead, upstreamHeaders, withMessageHeaders } from './http-body.ts';
 import { boundPost, postTimeout, toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
 import { createSseMessageReader } from './sse-messages.ts';
-import type { RemoteTransportOptions } from './streamable-http.ts';
-import type { Transport } from './types.ts';
+import type { RemoteTransportOptions } from './streamable-wire.ts';
+import type { SendOptions, Transport } from './types.ts';
 
 /**
  * How long `start` waits for the `endpoint` event. 30 s, the handshake's own minimum (a server
@@ -133,9 +133,11 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
       return startPromise;
     },
 
-    async send(message, trace) {
+    async send(message, sendOptions) {
       if (closed || endpoint === undefined) throw closedError();
-      // The POST only acknowledges; the request lives on the stream, so its trace context rides in _meta.
+      // The POST only acknowledges; the request lives on the stream, so its trace context rides in
+      // _meta, and a cancel (the signal) has no POST to end: the correlator's notification says it.
+      const trace = sendOptions?.trace;
       if (trace !== undefined && isRequest(message)) setTraceMeta(message, trace);
       const controller = new AbortController();
       posts.add(controller);
@@ -145,7 +147,7 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
         if (credential !== undefined) await authorize();
         const res = await request(endpoint, {
           method: 'POST',
-          headers: { ...headers, 'content-type': 'application/json' },
+          headers: ownHeaders({ ...headers, 'content-type': 'application/json' }, sendOptions?.headers),
           body: JSON.stringify(message),
           dispatcher: agent,
           signal: controller.signal,
@@ -174,4 +176,9 @@ export function createLegacySseTransport(options: RemoteTransportOptions): Trans
     },
   };
   return transport;
+}
+
+/** The message's own headers on its POST (never replacing one already set); its trace is in _meta. */
+function ownHeaders(base: Record<string, string>, own: SendOptions['headers']): Record<string, string> {
+  return own === undefined ? base : withMessageHeaders(base, { headers: own });
 }

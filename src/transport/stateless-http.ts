@@ -36,7 +36,8 @@ export interface StatelessHttpWire {
   /**
    * POSTs one request; every other message of its answer (progress, log lines) goes to `onmessage`
    * as it arrives. Resolves with the answer; rejects with a GatewayError (network, HTTP status,
-   * unusable body, stream cut before the answer, `abort`). `extraHeaders`: `Mcp-Param-*` ones.
+   * unusable body, stream cut before the answer, `abort`). `extraHeaders`: the request's own
+   * (`Mcp-Param-*`, trace context; SendOptions of the bridge's send).
    */
   post(
     request: JsonRpcRequest,
@@ -50,15 +51,18 @@ const ACCEPT_POST = 'application/json, text/event-stream';
 /** How much of an error body is read to quote the upstream's message. */
 const ERROR_BODY_BYTES = 4_096;
 
-/** The headers of one 2026 request (basic/transports, "Request Headers"). */
+/**
+ * The headers of one 2026 request (basic/transports, "Request Headers"). `extra`, the request's
+ * own (Mcp-Param-*, trace context), never replaces a configured or protocol header.
+ */
 export function modernRequestHeaders(
   fixed: Readonly<Record<string, string>>,
   request: JsonRpcRequest,
   extra?: Readonly<Record<string, string>>,
 ): Record<string, string> {
   const headers: Record<string, string> = {
-    ...fixed,
     ...extra,
+    ...fixed,
     accept: ACCEPT_POST,
     'content-type': 'application/json',
     'mcp-protocol-version': MODERN_PROTOCOL_VERSION,

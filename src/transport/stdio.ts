@@ -13,7 +13,7 @@ import type { ChildCgroup } from './cgroups.ts';
 import type { StdioTargetConfig } from '../config/types.ts';
 import type { GatewayError } from '../errors/gateway-error.ts';
 import { serializeMessage } from '../jsonrpc/ndjson.ts';
-import { setTraceMeta, type TraceContext } from '../jsonrpc/trace-context.ts';
+import { setTraceMeta } from '../jsonrpc/trace-context.ts';
 import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { killEscapees, nextUpstreamTag, UPSTREAM_TAG_VAR } from './escapees.ts';
@@ -21,7 +21,7 @@ import { registerGroup, signalGroup, stopGroup, unregisterGroup } from './proces
 import { createStderrSink, type StderrSink } from './stderr-sink.ts';
 import { busyError, closedError, type ExitInfo, exitedError, overflowError, spawnFailed } from './stdio-errors.ts';
 import { createStdoutReader, type Overflow, type StdoutGarbage, type StdoutReader } from './stdout-reader.ts';
-import type { Transport } from './types.ts';
+import type { SendOptions, Transport } from './types.ts';
 
 export { killAllChildrenNow } from './process-tree.ts';
 
@@ -100,12 +100,15 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       startPromise ??= new Promise<void>(spawnChild);
       return startPromise;
     },
-    async send(message: JsonRpcMessage, trace?: TraceContext) {
+    async send(message: JsonRpcMessage, options?: SendOptions) {
       const stdin = child?.stdin;
       const usable = state === 'open' && !closeRequested && failure === undefined && exitInfo === undefined;
       if (!usable || stdin === undefined || !stdin.writable || queue === undefined) throw closedError(name, state === 'new' || state === 'starting');
       const id = 'method' in message && 'id' in message && typeof message.id === 'number' ? message.id : undefined;
-      // stdio has no headers: trace context rides in the request's _meta (semconv MCP, "Context propagation").
+      // stdio has no headers (per-message ones are dropped) and one pipe for every message (a cancel
+      // is the correlator's notification, or withdraw): trace context rides in the request's _meta
+      // (semconv MCP, "Context propagation").
+      const trace = options?.trace;
       if (trace !== undefined && id !== undefined) setTraceMeta(message as JsonRpcRequest, trace);
       if (!queue.push(serializeMessage(message), id)) throw busyError(target, queue.queuedBytes, log);
       // Paced like a write that waits for 'drain': resolves once the queue has reached the pipe.

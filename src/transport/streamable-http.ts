@@ -1,229 +1,69 @@
 /**
  * The Streamable HTTP upstream wire (MCP basic/transports, "Streamable HTTP", 2025-03-26 onwards)
- * over the target's pooled undici Agent.
+ * over the target's pooled undici Agent. Three files, one per job: this one is the transport's
+ * life (send, the GET stream, re-initializing, DELETE, close); streamable-post.ts is one POST and
+ * its answer; streamable-wire.ts is what they share (headers, session state, SSE reading, GET).
  *
- * - Each message is one POST (`Accept: application/json, text/event-stream`). Notifications and
- *   responses get 202; a request's answer comes as one JSON body or as an SSE stream that may carry
- *   progress and server->client requests first. `send` covers the whole exchange, so any failure
- *   rejects it and the correlator fails just that request.
+ * - Each message is one POST; `send` covers the whole exchange, so any failure rejects it and the
+ *   correlator fails just that request. The send's `signal` ends a request's POST (a cancel or a
+ *   timeout: servers send no answer to a cancelled request); its `headers` and `trace` go on the POST.
  * - `Mcp-Session-Id` from the initialize answer and `MCP-Protocol-Version` from its result go on
  *   every later request ("Session Management", "Protocol Version Header").
  * - After `notifications/initialized` the GET stream is opened for server-initiated messages
- *   (405 = the server offers none; remembered per target, so later sessions do not ask). A dropped
- *   SSE stream is resumed with `Last-Event-ID` (sse-resume.ts).
+ *   (405 = the server offers none). A dropped SSE stream is resumed with `Last-Event-ID` (sse-resume.ts).
  * - 404 for our session id: re-initialize transparently (replay initialize + initialized, retry
  *   the request) only when the session holds no upstream state (http-session-state.ts). Otherwise
  *   GW_UPSTREAM_SESSION_EXPIRED, and the transport closes so the downstream session ends.
  * - `close()` sends DELETE for the session (405 tolerated).
  */
-import { request, type Dispatcher } from 'undici';
-import type { RemoteTargetConfig } from '../config/types.ts';
+import { request } from 'undici';
 import { GatewayError } from '../errors/gateway-error.ts';
-import { idKey, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
-import type { TraceContext } from '../jsonrpc/trace-context.ts';
+import { idKey, isRequest, isResponse } from '../jsonrpc/envelope.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
-import type { Logger } from '../log/logger.ts';
-import { discard, mediaType, readHead, upstreamHeaders, type ReadableBody } from './http-body.ts';
-import { createAbortHandle, dispatchExchange, type AbortHandle, type BodyPlan, type DispatchedResponse, type ResponseHead } from './http-dispatch.ts';
-import { boundPost, postTimeout, toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
-import type { AgentPool } from './http-pool.ts';
-import { createHttpSessionState, negotiatedVersion } from './http-session-state.ts';
-import { createSseMessageReader, toMessages } from './sse-messages.ts';
-import type { SseParser } from './sse-parser.ts';
-import { keepStreamOpen, readAnswerStream } from './sse-resume.ts';
-import type { Transport } from './types.ts';
+import { discard } from './http-body.ts';
+import { createAbortHandle, type AbortHandle } from './http-dispatch.ts';
+import { boundPost, postTimeout, toNetworkError } from './http-errors.ts';
+import { negotiatedVersion } from './http-session-state.ts';
+import { keepStreamOpen } from './sse-resume.ts';
+import { postExchange } from './streamable-post.ts';
+import { createStreamableWire, type Exchange, type RemoteTransportOptions, type WireOwner } from './streamable-wire.ts';
+import type { SendOptions, Transport } from './types.ts';
 
-export interface RemoteTransportOptions {
-  target: RemoteTargetConfig;
-  /** One logger per upstream, already bound to the session and target. */
-  logger: Logger;
-  /** The downstream's own Authorization; sent only when the target sets `forwardAuthorization`. */
-  authorization?: string | undefined;
-  /** The target's pooled agent (acquired by the connection) and what the pool knows of its endpoint. */
-  agent: Dispatcher;
-  agents: Pick<AgentPool, 'offersGetStream' | 'noteNoGetStream'>;
-  /** Headers on top of the target's own (per-principal identity); never logged. */
-  extraHeaders?: Readonly<Record<string, string>> | undefined;
-  /**
-   * The bearer token to send as `Authorization`, asked before every request (an exchanged token,
-   * RFC 8693, renewed as it nears expiry). Rejects with the GatewayError the request then fails with.
-   */
-  credential?: (() => Promise<string>) | undefined;
-  /** The upstream answered 401 to the credential: forget it, so the next request gets a fresh one. */
-  credentialRejected?: (() => void) | undefined;
-}
-
-const ACCEPT_POST = 'application/json, text/event-stream';
 /** DELETE on close must not hold a session's end (or the gateway's shutdown) up for long. */
 const DELETE_TIMEOUT_MS = 5_000;
-/** How much of an error body is read to quote the upstream's message. */
-const ERROR_BODY_BYTES = 4_096;
 
-/** Where an exchange's messages go, and which request answers it still waits for. */
-interface Exchange {
-  readonly waiting: Set<string>;
-  readonly deliver: (message: JsonRpcMessage) => void;
-}
-
-/** What closing the transport (or cancelling a request) aborts. */
+/** What closing the transport aborts. */
 interface Abortable {
   abort(): void;
 }
 
-interface CallOptions {
-  method: 'GET' | 'POST' | 'DELETE';
-  headers: Record<string, string>;
-  body?: string;
-}
-
 export function createStreamableHttpTransport(options: RemoteTransportOptions): Transport {
-  const { target, logger, agent, agents } = options;
+  const { target, logger, agents } = options;
   const name = target.name;
-  const { origin, pathname, search } = new URL(target.url);
-  const path = pathname + search;
-  const fixedHeaders = upstreamHeaders(target, options.authorization, options.extraHeaders);
-  const session = createHttpSessionState();
   let closed = false;
   let closing: Promise<void> | undefined;
   let reinitializing: Promise<void> | undefined;
   let reinitCount = 0;
   let getStream: Abortable | undefined;
-  /** Every open exchange, so closing aborts them all; requests also by id, so a cancel ends its POST. */
+  /** Every open exchange, so closing aborts them all. */
   const open = new Set<Abortable>();
-  const byRequest = new Map<string, Abortable>();
+  const live = () => !closed;
 
-  const headersFor = (extra: Record<string, string>) => session.headers(fixedHeaders, extra);
-  const { credential } = options;
-  /** Puts the current credential into the fixed headers (no-op without one: no await on the common path). */
-  const authorize = async () => {
-    if (credential !== undefined) fixedHeaders.authorization = `Bearer ${await credential()}`;
+  const owner: WireOwner = {
+    get closed() {
+      return closed;
+    },
+    deliverUp: (message) => {
+      if (!closed) transport.onmessage?.(message);
+    },
+    undeliverable: (id, error) => transport.onundeliverable?.(id, error),
+    recover: (usedSession) => recover(usedSession),
   };
+  const wire = createStreamableWire(options, owner);
+  const { session, closedError } = wire;
 
-  const closedError = () => new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" connection is closed`, { target: name });
-
-  const deliverUp = (message: JsonRpcMessage) => {
-    if (!closed) transport.onmessage?.(message);
-  };
-  const upstreamExchange = (): Exchange => ({ waiting: new Set(), deliver: deliverUp });
-
-  /** Every message read from an answer: marks answered requests, learns the negotiated version. */
-  const receive = (message: JsonRpcMessage, exchange: Exchange) => {
-    if (isResponse(message) && message.id !== null) exchange.waiting.delete(idKey(message.id));
-    session.received(message);
-    exchange.deliver(message);
-  };
-
-  const readerFor = (exchange: Exchange): SseParser =>
-    createSseMessageReader({
-      target: name,
-      maxMessageBytes: target.maxMessageBytes,
-      logger,
-      onmessage: (message) => receive(message, exchange),
-      onundeliverable: (id, error) => {
-        exchange.waiting.delete(idKey(id));
-        transport.onundeliverable?.(id, error);
-      },
-    });
-
-  const call = async (options: CallOptions, signal: AbortSignal): Promise<Dispatcher.ResponseData> => {
-    try {
-      return await request(target.url, { ...options, dispatcher: agent, signal });
-    } catch (err) {
-      if (signal.aborted || closed) throw closedError();
-      throw toNetworkError(name, err);
-    }
-  };
-
-  /**
-   * GET the session's stream (resuming after `lastEventId`). Undefined: the server offers none
-   * (405), or it forgot the session, which `recover` then handles (re-initializing reopens it).
-   */
-  const openStream = async (lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableBody | undefined> => {
-    if (credential !== undefined) await authorize();
-    const usedSession = session.sessionId;
-    const extra: Record<string, string> = { accept: 'text/event-stream' };
-    if (lastEventId !== undefined) extra['last-event-id'] = lastEventId;
-    const res = await call({ method: 'GET', headers: headersFor(extra) }, signal);
-    if (res.statusCode === 405) {
-      await discard(res.body);
-      agents.noteNoGetStream(target);
-      logger.debug('upstream offers no GET stream (405)');
-      return undefined;
-    }
-    if (res.statusCode === 404 && usedSession !== undefined) {
-      await discard(res.body);
-      await recover(usedSession).catch(() => undefined);
-      return undefined;
-    }
-    if (res.statusCode === 401) options.credentialRejected?.();
-    if (res.statusCode >= 400) throw toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger);
-    if (mediaType(res.headers) !== 'text/event-stream') {
-      await discard(res.body);
-      throw toProtocolError(name, res.statusCode, 'the GET stream is not text/event-stream');
-    }
-    return res.body;
-  };
-
-  /** One POST and its whole answer. Throws GW_UPSTREAM_SESSION_EXPIRED (status 404) for a lost session. */
-  const post = async (body: string, exchange: Exchange, abort: AbortHandle, initialize: boolean, trace?: TraceContext): Promise<void> => {
-    if (credential !== undefined) await authorize();
-    const usedSession = session.sessionId;
-    const headers = headersFor({ accept: ACCEPT_POST, 'content-type': 'application/json' });
-    // Each request is its own POST, so its trace context goes as the W3C headers (trace-context.ts).
-    if (trace !== undefined) {
-      headers.traceparent = trace.traceparent;
-      if (trace.tracestate !== undefined) headers.tracestate = trace.tracestate;
-    }
-    // The version header belongs to requests after initialize (2025-06-18, "Protocol Version Header").
-    if (initialize) delete headers['mcp-protocol-version'];
-    let parser: SseParser | undefined;
-    // The body's fate is decided from the head, before any of it is read (http-dispatch.ts).
-    const plan = (head: ResponseHead): BodyPlan => {
-      const status = head.statusCode;
-      if (status >= 400) return { mode: 'head', limit: ERROR_BODY_BYTES };
-      // Before the body: an SSE answer delivers the initialize result while it streams, and the
-      // client's next request must already carry the session id.
-      if (initialize) session.sessionId = head.sessionId ?? session.sessionId;
-      if (exchange.waiting.size === 0) return { mode: 'head', limit: 0 };
-      if (head.contentType === 'text/event-stream') {
-        const reader = readerFor(exchange);
-        parser = reader;
-        return { mode: 'stream', onchunk: (chunk) => reader.push(chunk) };
-      }
-      if (head.contentType !== 'application/json') return { mode: 'head', limit: 0 };
-      return { mode: 'collect', limit: target.maxMessageBytes };
-    };
-    let res: DispatchedResponse;
-    try {
-      res = await dispatchExchange(agent, { origin, path, method: 'POST', headers, body, abort, plan });
-    } catch (err) {
-      if (abort.aborted || closed) throw closedError();
-      throw toNetworkError(name, err);
-    }
-    const status = res.statusCode;
-    if (status === 404 && usedSession !== undefined) {
-      throw new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" no longer knows its session`, { target: name, status });
-    }
-    if (status === 401) options.credentialRejected?.();
-    if (status >= 400) throw toHttpError(name, status, res.text, logger);
-    if (exchange.waiting.size === 0 && parser === undefined) return; // 202 for notifications and responses
-    if (parser !== undefined) {
-      const options = { parser, signal: abort.signal, open: openStream, target: name, logger };
-      return readAnswerStream({ events: res.streamed }, () => exchange.waiting.size > 0 && !closed, options);
-    }
-    const type = res.contentType;
-    if (type !== 'application/json') {
-      throw toProtocolError(name, status, `expected application/json or text/event-stream, got ${type || 'no content type'}`);
-    }
-    if (res.overflow) {
-      throw new GatewayError('GW_UPSTREAM_MESSAGE_TOO_LARGE', `Upstream "${name}" answered with more than ${target.maxMessageBytes} bytes`, {
-        target: name,
-        limit: target.maxMessageBytes,
-      });
-    }
-    for (const message of toMessages(res.text, logger)) receive(message, exchange);
-    if (exchange.waiting.size > 0) throw toProtocolError(name, status, 'the JSON body holds no answer to the request');
-  };
+  const post = (body: string, exchange: Exchange, abort: AbortHandle, initialize: boolean, send?: SendOptions) =>
+    postExchange(wire, body, { exchange, abort, initialize, send, live });
 
   /** A 404 for `usedSession`: re-initialize when nothing would be lost, else end with an error. */
   const recover = (usedSession: string): Promise<void> => {
@@ -251,13 +91,13 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     let answer: JsonRpcMessage | undefined;
     const exchange: Exchange = {
       waiting: new Set([idKey(id)]),
-      deliver: (message) => (isResponse(message) && message.id === id ? (answer = message) : deliverUp(message)),
+      deliver: (message) => (isResponse(message) && message.id === id ? (answer = message) : owner.deliverUp(message)),
     };
     try {
       await post(session.replay(id), exchange, controller, true);
       if (answer === undefined || !('result' in answer)) throw new Error('initialize was refused');
       session.protocolVersion = negotiatedVersion(answer) ?? session.protocolVersion;
-      await post('{"jsonrpc":"2.0","method":"notifications/initialized"}', upstreamExchange(), controller, false);
+      await post('{"jsonrpc":"2.0","method":"notifications/initialized"}', wire.upstreamExchange(), controller, false);
     } catch (err) {
       const error = new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" ended its session and re-initializing failed`, {
         target: name,
@@ -283,8 +123,8 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     if (closed || !agents.offersGetStream(target)) return;
     const controller = track(new AbortController());
     getStream = controller;
-    const options = { parser: readerFor(upstreamExchange()), signal: controller.signal, open: openStream, target: name, logger };
-    void keepStreamOpen(options, fail).finally(() => untrack(controller));
+    const streamOptions = { parser: wire.readerFor(wire.upstreamExchange()), signal: controller.signal, open: wire.openStream, target: name, logger };
+    void keepStreamOpen(streamOptions, fail).finally(() => untrack(controller));
   };
 
   const sendDelete = async () => {
@@ -292,8 +132,8 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     try {
       const res = await request(target.url, {
         method: 'DELETE',
-        dispatcher: agent,
-        headers: headersFor({}),
+        dispatcher: wire.agent,
+        headers: wire.headersFor({}),
         signal: AbortSignal.timeout(DELETE_TIMEOUT_MS),
       });
       await discard(res.body);
@@ -306,7 +146,6 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   const abortAll = () => {
     for (const controller of open) controller.abort();
     open.clear();
-    byRequest.clear();
   };
 
   /** The wire is lost for good: abort everything and tell the owner why. */
@@ -319,17 +158,17 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
     transport.onclose?.(reason);
   };
 
-  const exchangeOnce = async (text: string, exchange: Exchange, abort: AbortHandle, initialize: boolean, trace?: TraceContext): Promise<void> => {
-    // post() reads the session id before its first await, so this is the one the 404 was for.
+  const exchangeOnce = async (text: string, exchange: Exchange, abort: AbortHandle, initialize: boolean, send?: SendOptions): Promise<void> => {
+    // postExchange reads the session id before its first await, so this is the one the 404 was for.
     const usedSession = session.sessionId;
     try {
-      await post(text, exchange, abort, initialize, trace);
+      await post(text, exchange, abort, initialize, send);
     } catch (err) {
       if (!(err instanceof GatewayError) || err.code !== 'GW_UPSTREAM_SESSION_EXPIRED' || usedSession === undefined || closed) throw err;
       await recover(usedSession);
       if (abort.aborted || closed) throw closedError();
       try {
-        await post(text, exchange, abort, false, trace);
+        await post(text, exchange, abort, false, send);
       } catch (again) {
         if (again instanceof GatewayError && again.code === 'GW_UPSTREAM_SESSION_EXPIRED') {
           const error = new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" lost its new session at once`, { target: name, status: 404 });
@@ -344,39 +183,31 @@ export function createStreamableHttpTransport(options: RemoteTransportOptions): 
   const transport: Transport = {
     start: () => (closed ? Promise.reject(closedError()) : Promise.resolve()),
 
-    async send(message, trace) {
+    async send(message, sendOptions) {
       if (closed) throw closedError();
       const text = JSON.stringify(message);
-      const exchange = upstreamExchange();
+      const exchange = wire.upstreamExchange();
       const controller = track(createAbortHandle());
-      let key: string | undefined;
-      let initialize = false;
-      if (isRequest(message)) {
-        key = idKey(message.id);
-        exchange.waiting.add(key);
-        byRequest.set(key, controller);
-        initialize = message.method === 'initialize';
-      }
+      const asks = isRequest(message);
+      if (asks) exchange.waiting.add(idKey(message.id));
+      // A cancelled request's POST would otherwise stay open: servers send no answer to it.
+      const signal = sendOptions?.signal;
+      const cancel = signal === undefined ? undefined : () => controller.abort();
+      if (signal?.aborted) controller.abort();
+      else if (cancel !== undefined) signal!.addEventListener('abort', cancel, { once: true });
       session.sent(message);
       if (reinitializing !== undefined) await reinitializing.catch(() => undefined);
-      const timer = key === undefined ? boundPost(controller, target.timeouts.requestMs) : undefined;
+      const timer = asks ? undefined : boundPost(controller, target.timeouts.requestMs);
       try {
-        await exchangeOnce(text, exchange, controller, initialize, trace);
+        await exchangeOnce(text, exchange, controller, asks && message.method === 'initialize', sendOptions);
       } catch (err) {
         throw timer !== undefined && controller.aborted && !closed ? postTimeout(name, message, target.timeouts.requestMs) : err;
       } finally {
         clearTimeout(timer);
         untrack(controller);
-        if (key !== undefined) byRequest.delete(key);
+        if (cancel !== undefined) signal!.removeEventListener('abort', cancel);
       }
-      if (!isRequest(message) && !isResponse(message)) {
-        if (message.method === 'notifications/initialized' && getStream === undefined) openGetStream();
-        // A cancelled request's POST would otherwise stay open: servers send no answer to it.
-        if (message.method === 'notifications/cancelled' && isObject(message.params)) {
-          const requestId = message.params.requestId;
-          if (typeof requestId === 'number' || typeof requestId === 'string') byRequest.get(idKey(requestId))?.abort();
-        }
-      }
+      if (!asks && !isResponse(message) && message.method === 'notifications/initialized' && getStream === undefined) openGetStream();
     },
 
     close() {

@@ -21,9 +21,11 @@ import type {
   RequestMeta,
 } from '../jsonrpc/types.ts';
 import type { TimeoutPolicy } from '../config/types.ts';
-import type { TraceContext } from '../jsonrpc/trace-context.ts';
 import type { Logger } from '../log/logger.ts';
-import type { Transport } from '../transport/types.ts';
+import type { SendOptions, Transport } from '../transport/types.ts';
+
+/** What a request carries up besides its text: its own headers and trace context (the signal is the correlator's). */
+export type RequestOptions = Pick<SendOptions, 'headers' | 'trace'>;
 
 /**
  * Receives the outcome of forwarded requests. Exactly one of onresponse/onerror is called, once per
@@ -47,6 +49,8 @@ interface Pending {
   readonly method: string;
   readonly startedAt: number;
   readonly timeouts: TimeoutPolicy;
+  /** Aborted when the request is withdrawn (cancel, timeout): the transport's send signal. */
+  readonly abort: AbortController;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -54,12 +58,17 @@ export interface Correlator {
   /**
    * Sends a request upstream under a fresh id. Mutates `message` (id, progress token). Returns the
    * upstream id, which `cancel` takes. The handler is told the outcome; a send failure reaches it too.
-   * `trace`: the W3C context of the gateway's upstream span (tracing on), handed to the transport.
+   * `options`: the request's own headers and the W3C context of the gateway's upstream span
+   * (tracing on), handed to the transport with the signal `cancel` and a timeout abort.
    */
-  request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: TimeoutPolicy, trace?: TraceContext): number;
+  request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: TimeoutPolicy, options?: RequestOptions): number;
   /** Forwards a notification or a response (to a server->client request) as it is. */
   send(message: JsonRpcMessage): Promise<void>;
-  /** Withdraws a request: `notifications/cancelled` goes upstream; the handler is not called. */
+  /**
+   * Withdraws a request: its send's signal is aborted (a wire with one exchange per request ends
+   * it) and `notifications/cancelled` goes upstream unless the transport took the request back
+   * before the peer saw it. The handler is not called.
+   */
   cancel(upstreamId: number, reason?: string): boolean;
   /** Requests still waiting for an answer. */
   readonly inflight: number;
@@ -108,15 +117,17 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
     settleIdle();
   };
 
-  const sendCancel = (upstreamId: number, reason: string) => {
+  const sendCancel = (upstreamId: number, entry: Pending, reason: string) => {
     // Still queued for a child that is not reading: take it back; the upstream never saw it.
-    if (transport.withdraw?.(upstreamId) === true) return;
+    if (transport.withdraw?.(upstreamId) === true) return entry.abort.abort();
     const note: JsonRpcNotification = {
       jsonrpc: '2.0',
       method: 'notifications/cancelled',
       params: { requestId: upstreamId, reason },
     };
     transport.send(note).catch((err: unknown) => logger.debug({ err }, 'could not send notifications/cancelled upstream'));
+    // After the note is on its way: a wire with one exchange per request ends the request's own.
+    entry.abort.abort();
   };
 
   const onTimeout = (upstreamId: number) => {
@@ -124,7 +135,7 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
     if (entry === undefined) return;
     const elapsedMs = Date.now() - entry.startedAt;
     logger.warn({ upstreamId, method: entry.method, elapsedMs }, 'upstream request timed out; cancelling it upstream');
-    sendCancel(upstreamId, `Timed out after ${elapsedMs} ms at the gateway`);
+    sendCancel(upstreamId, entry, `Timed out after ${elapsedMs} ms at the gateway`);
     fail(
       upstreamId,
       new GatewayError('GW_UPSTREAM_TIMEOUT', `Upstream "${target}" did not answer ${entry.method} within ${elapsedMs} ms`, {
@@ -161,7 +172,7 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
   };
 
   const correlator: Correlator = {
-    request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: TimeoutPolicy, trace?: TraceContext) {
+    request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: TimeoutPolicy, options?: RequestOptions) {
       const upstreamId = nextId++;
       if (destroyedWith !== undefined) {
         handler.onerror(destroyedWith, context);
@@ -182,12 +193,15 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
         method: message.method,
         startedAt: Date.now(),
         timeouts,
+        abort: new AbortController(),
         timer: undefined,
       };
       pending.set(upstreamId, entry);
       armTimer(upstreamId, entry);
       message.id = upstreamId;
-      transport.send(message, trace).catch((err: unknown) => {
+      const sendOptions: SendOptions =
+        options === undefined ? { signal: entry.abort.signal } : { signal: entry.abort.signal, headers: options.headers, trace: options.trace };
+      transport.send(message, sendOptions).catch((err: unknown) => {
         fail(
           upstreamId,
           err instanceof GatewayError
@@ -209,7 +223,7 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
     cancel(upstreamId, reason = 'Cancelled by the client') {
       const entry = take(upstreamId);
       if (entry === undefined) return false;
-      sendCancel(upstreamId, reason);
+      sendCancel(upstreamId, entry, reason);
       settleIdle();
       return true;
     },

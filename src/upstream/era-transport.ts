@@ -78,8 +78,8 @@ export function createEraTransport(options: EraTransportOptions): Transport {
       inner = chosen;
       await chosen.start();
     },
-    send(message, trace) {
-      return inner === undefined ? Promise.reject(closedError()) : inner.send(message, trace);
+    send(message, sendOptions) {
+      return inner === undefined ? Promise.reject(closedError()) : inner.send(message, sendOptions);
     },
     close() {
       closed = true;

@@ -23,11 +23,12 @@
  *   requests (input-requests.ts); once all are answered the request is sent again under a NEW id
  *   with `inputResponses` and the `requestState` exactly as the upstream gave it. Any other
  *   `resultType` fails the request (GW_UPSTREAM_INVALID_ANSWER).
- * - `notifications/cancelled` (the client's, or the correlator's on a timeout) closes that
- *   request's POST: in 2026 closing the stream is the cancel. Nothing is ever replayed.
+ * - A cancel (the client's, or the correlator's on a timeout) is the abort of the request's send
+ *   signal, which closes its POST: in 2026 closing the stream is the cancel. The correlator's
+ *   `notifications/cancelled` that goes with it is dropped here (2026 has none). Nothing is replayed.
  */
 import { GatewayError } from '../errors/gateway-error.ts';
-import { cancelledRequestId, idKey, isErrorResponse, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
+import { idKey, isErrorResponse, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
 import {
   META_CLIENT_CAPABILITIES,
   META_CLIENT_INFO,
@@ -38,14 +39,14 @@ import {
   RESERVED_META_PREFIX,
   withoutReservedMeta,
 } from '../jsonrpc/modern.ts';
-import type { TraceContext } from '../jsonrpc/trace-context.ts';
 import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import { isSupportedVersion, LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 import type { RemoteTargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { withMessageHeaders } from '../transport/http-body.ts';
 import { createAbortHandle, type AbortHandle } from '../transport/http-dispatch.ts';
 import type { StatelessHttpWire } from '../transport/stateless-http.ts';
-import type { Transport } from '../transport/types.ts';
+import type { SendOptions, Transport } from '../transport/types.ts';
 import { createInputAsker, toInputRequests } from './input-requests.ts';
 import { createListenStream, listenFilter } from './listen-stream.ts';
 import { createResourceSubscriptions } from './resource-subscriptions.ts';
@@ -171,17 +172,23 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
   };
 
   /** One request through as many input rounds as the upstream needs. Resolves when answered. */
-  const forward = async (request: JsonRpcRequest, trace: TraceContext | undefined): Promise<void> => {
+  const forward = async (request: JsonRpcRequest, sendOptions: SendOptions | undefined): Promise<void> => {
     const key = idKey(request.id);
     const abort = createAbortHandle();
     calls.set(key, abort);
+    const signal = sendOptions?.signal;
+    const cancel = () => {
+      asker.withdraw(key, 'cancelled');
+      abort.abort();
+    };
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener('abort', cancel, { once: true });
     const base = request.params ?? {};
     let params: JsonObject = { ...base, _meta: envelope(base._meta) };
     let wireId: RequestId = request.id;
     const call = request.method === 'tools/call';
-    // Each request is its own POST: its trace context goes as the W3C headers (trace-context.ts).
-    const traceHeaders = trace === undefined ? undefined : traceHeadersOf(trace);
-    let headers = withTrace(call ? tools.headersFor(base) : undefined, traceHeaders);
+    // Each request is its own POST: its own headers and trace context go as HTTP headers.
+    let headers = postHeaders(call ? tools.headersFor(base) : undefined, sendOptions);
     let relearnt = false;
     let reversioned = false;
     try {
@@ -198,7 +205,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
           // send it once more if what the tool declares has changed.
           if (!call || relearnt || response.error.code !== HEADER_MISMATCH || !(await relearn(base, abort))) return up({ ...response, id: request.id });
           relearnt = true;
-          headers = withTrace(tools.headersFor(base), traceHeaders);
+          headers = postHeaders(tools.headersFor(base), sendOptions);
           wireId = `${idText(request.id)}.retry-${++retryIds}`;
           continue;
         }
@@ -225,6 +232,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
       if (err instanceof GatewayError && err.code !== 'GW_UPSTREAM_CLOSED') logger.warn({ code: err.code, reason: err.details.reason }, 'bridged request failed');
       throw err;
     } finally {
+      signal?.removeEventListener('abort', cancel);
       calls.delete(key);
       if (asker.open > 0) asker.withdraw(key, 'the request ended');
     }
@@ -236,19 +244,13 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
       return;
     }
     // The client is ready for notifications: listen for the upstream's (the 2025 GET stream's part).
-    if (message.method === 'notifications/initialized') return listen?.open();
-    if (message.method !== 'notifications/cancelled') return; // roots/list_changed...: 2026 has none
-    const id = cancelledRequestId(message.params);
-    const key = id === undefined ? undefined : idKey(id);
-    const abort = key === undefined ? undefined : calls.get(key);
-    if (key === undefined || abort === undefined) return;
-    asker.withdraw(key, 'cancelled');
-    abort.abort();
+    // Any other (cancelled: the send's signal did it; roots/list_changed...): 2026 has none.
+    if (message.method === 'notifications/initialized') listen?.open();
   };
 
   const bridge: Transport = {
     start: () => (closed ? Promise.reject(new GatewayError('GW_UPSTREAM_CLOSED', undefined, { target: name })) : Promise.resolve()),
-    async send(message, trace) {
+    async send(message, sendOptions) {
       if (closed) throw new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" connection is closed`, { target: name });
       if (!isRequest(message)) return notify(message);
       switch (message.method) {
@@ -265,7 +267,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
           queueMicrotask(() => up({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
           return;
         default:
-          return forward(message, trace);
+          return forward(message, sendOptions);
       }
     },
     close() {
@@ -285,13 +287,10 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
   return bridge;
 }
 
-function traceHeadersOf(trace: TraceContext): Record<string, string> {
-  return trace.tracestate === undefined ? { traceparent: trace.traceparent } : { traceparent: trace.traceparent, tracestate: trace.tracestate };
-}
-
-/** The Mcp-Param-* headers and the trace headers of one POST, when there are any. */
-function withTrace(params: Record<string, string> | undefined, trace: Record<string, string> | undefined): Record<string, string> | undefined {
-  return params === undefined ? trace : trace === undefined ? params : { ...params, ...trace };
+/** The headers of one POST, when there are any: the tool's Mcp-Param-* ones, then the message's own and its trace. */
+function postHeaders(params: Record<string, string> | undefined, own: SendOptions | undefined): Record<string, string> | undefined {
+  if (own === undefined || (own.headers === undefined && own.trace === undefined)) return params;
+  return withMessageHeaders({ ...params }, own);
 }
 
 /** An id as text for a derived retry id (a raw big integer keeps its digits). */

@@ -16,7 +16,7 @@ import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage, JsonRpcNotificatio
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { UpstreamConnection } from './connection.ts';
-import type { Correlator, PendingHandler } from './correlator.ts';
+import type { Correlator, PendingHandler, RequestOptions } from './correlator.ts';
 
 /** The child's initialize answer: its result, or the error it refused with. */
 export type SharedHandshake = { readonly result: JsonObject; readonly version: string } | { readonly error: JsonRpcErrorObject };
@@ -126,7 +126,7 @@ export function createSharedLease(pool: LeasePool, logger: Logger, known: Readon
   };
 
   const correlator: Correlator = {
-    request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: Parameters<Correlator['request']>[3], trace?: Parameters<Correlator['request']>[4]) {
+    request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: Parameters<Correlator['request']>[3], options?: RequestOptions) {
       const shared = slot?.connection?.correlator;
       if (closedWith !== undefined || shared === undefined) {
         if (message.method === 'initialize' && closedWith === undefined) {
@@ -141,7 +141,7 @@ export function createSharedLease(pool: LeasePool, logger: Logger, known: Readon
         return 0;
       }
       const rec: Own = { handler: handler as PendingHandler<unknown>, context, id: 0, settled: false };
-      rec.id = shared.request(message, relay, rec, timeouts, trace);
+      rec.id = shared.request(message, relay, rec, timeouts, options);
       if (!rec.settled) own.set(rec.id, rec);
       return rec.id;
     },

@@ -3,6 +3,7 @@ import type { GatewayError } from '../../../src/errors/gateway-error.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../../src/jsonrpc/types.ts';
 import { createLogger } from '../../../src/log/logger.ts';
 import { createMemoryTransportPair } from '../../../src/transport/memory.ts';
+import type { SendOptions } from '../../../src/transport/types.ts';
 import { createCorrelator, type PendingHandler } from '../../../src/upstream/correlator.ts';
 
 const logger = createLogger({ level: 'silent' });
@@ -102,6 +103,34 @@ describe('correlator', () => {
     expect(o.error).toBeUndefined();
     expect(seen[1]).toMatchObject({ method: 'notifications/cancelled', params: { requestId: id, reason: 'no longer needed' } });
     expect(correlator.cancel(id)).toBe(false);
+  });
+
+  it("a request's send carries a signal aborted by a cancel (after the note) or a timeout, never by its answer; and its headers and trace", async () => {
+    const [near, far] = createMemoryTransportPair();
+    const sends: Array<{ message: JsonRpcMessage; options: SendOptions | undefined; abortedBefore: boolean[] }> = [];
+    const send = near.send.bind(near);
+    near.send = (message, options) => {
+      sends.push({ message, options, abortedBefore: sends.map((s) => s.options?.signal?.aborted === true) });
+      return send(message, options);
+    };
+    const correlator = createCorrelator({ transport: near, target: 't', logger });
+    const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+    const answered = correlator.request({ jsonrpc: '2.0', id: 'a', method: 'x' }, handler, outcome(), timeouts, { headers: { 'x-h': '1' }, trace });
+    const cancelled = correlator.request({ jsonrpc: '2.0', id: 'c', method: 'x' }, handler, outcome(), timeouts);
+    const timedOut = outcome();
+    correlator.request({ jsonrpc: '2.0', id: 't', method: 'x' }, handler, timedOut, { ...timeouts, requestMs: 20 });
+    expect(sends[0]!.options).toMatchObject({ headers: { 'x-h': '1' }, trace });
+    expect(sends.map((s) => s.options?.signal?.aborted)).toEqual([false, false, false]);
+    await far.send({ jsonrpc: '2.0', id: answered, result: {} });
+    expect(correlator.cancel(cancelled, 'stop')).toBe(true);
+    // The note went out while the request's signal was still unaborted: the abort follows it.
+    expect(sends[3]!.message).toMatchObject({ method: 'notifications/cancelled', params: { requestId: cancelled } });
+    expect(sends[3]!.abortedBefore[1]).toBe(false);
+    expect(sends[1]!.options?.signal?.aborted).toBe(true);
+    await timedOut.done;
+    expect(timedOut.error?.code).toBe('GW_UPSTREAM_TIMEOUT');
+    expect(sends[2]!.options?.signal?.aborted).toBe(true);
+    expect(sends[0]!.options?.signal?.aborted).toBe(false);
   });
 
   it('destroy fails everything pending at once, and later requests too', async () => {
