@@ -15,7 +15,7 @@ import { createExchange } from './exchange.ts';
 import { toParseFailure } from './parse-failure.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
+import { isModernVersion, isSupportedVersion, SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
 import { BATCH_2025, POST_2025, type Session } from '../session/session.ts';
 import type { RouteEndpoint } from '../session/endpoint-table.ts';
 import { refusalIn } from '../session/room.ts';
@@ -39,7 +39,6 @@ export interface McpRouteOptions {
 
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
-const supported = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
 
 /** Finds the endpoint a request's path serves now (one Map lookup); undefined: none. */
 export type ResolveEndpoint = (request: FastifyRequest) => RouteEndpoint | undefined;
@@ -68,7 +67,7 @@ function sessionOf(request: FastifyRequest, store: SessionStore, entry: RouteEnd
   }
   const version = request.headers[VERSION_HEADER];
   // 2025-06-18 "Protocol Version Header": absent means 2025-03-26; unknown or invalid means 400.
-  if (typeof version === 'string' && !supported.has(version)) {
+  if (typeof version === 'string' && !isSupportedVersion(version)) {
     throw new GatewayError('GW_UNSUPPORTED_PROTOCOL_VERSION', `Unsupported protocol version: ${version}`, {
       supported: [...SUPPORTED_PROTOCOL_VERSIONS],
     });
@@ -127,7 +126,7 @@ const eraError = (r: EraRejection) => new GatewayError(r.reject, r.message, r.da
 /** A GET or DELETE from a 2026 client (its header names a 2026 revision, it has no session): 405. */
 function isModernNonPost(request: FastifyRequest): boolean {
   const version = request.headers[VERSION_HEADER];
-  return typeof version === 'string' && version >= '2026-07-28' && request.headers[SESSION_HEADER] === undefined;
+  return typeof version === 'string' && isModernVersion(version) && request.headers[SESSION_HEADER] === undefined;
 }
 
 /**

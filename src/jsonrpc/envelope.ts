@@ -184,9 +184,11 @@ export function idKey(id: RequestId): string {
   return 'n' + id.rawJSON;
 }
 
-/** The id as it would appear in logs and error data. */
-export function idText(id: RequestId | null): string {
-  if (id === null) return 'null';
-  if (typeof id === 'object') return id.rawJSON;
-  return JSON.stringify(id);
+/**
+ * The id as plain text: a string as it is, a number (or a raw big integer) as the digits the peer
+ * sent. For span attributes, log lines and ids derived from it; the id as JSON is `JSON.stringify`,
+ * which writes a raw id's own text too.
+ */
+export function idText(id: RequestId): string {
+  return typeof id === 'object' ? id.rawJSON : String(id);
 }

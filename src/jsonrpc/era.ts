@@ -9,28 +9,13 @@
  * header must equal the claim (-32020). `initialize` stays the 2025 handshake unless it carries a
  * valid modern claim (then it is a removed method, -32601).
  */
+import { mcpNameField, isRemovedAt } from './methods.ts';
+import { decodeHeaderValue, META } from './modern.ts';
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from './types.ts';
+import { isModernVersion, isServedModernVersion, MODERN_PROTOCOL_VERSIONS } from './versions.ts';
 
-/** The stateless revision, and every modern revision this gateway serves (newest first). */
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
-export const MODERN_PROTOCOL_VERSIONS: readonly string[] = Object.freeze([MODERN_PROTOCOL_VERSION]);
-
-/** Reserved `_meta` keys of the 2026 envelope and of its results and notifications. */
-export const META = Object.freeze({
-  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
-  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
-  clientInfo: 'io.modelcontextprotocol/clientInfo',
-  logLevel: 'io.modelcontextprotocol/logLevel',
-  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
-  serverInfo: 'io.modelcontextprotocol/serverInfo',
-});
-const RESERVED_PREFIX = 'io.modelcontextprotocol/';
-
-/** 2025 methods the 2026 revision removed: a 2026 client gets 404 / -32601 for them. */
-export const REMOVED_IN_2026: ReadonlySet<string> = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
-
-/** Methods whose body field the `Mcp-Name` header mirrors (SEP-2243). */
-const NAME_SOURCE: Readonly<Record<string, string>> = Object.freeze({ 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' });
+// The inbound side's vocabulary, as its callers and tests know it (defined once, in modern.ts).
+export { decodeHeaderValue, META, withoutEnvelope } from './modern.ts';
 
 /** The headers the classifier reads (Node's lower-cased header object fits). */
 export type EraHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -53,7 +38,6 @@ const LEGACY: Classified = Object.freeze({ era: '2025' });
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const header = (value: string | string[] | undefined): string | undefined =>
   typeof value === 'string' ? value.trim() : Array.isArray(value) ? value[0]?.trim() : undefined;
-const isModern = (version: string): boolean => version >= MODERN_PROTOCOL_VERSION;
 
 function metaOf(params: unknown): JsonObject | undefined {
   const meta = isObj(params) ? params._meta : undefined;
@@ -89,7 +73,7 @@ export function classifyPost(body: unknown, headers: EraHeaders): Classified {
   if (!isObj(body) || typeof body.method !== 'string') return LEGACY;
   const meta = metaOf(body.params);
   const claimed = meta?.[META.protocolVersion];
-  const headerModern = version !== undefined && isModern(version);
+  const headerModern = version !== undefined && isModernVersion(version);
   if (!('id' in body)) {
     if (claimed === undefined && !headerModern) return LEGACY;
     if (claimed !== undefined && typeof claimed !== 'string') return { reject: 'GW_INVALID_ENVELOPE', message: `Invalid params: ${META.protocolVersion} must be a string` };
@@ -105,7 +89,7 @@ export function classifyPost(body: unknown, headers: EraHeaders): Classified {
   if (issue !== undefined) return { reject: 'GW_INVALID_ENVELOPE', message: `Invalid params: invalid _meta envelope: ${issue}`, data: { envelope: issue } };
   const claim = claimed as string;
   // A claim of a 2025 revision is a 2025 message (its session rules apply), whatever else it says.
-  if (!isModern(claim)) return LEGACY;
+  if (!isModernVersion(claim)) return LEGACY;
   if (version !== undefined && version !== claim) return mismatch(`the envelope names ${claim}, the MCP-Protocol-Version header ${version}`, version, claim);
   const method = header(headers['mcp-method']);
   if (method !== undefined && method !== body.method) return mismatch(`the body names method ${body.method}, the Mcp-Method header ${method}`, method, body.method);
@@ -120,7 +104,7 @@ export function checkModernRequest(request: JsonRpcRequest, version: string, hea
   const versionHeader = header(headers['mcp-protocol-version']);
   if (versionHeader === undefined) return mismatch('the MCP-Protocol-Version header is required', '(missing)', version);
   if (header(headers['mcp-method']) === undefined) return mismatch('the Mcp-Method header is required', '(missing)', request.method);
-  const field = Object.hasOwn(NAME_SOURCE, request.method) ? NAME_SOURCE[request.method] : undefined;
+  const field = mcpNameField(request.method);
   if (field !== undefined) {
     const value = request.params?.[field];
     const name = header(headers['mcp-name']);
@@ -133,14 +117,14 @@ export function checkModernRequest(request: JsonRpcRequest, version: string, hea
   }
   const param = checkParamHeaders(request, headers);
   if (param !== undefined) return param;
-  if (!MODERN_PROTOCOL_VERSIONS.includes(version)) {
+  if (!isServedModernVersion(version)) {
     return {
       reject: 'GW_PROTOCOL_VERSION_NOT_SUPPORTED',
       message: `Unsupported protocol version: ${version}`,
       data: { supported: [...MODERN_PROTOCOL_VERSIONS], requested: version },
     };
   }
-  if (REMOVED_IN_2026.has(request.method)) return { reject: 'GW_METHOD_NOT_FOUND', message: `Method not found: ${request.method} does not exist in ${version}` };
+  if (isRemovedAt(request.method, version)) return { reject: 'GW_METHOD_NOT_FOUND', message: `Method not found: ${request.method} does not exist in ${version}` };
   return undefined;
 }
 
@@ -179,30 +163,4 @@ function checkParamHeaders(request: JsonRpcRequest, headers: EraHeaders): EraRej
     if (!texts.has(value)) return mismatch(`the ${name} header is "${value}" but no argument of the call has that value`, raw, '(absent)');
   }
   return undefined;
-}
-
-const BASE64_PREFIX = '=?base64?';
-const BASE64_SUFFIX = '?=';
-const CANONICAL_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-/** A header value as sent (`Mcp-Name`, `Mcp-Param-*`): plain, or `=?base64?<utf-8 as base64>?=`; undefined if invalid. */
-export function decodeHeaderValue(value: string): string | undefined {
-  if (!value.startsWith(BASE64_PREFIX) || !value.endsWith(BASE64_SUFFIX)) return value;
-  const b64 = value.slice(BASE64_PREFIX.length, value.length - BASE64_SUFFIX.length);
-  if (!CANONICAL_BASE64.test(b64)) return undefined;
-  const bytes = Buffer.from(b64, 'base64');
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
-  return text.includes('\uFFFD') ? undefined : text;
-}
-
-/** A copy of `params` for a 2025 upstream: the 2026 envelope keys leave `_meta` (progressToken stays). */
-export function withoutEnvelope(params: JsonObject | undefined): JsonObject | undefined {
-  const meta = metaOf(params);
-  if (params === undefined || meta === undefined) return params;
-  const kept: JsonObject = {};
-  for (const key of Object.keys(meta)) if (!key.startsWith(RESERVED_PREFIX)) kept[key] = meta[key];
-  const copy: JsonObject = { ...params };
-  if (Object.keys(kept).length === 0) delete copy._meta;
-  else copy._meta = kept;
-  return copy;
 }

@@ -1,24 +1,24 @@
 /**
- * Vocabulary of the stateless 2026-07-28 revision that the wire needs: the revision string, the
- * reserved `_meta` keys of the per-request envelope, and the HTTP header values a request carries
- * (MCP 2026-07-28 basic/transports, "Request Headers"; the `=?base64?...?=` form of SEP-2243), as
- * the gateway sends them upstream. The inbound side (classifying, decoding) is era.ts.
+ * Vocabulary of the stateless 2026-07-28 revision that the wire needs, both ways: the reserved
+ * `_meta` keys of the per-request envelope, stripping them, the HTTP header values a request carries
+ * (MCP 2026-07-28 basic/transports, "Request Headers"), and the one codec of the `=?base64?...?=`
+ * form of SEP-2243 (`Mcp-Name`, `Mcp-Param-*`). Classifying an inbound request is era.ts; the
+ * revisions are versions.ts, what each method names is methods.ts.
  */
 import { isObject } from './envelope.ts';
-import { META } from './era.ts';
+import { mcpNameField } from './methods.ts';
 import type { JsonObject, JsonRpcRequest } from './types.ts';
 
-/** The stateless revision. An upstream is modern only if its `server/discover` lists exactly this. */
-export { MODERN_PROTOCOL_VERSION } from './era.ts';
-
-/** Reserved `_meta` keys of the per-request envelope (schema/2026-07-28; one list, in era.ts). */
-export const META_PROTOCOL_VERSION = META.protocolVersion;
-export const META_CLIENT_CAPABILITIES = META.clientCapabilities;
-export const META_CLIENT_INFO = META.clientInfo;
-export const META_LOG_LEVEL = META.logLevel;
-/** On results: who answered (moved out of the discover result into `_meta`). */
-export const META_SERVER_INFO = META.serverInfo;
-export const META_SUBSCRIPTION_ID = META.subscriptionId;
+/** Reserved `_meta` keys of the 2026 envelope and of its results and notifications (schema/2026-07-28). */
+export const META = Object.freeze({
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  logLevel: 'io.modelcontextprotocol/logLevel',
+  /** On results: who answered (moved out of the discover result into `_meta`). */
+  serverInfo: 'io.modelcontextprotocol/serverInfo',
+  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
+});
 /** Every reserved key starts so; a hop strips the ones it received and sets its own. */
 export const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
 /**
@@ -29,6 +29,7 @@ export const META_INPUT_KEY = 'dev.switchboard/inputKey';
 
 const SENTINEL_PREFIX = '=?base64?';
 const SENTINEL_SUFFIX = '?=';
+const CANONICAL_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
  * A string as an HTTP field value: as it is when it is plain printable ASCII without edge
@@ -44,13 +45,21 @@ export function headerValueOf(value: string): string {
   return plain ? value : `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`;
 }
 
+/** A header value as sent (`Mcp-Name`, `Mcp-Param-*`): plain, or `=?base64?<utf-8 as base64>?=`; undefined if invalid. */
+export function decodeHeaderValue(value: string): string | undefined {
+  if (!value.startsWith(SENTINEL_PREFIX) || !value.endsWith(SENTINEL_SUFFIX)) return value;
+  const b64 = value.slice(SENTINEL_PREFIX.length, value.length - SENTINEL_SUFFIX.length);
+  if (!CANONICAL_BASE64.test(b64)) return undefined;
+  const bytes = Buffer.from(b64, 'base64');
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  return text.includes('\uFFFD') ? undefined : text;
+}
+
 /** What `Mcp-Name` carries for the methods that have one: the tool or prompt name, the resource URI. */
 export function mcpNameOf(request: JsonRpcRequest): string | undefined {
-  const params = request.params;
-  if (!isObject(params)) return undefined;
-  if (request.method === 'tools/call' || request.method === 'prompts/get') return typeof params.name === 'string' ? params.name : undefined;
-  if (request.method === 'resources/read') return typeof params.uri === 'string' ? params.uri : undefined;
-  return undefined;
+  const field = mcpNameField(request.method);
+  const value = field === undefined || !isObject(request.params) ? undefined : request.params[field];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** `_meta` without the reserved envelope keys a previous hop set (the next hop sets its own). */
@@ -59,4 +68,15 @@ export function withoutReservedMeta(meta: unknown): JsonObject {
   if (!isObject(meta)) return out;
   for (const [key, value] of Object.entries(meta)) if (!key.startsWith(RESERVED_META_PREFIX)) out[key] = value;
   return out;
+}
+
+/** A copy of `params` for a 2025 upstream: the 2026 envelope keys leave `_meta` (progressToken stays). */
+export function withoutEnvelope(params: JsonObject | undefined): JsonObject | undefined {
+  const meta = params?._meta;
+  if (params === undefined || !isObject(meta)) return params;
+  const kept = withoutReservedMeta(meta);
+  const copy: JsonObject = { ...params };
+  if (Object.keys(kept).length === 0) delete copy._meta;
+  else copy._meta = kept;
+  return copy;
 }

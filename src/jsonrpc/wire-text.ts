@@ -9,7 +9,6 @@
  * Only the top-level id may change between `keepRawText` and `toWireText`: code that rewrites
  * anything else in a response (names, results) must call `dropRawText` first, or serialise it itself.
  */
-import { idText } from './envelope.ts';
 import type { JsonRpcMessage, RequestId } from './types.ts';
 
 /** Below this many characters a response is simply re-serialised (cheap, and no line is kept). */
@@ -60,7 +59,7 @@ export function toWireText(message: JsonRpcMessage): string {
   const raw = (message as WithRaw)[RAW];
   const id = (message as { id?: RequestId | null }).id;
   if (raw === undefined || id === undefined || id === null) return JSON.stringify(message);
-  return raw.text.slice(0, raw.start) + idText(id) + raw.text.slice(raw.end);
+  return raw.text.slice(0, raw.start) + JSON.stringify(id) + raw.text.slice(raw.end);
 }
 
 function trailingId(text: string): { start: number; end: number } | undefined {

@@ -34,7 +34,7 @@ export interface ObservedRequest {
   readonly session: ObservedSession;
   readonly clientId: RequestId;
   readonly method: string;
-  /** What it names: the tool of tools/call, the prompt of prompts/get, the URI of resources/read. */
+  /** What it names (jsonrpc/methods.ts): the tool of tools/call, the prompt of prompts/get, the URI of resources/read or (un)subscribe; a list's cursor. */
   readonly subject: string | undefined;
   /** The member that took it; undefined when the gateway answered (or refused) it itself. */
   readonly member: { readonly name: string } | undefined;

@@ -7,6 +7,7 @@
  * are capped per label (label-cap.ts): past `maxLabelValues` distinct values the rest count as
  * `other`.
  */
+import { eraOf } from '../jsonrpc/versions.ts';
 import type { ObservedRequest, ObservedSession, Observer, RequestOutcome, SessionCloseCause, UpstreamEvent } from '../log/observer.ts';
 import { observe } from './histogram.ts';
 import { createLabelCap, type LabelCap } from './label-cap.ts';
@@ -24,7 +25,7 @@ const CAUSE_INDEX: Readonly<Record<SessionCloseCause, number>> = { ended: 1, evi
 export const NO_TARGET = 'none';
 
 /** The era of a revision: 2025 (initialize and sessions) up to 2025-11-25, 2026 after. */
-export const eraOf = (version: string | undefined): string => (version !== undefined && version >= '2026' ? '2026' : '2025');
+export { eraOf };
 
 /** Everything counted, by label values. */
 export interface Tallies {

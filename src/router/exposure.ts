@@ -6,6 +6,7 @@
  */
 import { GatewayError } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
+import { namedBy, subjectOf, type Subject } from '../jsonrpc/methods.ts';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest } from '../jsonrpc/types.ts';
 import { PASS_ALL } from './glob.ts';
 import { LIST_KINDS, type Exposure, type ListKind } from './list-merge.ts';
@@ -33,29 +34,28 @@ export function hiddenNamed(request: JsonRpcRequest, exposure: Exposure): JsonRp
   }
 }
 
-/** Throws what an unknown name or URI gets when `request` names something `exposure` hides. */
+/** Throws what an unknown name or URI gets when `value`, a `kind` of thing, is hidden by `exposure`. */
+function refuseKind(kind: Subject['kind'], value: string, exposure: Exposure): void {
+  const allowed = kind === 'tool' ? exposure.tools(value) : kind === 'prompt' ? exposure.prompts(value) : exposure.resources(value);
+  if (!allowed) throw kind === 'uri' ? hiddenUri(value) : hiddenName(kind, value);
+}
+
+/**
+ * Throws what an unknown name or URI gets when `request` names something `exposure` hides: what
+ * its method names (jsonrpc/methods.ts), or the prompt or resource a completion refers to.
+ */
 export function refuseHidden(request: JsonRpcRequest, exposure: Exposure): void {
-  const params = request.params;
-  switch (request.method) {
-    case 'tools/call':
-      if (typeof params?.name === 'string' && !exposure.tools(params.name)) throw hiddenName('tool', params.name);
-      return;
-    case 'prompts/get':
-      if (typeof params?.name === 'string' && !exposure.prompts(params.name)) throw hiddenName('prompt', params.name);
-      return;
-    case 'resources/read':
-    case 'resources/subscribe':
-    case 'resources/unsubscribe':
-      if (typeof params?.uri === 'string' && !exposure.resources(params.uri)) throw hiddenUri(params.uri);
-      return;
-    case 'completion/complete': {
-      const ref = params?.ref;
-      if (!isObject(ref)) return;
-      if (ref.type === 'ref/prompt' && typeof ref.name === 'string' && !exposure.prompts(ref.name)) throw hiddenName('prompt', ref.name);
-      if (ref.type === 'ref/resource' && typeof ref.uri === 'string' && !exposure.resources(ref.uri)) throw hiddenUri(ref.uri);
-      return;
-    }
+  const subject = subjectOf(request.method);
+  if (subject !== undefined) {
+    const value = namedBy(request.method, request.params);
+    if (value !== undefined) refuseKind(subject.kind, value, exposure);
+    return;
   }
+  if (request.method !== 'completion/complete') return;
+  const ref = request.params?.ref;
+  if (!isObject(ref)) return;
+  if (ref.type === 'ref/prompt' && typeof ref.name === 'string') refuseKind('prompt', ref.name, exposure);
+  if (ref.type === 'ref/resource' && typeof ref.uri === 'string') refuseKind('uri', ref.uri, exposure);
 }
 
 /** Leaves hidden items out of a list answer's `result`, in place. False when `method` is no list. */

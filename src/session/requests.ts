@@ -8,6 +8,7 @@
  */
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
+import { isAudited, namedBy, subjectOf } from '../jsonrpc/methods.ts';
 import type { TraceContext } from '../jsonrpc/trace-context.ts';
 import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -32,21 +33,17 @@ import type { OutStream, StreamSet } from './streams.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
 
-/** The requests that get an audit line (logging.audit): the param naming their subject, and the line's field for it (never `name`, the logger's own). */
-const AUDITED: Readonly<Record<string, readonly ['name' | 'uri', string]>> = { 'tools/call': ['name', 'tool'], 'prompts/get': ['name', 'prompt'], 'resources/read': ['uri', 'uri'] };
-
+/** The requests that get an audit line (logging.audit, jsonrpc/methods.ts): what they name, from when. */
 function auditedOf(request: JsonRpcRequest): Pending['audited'] {
-  const field = AUDITED[request.method]?.[0];
-  if (field === undefined) return undefined;
-  const name = request.params?.[field];
-  return { name: typeof name === 'string' ? name : '', started: performance.now() };
+  if (!isAudited(request.method)) return undefined;
+  return { name: namedBy(request.method, request.params) ?? '', started: performance.now() };
 }
 
 /** What an observed request names (ObservedRequest.subject); list requests: their cursor, if any. */
-function subjectOf(request: JsonRpcRequest): string | undefined {
-  const field = AUDITED[request.method]?.[0] ?? (request.method.endsWith('/list') ? 'cursor' : undefined);
-  const value = field === undefined ? undefined : request.params?.[field];
-  return typeof value === 'string' ? value : undefined;
+function observedSubject(request: JsonRpcRequest): string | undefined {
+  if (subjectOf(request.method) !== undefined) return namedBy(request.method, request.params);
+  const cursor = request.method.endsWith('/list') ? request.params?.cursor : undefined;
+  return typeof cursor === 'string' ? cursor : undefined;
 }
 
 export interface Requests {
@@ -123,7 +120,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     const a = rec.audited;
     if (a === undefined || audit === undefined) return;
     const ms = Math.round((performance.now() - a.started) * 10) / 10;
-    audit.info({ method: rec.method, [AUDITED[rec.method]?.[1] as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
+    audit.info({ method: rec.method, [subjectOf(rec.method)?.kind as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
   };
 
   const deliver = (rec: Pending, text: string) => {
@@ -246,7 +243,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
         audited,
         span,
         upstreamSpan: undefined,
-        subject: timed ? subjectOf(request) : undefined,
+        subject: timed ? observedSubject(request) : undefined,
         startedAt: timed ? performance.now() : 0,
         sentAt: 0,
         upstreamMs: 0,

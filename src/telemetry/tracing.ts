@@ -24,7 +24,9 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { TargetConfig } from '../config/types.ts';
-import { isObject } from '../jsonrpc/envelope.ts';
+import { eraOf } from '../jsonrpc/versions.ts';
+import { idText, isObject } from '../jsonrpc/envelope.ts';
+import { namedBy, subjectOf } from '../jsonrpc/methods.ts';
 import type { TraceContext } from '../jsonrpc/trace-context.ts';
 import type { JsonRpcErrorObject, JsonRpcRequest, RequestId } from '../jsonrpc/types.ts';
 
@@ -78,9 +80,7 @@ export const ATTR = {
 const PROTOCOL: Readonly<Record<DownstreamTransport, string>> = { 'streamable-http': 'http', websocket: 'websocket', sse: 'http' };
 
 /** `2026` for the stateless revisions (2026-07-28 on), `2025` for the initialize-and-session ones. */
-export function eraOf(protocolVersion: string | undefined): string {
-  return protocolVersion !== undefined && protocolVersion >= '2026' ? '2026' : '2025';
-}
+export { eraOf };
 
 /**
  * Where a request's parent context is read from: its own `params._meta` when that names a
@@ -93,26 +93,24 @@ export function parentCarrier(headers: TraceCarrier | undefined, request: JsonRp
   return headers;
 }
 
-const idText = (id: RequestId): string => (typeof id === 'object' ? id.rawJSON : String(id));
-
 /** `{method} {target}`, the target being the tool or prompt name: low cardinality, unlike a URI. */
 function spanName(request: JsonRpcRequest): string {
-  const name = request.params?.name;
-  if (typeof name === 'string' && (request.method === 'tools/call' || request.method === 'prompts/get')) return `${request.method} ${name}`;
-  return request.method;
+  const name = subjectOf(request.method)?.field === 'name' ? namedBy(request.method, request.params) : undefined;
+  return name === undefined ? request.method : `${request.method} ${name}`;
 }
 
-/** What the request names: its tool, prompt or resource. */
+/** What the request names (jsonrpc/methods.ts): its tool, prompt or resource. */
 function nameAttributes(request: JsonRpcRequest, attributes: Attributes): Attributes {
-  const params = request.params;
-  const method = request.method;
-  if (method === 'tools/call' && typeof params?.name === 'string') {
-    attributes[ATTR.toolName] = params.name;
+  const kind = subjectOf(request.method)?.kind;
+  const name = kind === undefined ? undefined : namedBy(request.method, request.params);
+  if (name === undefined) return attributes;
+  if (kind === 'tool') {
+    attributes[ATTR.toolName] = name;
     attributes[ATTR.operationName] = 'execute_tool';
-  } else if (method === 'prompts/get' && typeof params?.name === 'string') {
-    attributes[ATTR.promptName] = params.name;
-  } else if (typeof params?.uri === 'string') {
-    attributes[ATTR.resourceUri] = params.uri;
+  } else if (kind === 'prompt') {
+    attributes[ATTR.promptName] = name;
+  } else {
+    attributes[ATTR.resourceUri] = name;
   }
   return attributes;
 }

@@ -25,8 +25,8 @@
 import type { RemoteTargetConfig } from '../config/types.ts';
 import { isErrorResponse, isObject } from '../jsonrpc/envelope.ts';
 import { JsonRpcCode } from '../jsonrpc/codes.ts';
-import { MODERN_PROTOCOL_VERSIONS } from '../jsonrpc/era.ts';
-import { META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '../jsonrpc/modern.ts';
+import { META } from '../jsonrpc/modern.ts';
+import { isServedModernVersion, MODERN_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 import type { JsonObject, JsonRpcResponse } from '../jsonrpc/types.ts';
 import { GatewayError, toGatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
@@ -94,7 +94,7 @@ export function discoverRequest(id: string): { jsonrpc: '2.0'; id: string; metho
     id,
     method: 'server/discover',
     params: {
-      _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: {}, [META_CLIENT_INFO]: GATEWAY_CLIENT_INFO },
+      _meta: { [META.protocolVersion]: MODERN_PROTOCOL_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: GATEWAY_CLIENT_INFO },
     },
   };
 }
@@ -107,7 +107,7 @@ export function namesModernRevision(answer: JsonRpcResponse): boolean {
   if (!isErrorResponse(answer) || answer.error.code !== JsonRpcCode.UnsupportedProtocolVersion) return false;
   const data: unknown = answer.error.data;
   const supported = isObject(data) ? data.supported : undefined;
-  return Array.isArray(supported) && supported.some((v) => typeof v === 'string' && MODERN_PROTOCOL_VERSIONS.includes(v));
+  return Array.isArray(supported) && supported.some(isServedModernVersion);
 }
 
 /** HTTP statuses that say nothing about the era. */

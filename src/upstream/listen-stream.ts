@@ -18,7 +18,7 @@
  * ended before its acknowledgement, the held stream stays as it was.
  */
 import { isErrorResponse, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
-import { META_SUBSCRIPTION_ID } from '../jsonrpc/modern.ts';
+import { META } from '../jsonrpc/modern.ts';
 import type { JsonObject, JsonRpcMessage, JsonRpcNotification } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createAbortHandle, type AbortHandle } from '../transport/http-dispatch.ts';
@@ -102,7 +102,7 @@ export function createListenStream({ wire, logger, filter, envelope, deliver }: 
   const untag = (message: JsonRpcNotification) => {
     const meta = message.params?._meta;
     if (isObject(meta)) {
-      delete meta[META_SUBSCRIPTION_ID];
+      delete meta[META.subscriptionId];
       if (Object.keys(meta).length === 0) delete message.params!._meta;
     }
     deliver(message);

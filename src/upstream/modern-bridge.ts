@@ -27,20 +27,13 @@
  *   signal, which closes its POST: in 2026 closing the stream is the cancel. The correlator's
  *   `notifications/cancelled` that goes with it is dropped here (2026 has none). Nothing is replayed.
  */
-import { GatewayError } from '../errors/gateway-error.ts';
-import { idKey, isErrorResponse, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
-import {
-  META_CLIENT_CAPABILITIES,
-  META_CLIENT_INFO,
-  META_LOG_LEVEL,
-  META_PROTOCOL_VERSION,
-  META_SERVER_INFO,
-  MODERN_PROTOCOL_VERSION,
-  RESERVED_META_PREFIX,
-  withoutReservedMeta,
-} from '../jsonrpc/modern.ts';
+import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
+import { idKey, idText, isErrorResponse, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
+import { JsonRpcCode } from '../jsonrpc/codes.ts';
+import { mayAsk } from '../jsonrpc/methods.ts';
+import { META, RESERVED_META_PREFIX, withoutReservedMeta } from '../jsonrpc/modern.ts';
 import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
-import { isSupportedVersion, LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
+import { isSupportedVersion, LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 import type { RemoteTargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { withMessageHeaders } from '../transport/http-body.ts';
@@ -58,10 +51,6 @@ import { createParamTable } from './param-headers.ts';
 export const MAX_INPUT_ROUNDS = 16;
 /** Pages of tools/list read to learn a tool's headers again after a refusal. */
 const MAX_LIST_PAGES = 20;
-/** HeaderMismatch (2026-07-28 schema): a header disagrees with the body; the request did not run. */
-const HEADER_MISMATCH = -32020;
-/** Methods whose result may be `input_required` (basic/patterns/mrtr). */
-const MRTR_METHODS = new Set(['tools/call', 'resources/read', 'prompts/get']);
 /** Client capabilities the 2026 envelope knows (schema/2026-07-28 ClientCapabilities). */
 const CLIENT_CAPABILITY_KEYS = ['experimental', 'sampling', 'elicitation', 'roots', 'extensions'];
 
@@ -129,10 +118,10 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
 
   const envelope = (meta: unknown): JsonObject => {
     const out = withoutReservedMeta(meta);
-    out[META_PROTOCOL_VERSION] = MODERN_PROTOCOL_VERSION;
-    out[META_CLIENT_CAPABILITIES] = clientCapabilities;
-    out[META_CLIENT_INFO] = isObject(clientInfo) ? clientInfo : GATEWAY_CLIENT_INFO;
-    if (logLevel !== undefined) out[META_LOG_LEVEL] = logLevel;
+    out[META.protocolVersion] = MODERN_PROTOCOL_VERSION;
+    out[META.clientCapabilities] = clientCapabilities;
+    out[META.clientInfo] = isObject(clientInfo) ? clientInfo : GATEWAY_CLIENT_INFO;
+    if (logLevel !== undefined) out[META.logLevel] = logLevel;
     return out;
   };
 
@@ -142,7 +131,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
     clientCapabilities = Object.fromEntries(CLIENT_CAPABILITY_KEYS.filter((k) => caps[k] !== undefined).map((k) => [k, caps[k]]));
     clientInfo = params.clientInfo;
     const meta = discovered._meta;
-    const serverInfo = isObject(meta) && isObject(meta[META_SERVER_INFO]) ? meta[META_SERVER_INFO] : { name, version: 'unknown' };
+    const serverInfo = isObject(meta) && isObject(meta[META.serverInfo]) ? meta[META.serverInfo] : { name, version: 'unknown' };
     answer(request.id, {
       protocolVersion: isSupportedVersion(params.protocolVersion) ? params.protocolVersion : LATEST_PROTOCOL_VERSION,
       capabilities: toLegacyCapabilities(discovered.capabilities),
@@ -203,7 +192,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
           }
           // Refused for its Mcp-Param-* headers (before the tool ran): learn the tools again, and
           // send it once more if what the tool declares has changed.
-          if (!call || relearnt || response.error.code !== HEADER_MISMATCH || !(await relearn(base, abort))) return up({ ...response, id: request.id });
+          if (!call || relearnt || response.error.code !== JsonRpcCode.HeaderMismatch || !(await relearn(base, abort))) return up({ ...response, id: request.id });
           relearnt = true;
           headers = postHeaders(tools.headersFor(base), sendOptions);
           wireId = `${idText(request.id)}.retry-${++retryIds}`;
@@ -214,7 +203,8 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
         if (request.method === 'tools/list' && (kind === undefined || kind === 'complete')) tools.learn(result);
         if (kind === undefined || kind === 'complete') return up({ jsonrpc: '2.0', id: request.id, result: toLegacyResult(result) });
         if (kind !== 'input_required') throw invalid(name, `resultType "${String(kind)}" is not one the gateway bridges`);
-        if (!MRTR_METHODS.has(request.method)) throw invalid(name, `input_required answered to ${request.method}`);
+        // Only a method that may ask the client may answer input_required (basic/patterns/mrtr).
+        if (!mayAsk(request.method)) throw invalid(name, `input_required answered to ${request.method}`);
         if (round >= MAX_INPUT_ROUNDS) throw invalid(name, `more than ${MAX_INPUT_ROUNDS} input rounds`);
         const requests = toInputRequests(result.inputRequests);
         if (typeof requests === 'string') throw invalid(name, requests);
@@ -264,7 +254,7 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
         case 'resources/subscribe':
         case 'resources/unsubscribe':
           if (subscriptions !== undefined) return subscriptions.change(message);
-          queueMicrotask(() => up({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+          queueMicrotask(() => up(toErrorResponse(message.id, new GatewayError('GW_METHOD_NOT_FOUND'))));
           return;
         default:
           return forward(message, sendOptions);
@@ -291,9 +281,4 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
 function postHeaders(params: Record<string, string> | undefined, own: SendOptions | undefined): Record<string, string> | undefined {
   if (own === undefined || (own.headers === undefined && own.trace === undefined)) return params;
   return withMessageHeaders({ ...params }, own);
-}
-
-/** An id as text for a derived retry id (a raw big integer keeps its digits). */
-function idText(id: RequestId): string {
-  return typeof id === 'object' ? id.rawJSON : String(id);
 }

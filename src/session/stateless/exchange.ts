@@ -3,6 +3,8 @@
  * JSON or as an SSE stream. The http layer implements it over a raw response (http/exchange.ts);
  * nothing here knows HTTP beyond a status code.
  */
+import { JsonRpcCode } from '../../jsonrpc/codes.ts';
+
 export interface Exchange {
   /** Answers with one JSON body (only before `sse()`); `headers` such as Retry-After. */
   json(status: number, body: string, headers?: Record<string, string>): void;
@@ -24,7 +26,7 @@ export interface Exchange {
  * missing method on 404; everything else from handling a request is 200 with the error inside.
  */
 export function statusOfError(code: unknown): number {
-  if (code === -32601) return 404;
-  if (code === -32020 || code === -32021 || code === -32022) return 400;
+  if (code === JsonRpcCode.MethodNotFound) return 404;
+  if (code === JsonRpcCode.HeaderMismatch || code === JsonRpcCode.MissingClientCapability || code === JsonRpcCode.UnsupportedProtocolVersion) return 400;
   return 200;
 }

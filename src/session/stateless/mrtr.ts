@@ -16,7 +16,7 @@
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
 import { META_INPUT_KEY } from '../../jsonrpc/modern.ts';
-import type { JsonObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../jsonrpc/types.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { Exchange } from './exchange.ts';
 import type { Host } from './hosts.ts';
@@ -73,7 +73,7 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
    * Answers one of `host`'s questions. Deferred a microtask: a question is handed here while the
    * session is still delivering it, before it has recorded whom to give the answer to.
    */
-  const answerUpstream = (host: Host, id: RequestId, outcome: { result: JsonObject } | { error: JsonObject }) => {
+  const answerUpstream = (host: Host, id: RequestId, outcome: { result: JsonObject } | { error: JsonRpcErrorObject }) => {
     const response = { jsonrpc: '2.0', id, ...outcome } as JsonRpcResponse;
     queueMicrotask(() => void host.session.handleResponse(response).catch(() => undefined));
   };
@@ -111,7 +111,7 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
         // No single call it belongs to (none, or several that may ask at once), or a question the
         // 2026 revision has no input request for: refused, so the upstream does not wait forever.
         logger.warn({ session: host.id, method }, 'a server->client request that no one 2026 call can answer; refused to the upstream');
-        return answerUpstream(host, id, { error: { code: -32603, message: `No single client request can answer ${method} here`, data: { code: 'GW_SERVER_REQUEST_UNATTRIBUTABLE' } } });
+        return answerUpstream(host, id, { error: new GatewayError('GW_SERVER_REQUEST_UNATTRIBUTABLE', `No single client request can answer ${method} here`).toJsonRpc() });
       }
       let round = rounds.get(relay);
       if (round === undefined) rounds.set(relay, (round = { host, asks: new Map(), n: 0, gather: undefined, expiry: undefined }));

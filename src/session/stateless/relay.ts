@@ -13,7 +13,10 @@
  * - The client going away from an unparked exchange is a cancel (`abandon`): in 2026 closing the
  *   response stream cancels the request.
  */
+import { GatewayError } from '../../errors/gateway-error.ts';
+import { JsonRpcCode } from '../../jsonrpc/codes.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
+import { isCacheable } from '../../jsonrpc/methods.ts';
 import type { JsonObject, RequestId } from '../../jsonrpc/types.ts';
 import type { ResponseSink } from '../streams.ts';
 import { type Exchange, statusOfError } from './exchange.ts';
@@ -43,8 +46,6 @@ export interface Relay extends ResponseSink {
   rebind(exchange: Exchange, clientId: RequestId, logLevel: string | undefined): void;
 }
 
-/** Results a client may cache (SEP-2549): the gateway says for how long, and only for this caller. */
-const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read']);
 const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 /** True when a log line of `level` passes a request that asked for `wanted` (undefined: none). */
@@ -81,15 +82,16 @@ export function toModernAnswer(message: JsonObject, id: RequestId, method: strin
   const error = message.error;
   if (isObject(error)) {
     // SEP-2164 (2026): an unknown resource is -32602, not the 2025 -32002, and names the URI.
-    if (error.code === -32002) error.code = -32602;
+    if (error.code === JsonRpcCode.ResourceNotFound) error.code = JsonRpcCode.InvalidParams;
     const data = isObject(error.data) ? error.data : {};
-    if (uri !== undefined && error.code === -32602 && data.uri === undefined) error.data = { ...data, uri };
+    if (uri !== undefined && error.code === JsonRpcCode.InvalidParams && data.uri === undefined) error.data = { ...data, uri };
     return { status: statusOfError(error.code), body: JSON.stringify(message) };
   }
   const result = message.result;
   if (isObject(result)) {
     if (result.resultType === undefined) result.resultType = 'complete';
-    if (CACHEABLE.has(method)) {
+    // Results a client may cache (SEP-2549): the gateway says for how long, and only for this caller.
+    if (isCacheable(method)) {
       if (typeof result.ttlMs !== 'number') result.ttlMs = 0;
       // The gateway's answers depend on who asks (policy, upstream identity): never shared caches.
       result.cacheScope = 'private';
@@ -170,7 +172,7 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
     },
     json(body) {
       // The common case, a result answering the live exchange, without parsing it.
-      const text = parked || CACHEABLE.has(method) ? undefined : spliceComplete(body, hostId, JSON.stringify(id));
+      const text = parked || isCacheable(method) ? undefined : spliceComplete(body, hostId, JSON.stringify(id));
       if (text !== undefined) {
         finished = true;
         current.json(200, text);
@@ -211,7 +213,7 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
       if (finished) return;
       if (parked) {
         // The answer (or the host's end) waits for the retry, which gets it on rebind.
-        held ??= { jsonrpc: '2.0', id: hostId, error: { code: -32603, message: 'The upstream session ended while the call waited for input', data: { code: 'GW_UPSTREAM_CLOSED' } } };
+        held ??= { jsonrpc: '2.0', id: hostId, error: new GatewayError('GW_UPSTREAM_CLOSED', 'The upstream session ended while the call waited for input').toJsonRpc() };
         return;
       }
       // The host ended this stream without an answer: the host itself ended.

@@ -12,9 +12,10 @@
  */
 import { GatewayError, isGatewayError, toErrorResponse, toGatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
-import { META, MODERN_PROTOCOL_VERSIONS, withoutEnvelope } from '../../jsonrpc/era.ts';
+import { META, withoutEnvelope } from '../../jsonrpc/era.ts';
+import { mayAsk, namedBy, subjectOf } from '../../jsonrpc/methods.ts';
 import type { JsonObject, JsonRpcRequest } from '../../jsonrpc/types.ts';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../../jsonrpc/versions.ts';
+import { ALL_PROTOCOL_VERSIONS } from '../../jsonrpc/versions.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { Caller } from '../../router/policy.ts';
 import type { RouteEndpoint } from '../endpoint-table.ts';
@@ -50,10 +51,8 @@ export interface StatelessServer {
   close(): void;
 }
 
-/** Calls that may ask the client for input (SEP-2322): questions are attributed among them. */
-const MAY_ASK = new Set(['tools/call', 'prompts/get', 'resources/read']);
 /** Every revision a discover answer lists: this one, and the 2025 ones `initialize` still opens. */
-const SUPPORTED = [...MODERN_PROTOCOL_VERSIONS, ...[...SUPPORTED_PROTOCOL_VERSIONS].reverse()];
+const SUPPORTED = ALL_PROTOCOL_VERSIONS;
 
 function fail(exchange: Exchange, id: JsonRpcRequest['id'], err: unknown, logger: Logger): void {
   if (err instanceof HostOpenError) {
@@ -138,8 +137,9 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
   /** Forwards `request` on a host, its answer relayed to `exchange`. */
   const forward = async (input: StatelessRequest, logLevel: string | undefined) => {
     const { request, exchange } = input;
-    const mayAsk = MAY_ASK.has(request.method);
-    const host = await hosts.acquire(callerOf(input), mayAsk);
+    // Calls that may ask the client for input (SEP-2322): questions are attributed among them.
+    const asks = mayAsk(request.method);
+    const host = await hosts.acquire(callerOf(input), asks);
     try {
       // The in-flight caps hold for 2026 requests too: 503 GW_OVERLOADED, never a queue.
       host.session.admit(1);
@@ -148,9 +148,9 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
       throw err;
     }
     const hostId = host.nextCall++;
-    const uri = request.method === 'resources/read' && typeof request.params?.uri === 'string' ? request.params.uri : undefined;
+    const uri = subjectOf(request.method)?.kind === 'uri' ? namedBy(request.method, request.params) : undefined;
     const relay = createRelay(exchange, hostId, request.id, request.method, logLevel, hooksFor(host), uri);
-    if (mayAsk) host.askers.add(relay);
+    if (asks) host.askers.add(relay);
     const params = withoutEnvelope(request.params);
     if (params !== undefined) {
       delete params.inputResponses;
