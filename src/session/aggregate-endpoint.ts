@@ -6,7 +6,8 @@
  */
 import { aggregateOf, type GatewayConfig } from '../config/types.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
-import type { Caller, Policy } from '../router/policy.ts';
+import type { Policy } from '../router/policy.ts';
+import type { Principal } from '../upstream/caller.ts';
 import { createAggregateSession, type AggregateSession } from './aggregate-session.ts';
 import { restrictView, toAggregateView, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import type { Session, SessionCore } from './session.ts';
@@ -47,8 +48,8 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
   const { path, endpoint, group, cursors, known } = options;
   let view = options.view(options.config);
   /** Each live session with the caller it serves: its view is what the policy grants that caller. */
-  const live = new Map<AggregateSession, Caller | undefined>();
-  const viewFor = (caller: Caller | undefined) => {
+  const live = new Map<AggregateSession, Principal | undefined>();
+  const viewFor = (caller: Principal | undefined) => {
     const policy = options.policy();
     return policy === undefined ? view : restrictView(view, policy, caller);
   };

@@ -7,7 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { JsonObject } from '../jsonrpc/types.ts';
 import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../config/types.ts';
 import { createNameFilter } from '../router/glob.ts';
-import { restrict, type Caller, type Policy } from '../router/policy.ts';
+import { restrict, type Policy, type PolicySubject } from '../router/policy.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import { hasPrincipalIdentity } from '../upstream/identity.ts';
 
@@ -106,7 +106,7 @@ export function exposureOf(config: GatewayConfig, name: string): Exposure {
 }
 
 /** `view` as `policy` lets `caller` see it: denied targets left out, the others' filters narrowed. */
-export function restrictView(view: AggregateView, policy: Policy, caller: Caller | undefined): AggregateView {
+export function restrictView(view: AggregateView, policy: Policy, caller: PolicySubject | undefined): AggregateView {
   const targets = new Map<string, ViewTarget>();
   for (const [name, target] of view.targets) {
     const grant = policy.grant(caller, name);

@@ -9,9 +9,9 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { NOOP_OBSERVER, type DownstreamTransport, type Observer, type SessionCloseCause } from '../log/observer.ts';
-import type { Caller } from '../router/policy.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { Breakers } from '../upstream/breakers.ts';
+import type { Principal } from '../upstream/caller.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
 import type { SpareRoom, SpareSource } from '../upstream/spares.ts';
 import { createInflightBudget, type InflightBudget } from './inflight.ts';
@@ -62,7 +62,7 @@ export interface DownstreamInfo {
    */
   authorization: string | undefined;
   /** The authenticated principal (gateway.auth): the session is unknown to anyone else; policy reads it. */
-  readonly principal?: Caller | undefined;
+  readonly principal?: Principal | undefined;
   /** Held by the gateway for 2026 clients (session/stateless/): no client may address it by id. */
   readonly held?: boolean;
   /** How it reached the gateway (default: Streamable HTTP): named in its spans and metrics. */
@@ -102,9 +102,9 @@ export interface SessionStore {
    * The session `id` if it exists and belongs to `principal` (undefined when auth is off). With a
    * principal, `authorization` (the request's header) becomes the session's latest.
    */
-  get(id: string, principal: Caller | undefined, authorization?: string | undefined): Session | undefined;
+  get(id: string, principal: Principal | undefined, authorization?: string | undefined): Session | undefined;
   /** A session the gateway holds for 2026 callers was used by its principal with `authorization`: its latest (token exchange reads it). */
-  noteAuthorization(id: string, principal: Caller | undefined, authorization: string | undefined): void;
+  noteAuthorization(id: string, principal: Principal | undefined, authorization: string | undefined): void;
   readonly size: number;
   /** Requests in flight in all sessions now (limits.maxInflight caps it). */
   readonly inflight: number;

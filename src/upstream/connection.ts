@@ -9,7 +9,8 @@ import type { Logger } from '../log/logger.ts';
 import type { AgentPool } from '../transport/http-pool.ts';
 import { scrubbingLogger, scrubText } from '../log/scrub.ts';
 import { connectionSecrets } from './secrets.ts';
-import { principalEnv, principalHeaders, subjectTokenOf, type LiveAuthorization, type UpstreamPrincipal } from './identity.ts';
+import { principalEnv, principalHeaders, subjectTokenOf, type LiveAuthorization } from './identity.ts';
+import type { Principal } from './caller.ts';
 import type { TokenCache } from './token-cache.ts';
 import { createLegacySseTransport } from '../transport/legacy-sse.ts';
 import { createStdioTransport } from '../transport/stdio.ts';
@@ -45,7 +46,7 @@ export interface UpstreamOptions {
   /** The gateway's agents (remote targets only). */
   agents?: AgentPool | undefined;
   /** Who the upstream works for: fills the target's principalHeaders / principalEnv. */
-  principal?: UpstreamPrincipal | undefined;
+  principal?: Principal | undefined;
   /** Exchanged tokens per (target, principal), for targets with `tokenExchange`. */
   tokens?: TokenCache | undefined;
   /** The session's live downstream record: a refreshed token is the subject of the next exchange. */

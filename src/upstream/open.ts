@@ -10,7 +10,8 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
 import type { AgentPool } from '../transport/http-pool.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
 import { createEraMemory } from './era-probe.ts';
-import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
+import type { Principal } from './caller.ts';
+import type { LiveAuthorization } from './identity.ts';
 import type { SharedPools } from './shared-pool.ts';
 import type { TokenCache } from './token-cache.ts';
 
@@ -23,7 +24,7 @@ export interface OpenUpstreamOptions {
   /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
   authorization: string | undefined;
   /** Who the session serves (gateway.auth): fills the target's per-principal headers or env. */
-  principal?: UpstreamPrincipal | undefined;
+  principal?: Principal | undefined;
   /** The session's live downstream record (its latest Authorization), for token exchange. */
   downstream?: LiveAuthorization | undefined;
 }

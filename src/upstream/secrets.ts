@@ -9,7 +9,8 @@
  * secrets and stay readable.
  */
 import type { TargetConfig } from '../config/types.ts';
-import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
+import type { Principal } from './caller.ts';
+import type { LiveAuthorization } from './identity.ts';
 import type { TokenCache } from './token-cache.ts';
 
 const byTarget = new WeakMap<TargetConfig, readonly string[]>();
@@ -40,7 +41,7 @@ export interface ConnectionSecretsOptions {
   readonly target: TargetConfig;
   readonly authorization?: string | undefined;
   readonly downstream?: LiveAuthorization | undefined;
-  readonly principal?: UpstreamPrincipal | undefined;
+  readonly principal?: Principal | undefined;
   readonly tokens?: TokenCache | undefined;
 }
 

@@ -26,7 +26,7 @@ import type { Logger } from '../log/logger.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
 import type { PendingHandler } from './correlator.ts';
 import { createSharedLease, type LeasePool, type SharedHandshake, type SharedLease, type SharedSlot } from './shared-lease.ts';
-import type { UpstreamPrincipal } from './identity.ts';
+import type { Principal } from './caller.ts';
 import { handshakeTimeouts } from './startup-deadline.ts';
 
 export interface SharedPool extends LeasePool {
@@ -56,7 +56,7 @@ export interface SharedPoolOptions {
   /** Protocol versions the gateway speaks, oldest first; the handshake asks for the newest. */
   versions: readonly string[];
   /** Set when the target's children carry per-principal variables: a pool per principal. */
-  principal?: UpstreamPrincipal | undefined;
+  principal?: Principal | undefined;
 }
 
 export function createSharedPools(): SharedPools {

@@ -24,7 +24,8 @@ import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import type { UpstreamConnection } from './connection.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import { askUpstream, unavailable } from './handshake.ts';
-import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
+import type { Principal } from './caller.ts';
+import type { LiveAuthorization } from './identity.ts';
 import type { UpstreamFactory } from './open.ts';
 import type { SpareSource } from './spares.ts';
 import { createStartAttempt } from './start-attempt.ts';
@@ -56,7 +57,7 @@ export interface SupervisorOptions<M> {
   /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
   authorization: string | undefined;
   /** Who the session serves: fills the target's per-principal headers or env. */
-  principal?: UpstreamPrincipal | undefined;
+  principal?: Principal | undefined;
   /** The session's live downstream record: its latest Authorization is what a token exchange presents. */
   downstream?: LiveAuthorization | undefined;
   /** Makes room under the child caps before a child starts; throws GW_SESSION_LIMIT. */
