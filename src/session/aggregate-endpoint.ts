@@ -54,19 +54,19 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
     return policy === undefined ? view : restrictView(view, policy, caller);
   };
   const factory: SessionFactory = (seed) => {
-    const caller = seed.downstream.principal;
+    const principal = seed.caller.principal;
     const session = createAggregateSession({
       id: seed.id,
       audit: seed.audit,
       tracing: seed.tracing,
       endpoint,
-      view: viewFor(caller),
+      view: viewFor(principal),
       limits: seed.limits,
       logger: seed.logger,
       cursors,
       known,
       serverInfo: GATEWAY_SERVER_INFO,
-      downstream: seed.downstream,
+      caller: seed.caller,
       reserveChild: seed.reserveChild,
       open: seed.open,
       inflight: seed.inflight,
@@ -79,7 +79,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
         seed.onended(ended);
       },
     });
-    live.set(session, caller);
+    live.set(session, principal);
     return session;
   };
   return {

@@ -23,6 +23,7 @@ import { createNameTable } from '../router/name-table.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { Breakers } from '../upstream/breakers.ts';
+import type { Caller } from '../upstream/caller.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
 import type { InflightBudget } from './inflight.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
@@ -32,7 +33,7 @@ import { createSessionCore } from './core.ts';
 import type { CoreParts, Flavour, LocalAnswer, ToolLimit } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session, SessionCore } from './session.ts';
-import { coreOptionsOf, type DownstreamInfo } from './store.ts';
+import { coreOptionsOf } from './store.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { SpareSource } from '../upstream/spares.ts';
 
@@ -54,8 +55,8 @@ export interface AggregateSessionOptions {
   /** Capabilities and instructions learnt from earlier handshakes (for lazy initialize answers). */
   known: KnownTargets;
   serverInfo: JsonObject;
-  /** What the downstream said about itself (its Authorization, for targets that opt in). */
-  downstream: DownstreamInfo;
+  /** Who it serves (SessionSeed.caller). */
+  caller: Caller;
   /** See SessionSeed.reserveChild. */
   reserveChild?: (target: TargetConfig) => void;
   /** Opens the members' upstream connections. */
@@ -91,7 +92,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
 function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, tables: ListContext['tables']): Flavour & { reconfigure(view: AggregateView): void } {
   const { cursors, known, serverInfo } = options;
   /** Whose session this is: what its upstreams taught is kept per caller where they may differ. */
-  const learner = learnerOf(options.downstream);
+  const learner = learnerOf(options.caller);
   const { logger, messages } = parts;
   let view = options.view;
   const members = new Map<string, Member>();
@@ -113,9 +114,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       initParams: () => initParams,
       logLevel: () => logLevel,
       poolLogger: options.logger,
-      authorization: options.downstream.authorization,
-      principal: options.downstream.principal,
-      downstream: options.downstream,
+      caller: options.caller,
       reserveChild: options.reserveChild,
       breaker: options.breakers?.of(entry.target),
       open: options.open,

@@ -8,6 +8,7 @@ import type { JsonObject } from '../jsonrpc/types.ts';
 import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../config/types.ts';
 import { createNameFilter } from '../router/glob.ts';
 import { restrict, type Policy, type PolicySubject } from '../router/policy.ts';
+import type { Caller } from '../upstream/caller.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import { hasPrincipalIdentity } from '../upstream/identity.ts';
 
@@ -50,9 +51,9 @@ export interface Learner {
 /** Keys the credential hashes for as long as the process lives; never stored or shown. */
 const SECRET = randomBytes(32);
 
-export function learnerOf(downstream: { readonly principal?: { readonly id: string } | undefined; readonly authorization: string | undefined }): Learner {
-  const auth = downstream.authorization;
-  return { principal: downstream.principal?.id, credential: auth === undefined ? undefined : createHmac('sha256', SECRET).update(auth).digest('base64url') };
+export function learnerOf(caller: Caller): Learner {
+  const auth = caller.authorization;
+  return { principal: caller.principal?.id, credential: auth === undefined ? undefined : createHmac('sha256', SECRET).update(auth).digest('base64url') };
 }
 
 const knownKey = (target: TargetConfig, who: Learner) => {

@@ -79,7 +79,7 @@ function passThrough(target: TargetConfig, config: GatewayConfig, policy: Policy
   const factory: SessionFactory = (seed) => {
     if (policy === undefined) return createSingleSession({ ...seed, endpoint, target, exposure });
     // The route already answered 404 for a denied target; this holds even if a caller skips it.
-    const grant = policy.grant(seed.downstream.principal, target.name);
+    const grant = policy.grant(seed.caller.principal, target.name);
     if (grant === undefined) throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: server "${target.name}"`);
     return createSingleSession({ ...seed, endpoint, target, exposure: restrict(exposure, grant) });
   };

@@ -90,7 +90,7 @@ export interface CoreOptions {
   onended: (session: SessionCore) => void;
   /** Several targets behind one endpoint (server-messages.ts). */
   namespaced: boolean;
-  /** Held for 2026 clients (DownstreamInfo.held): server->client requests keep their input names (server-messages.ts). */
+  /** Held for 2026 clients (Caller.held): server->client requests keep their input names (server-messages.ts). */
   held?: boolean | undefined;
   tables: { readonly tools: NameTable; readonly prompts: NameTable };
   /** Where audit lines go; undefined: none. */

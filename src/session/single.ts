@@ -21,13 +21,14 @@ import type { Exposure } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { Breakers } from '../upstream/breakers.ts';
+import type { Caller } from '../upstream/caller.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
 import type { SpareSource } from '../upstream/spares.ts';
 import type { InflightBudget } from './inflight.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import type { Observer } from '../log/observer.ts';
-import { coreOptionsOf, type DownstreamInfo } from './store.ts';
+import { coreOptionsOf } from './store.ts';
 import type { ToolLimit } from './flavour.ts';
 import type { Session, SessionCore } from './session.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
@@ -45,8 +46,8 @@ export interface SingleSessionOptions {
   logger: Logger;
   /** Called once when the session has ended, whatever ended it. */
   onended: (session: SessionCore) => void;
-  /** What the downstream said about itself (its Authorization reaches opted-in remote targets). */
-  downstream?: DownstreamInfo;
+  /** Who it serves (SessionSeed.caller); absent: nobody. */
+  caller?: Caller | undefined;
   /** See SessionSeed.reserveChild. */
   reserveChild?: (target: TargetConfig) => void;
   /** Opens its upstream connection (default: the real transports). */
@@ -87,9 +88,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       open: options.open,
       initParams: composedInit,
       poolLogger: options.logger,
-      authorization: options.downstream?.authorization,
-      principal: options.downstream?.principal,
-      downstream: options.downstream,
+      caller: options.caller,
       reserveChild: options.reserveChild,
       breaker: options.breakers?.of(target),
       observer: options.observer,

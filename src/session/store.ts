@@ -8,10 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { NOOP_OBSERVER, type DownstreamTransport, type Observer, type SessionCloseCause } from '../log/observer.ts';
+import { NOOP_OBSERVER, type Observer, type SessionCloseCause } from '../log/observer.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { Breakers } from '../upstream/breakers.ts';
-import type { Principal } from '../upstream/caller.ts';
+import type { Caller, Principal } from '../upstream/caller.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
 import type { SpareRoom, SpareSource } from '../upstream/spares.ts';
 import { createInflightBudget, type InflightBudget } from './inflight.ts';
@@ -27,8 +27,8 @@ export interface SessionSeed {
   readonly logger: Logger;
   /** The session must call this once when it has ended, whatever ended it. */
   readonly onended: (session: SessionCore) => void;
-  /** What the downstream said about itself when it opened the session. */
-  readonly downstream: DownstreamInfo;
+  /** Who the session serves (upstream/caller.ts): the store's own record, passed on by reference. */
+  readonly caller: Caller;
   /**
    * Called before the session starts a child for `target` (a no-op for targets that start none):
    * makes room under the child caps by ending idle sessions, or throws GW_SESSION_LIMIT.
@@ -52,41 +52,28 @@ export interface SessionSeed {
   readonly spares?: SpareSource | undefined;
 }
 
-/** Facts about the downstream peer that a session may need for its upstreams. */
-export interface DownstreamInfo {
-  /**
-   * The downstream's own Authorization header. Never sent upstream unless a target opts in
-   * (the gateway is the downstream's audience, not the upstream's). With gateway.auth, the latest
-   * one the session's own principal presented (the store updates it): a refreshed token is the one
-   * a later token exchange presents.
-   */
-  authorization: string | undefined;
-  /** The authenticated principal (gateway.auth): the session is unknown to anyone else; policy reads it. */
-  readonly principal?: Principal | undefined;
-  /** Held by the gateway for 2026 clients (session/stateless/): no client may address it by id. */
-  readonly held?: boolean;
-  /** How it reached the gateway (default: Streamable HTTP): named in its spans and metrics. */
-  readonly transport?: DownstreamTransport | undefined;
-}
+/** A caller without credentials (no gateway.auth, no Authorization). */
+const NOBODY: Caller = Object.freeze({ principal: undefined, authorization: undefined });
 
-const NO_DOWNSTREAM_INFO: DownstreamInfo = { authorization: undefined };
+/** The store's record of a session's caller: only `noteAuthorization` writes it. */
+type CallerRecord = { -readonly [K in keyof Caller]: Caller[K] };
 
 /** The session-core options (CoreOptions) that make a session observable, from what its factory got. */
-export function observed(options: { readonly downstream?: DownstreamInfo | undefined; readonly observer?: Observer | undefined }) {
-  return { observer: options.observer, transport: options.downstream?.transport, principal: options.downstream?.principal?.id };
+export function observed(options: { readonly caller?: Caller | undefined; readonly observer?: Observer | undefined }) {
+  return { observer: options.observer, transport: options.caller?.transport, principal: options.caller?.principal?.id };
 }
 
 /** What every kind of session passes on to its core from what its factory got. */
 export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'tracing' | 'observer' | 'limitTool'> {
   readonly endpoint: string;
   readonly inflight?: InflightBudget | undefined;
-  readonly downstream?: DownstreamInfo | undefined;
+  readonly caller?: Caller | undefined;
 }
 
 /** The session-core options every kind of session shares, with its own `logger`. */
 export function coreOptionsOf(options: CoreSource, logger: Logger) {
   const { id, endpoint, limits, onended, audit, tracing, inflight, limitTool } = options;
-  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, limitTool, held: options.downstream?.held === true, ...observed(options) };
+  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, limitTool, held: options.caller?.held === true, ...observed(options) };
 }
 
 /**
@@ -97,13 +84,14 @@ export type SessionFactory = (seed: SessionSeed) => Session;
 
 export interface SessionStore {
   /** A new, empty session built by `factory`. Throws GW_SESSION_LIMIT or GW_SHUTTING_DOWN. */
-  create(factory: SessionFactory, downstream?: DownstreamInfo): Session;
+  create(factory: SessionFactory, caller?: Caller): Session;
+  /** The session `id` if it exists and belongs to `principal` (undefined when auth is off). Changes nothing. */
+  get(id: string, principal: Principal | undefined): Session | undefined;
   /**
-   * The session `id` if it exists and belongs to `principal` (undefined when auth is off). With a
-   * principal, `authorization` (the request's header) becomes the session's latest.
+   * Session `id` was used by its own principal with `authorization` (the request's header): it
+   * becomes the caller's latest, which a later token exchange presents. Nothing without a principal
+   * or a header, or for another principal.
    */
-  get(id: string, principal: Principal | undefined, authorization?: string | undefined): Session | undefined;
-  /** A session the gateway holds for 2026 callers was used by its principal with `authorization`: its latest (token exchange reads it). */
   noteAuthorization(id: string, principal: Principal | undefined, authorization: string | undefined): void;
   readonly size: number;
   /** Requests in flight in all sessions now (limits.maxInflight caps it). */
@@ -145,8 +133,8 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
   const held = new Set<string>();
   /** Creation time per session id: the start of its initialize deadline. */
   const created = new Map<string, number>();
-  /** The downstream record of each session with a principal, kept current (`get`). */
-  const downstreams = new Map<string, DownstreamInfo>();
+  /** The caller of each session with a principal, kept current (`noteAuthorization`). */
+  const callers = new Map<string, CallerRecord>();
   const audit = config.logging.audit === true;
   const { maxChildren, evictIdleMs } = config.session;
   const policy: SessionPolicy = config.session;
@@ -163,7 +151,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
     held.delete(session.id);
     observer.sessionClosed(known, causes.get(session.id) ?? 'ended');
     causes.delete(session.id);
-    downstreams.delete(session.id);
+    callers.delete(session.id);
     // Room for a child may have come free.
     spares?.fill();
   };
@@ -182,21 +170,21 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
   const reserve = spares === undefined ? reserveChild : (target: TargetConfig) => (spares.makeRoom(target), reserveChild(target));
 
   const store: SessionStore = {
-    create(factory, given = NO_DOWNSTREAM_INFO) {
-      // The session's own copy: `get` may update its authorization.
-      const downstream = given.principal === undefined ? given : { ...given };
+    create(factory, given = NOBODY) {
+      // The session's own copy: `noteAuthorization` may update its authorization.
+      const caller: CallerRecord = given.principal === undefined ? given : { ...given };
       if (closing) throw new GatewayError('GW_SHUTTING_DOWN');
       room.forSession();
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
       const id = randomUUID();
       // One child logger per session, and only when there is a principal to name in every line.
-      const bound = downstream.principal === undefined ? logger : logger.child({ principal: downstream.principal.id });
+      const bound = caller.principal === undefined ? logger : logger.child({ principal: caller.principal.id });
       const session = factory({
         id,
         limits: config.limits,
         logger: bound,
         onended,
-        downstream,
+        caller,
         reserveChild: reserve,
         open: upstreams,
         audit: audit ? bound.child({ audit: true, session: id }) : undefined,
@@ -204,34 +192,31 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         breakers,
         tracing,
         observer,
-        limitTool: limitTool && ((target: string, tool: string) => limitTool(downstream.principal?.id ?? 'anonymous', target, tool)),
+        limitTool: limitTool && ((target: string, tool: string) => limitTool(caller.principal?.id ?? 'anonymous', target, tool)),
         spares,
       });
       sessions.set(id, session);
       observer.sessionOpened(session);
       created.set(id, Date.now());
-      if (downstream.principal !== undefined) {
-        owners.set(id, downstream.principal.id);
-        downstreams.set(id, downstream);
+      if (caller.principal !== undefined) {
+        owners.set(id, caller.principal.id);
+        callers.set(id, caller);
       }
-      if (downstream.held === true) held.add(id);
+      if (caller.held === true) held.add(id);
       return session;
     },
 
-    get(id, principal, authorization) {
+    get(id, principal) {
       const session = sessions.get(id);
       // Another principal's session is as unknown as one that never existed.
       if (session === undefined || owners.get(id) !== principal?.id || held.has(id)) return undefined;
-      if (authorization !== undefined && principal !== undefined) {
-        const downstream = downstreams.get(id);
-        if (downstream !== undefined && downstream.authorization !== authorization) downstream.authorization = authorization;
-      }
       return session;
     },
 
     noteAuthorization(id, principal, authorization) {
-      const downstream = downstreams.get(id);
-      if (downstream !== undefined && authorization !== undefined && owners.get(id) === principal?.id) downstream.authorization = authorization;
+      if (principal === undefined || authorization === undefined) return;
+      const caller = callers.get(id);
+      if (caller !== undefined && owners.get(id) === principal.id) caller.authorization = authorization;
     },
 
     get size() {

@@ -34,3 +34,24 @@ export interface Principal {
 }
 
 export const ANONYMOUS: Principal = Object.freeze({ id: 'anonymous', kind: 'anonymous', subject: 'anonymous', scopes: new Set<string>() });
+
+/**
+ * One downstream caller as a session serves it: made once per session by the session store and
+ * passed by reference down to the session's upstream connections, in place of separate principal,
+ * Authorization and downstream options.
+ */
+export interface Caller {
+  /** The authenticated principal (gateway.auth): the session is unknown to anyone else; the policy and per-principal identity read it. */
+  readonly principal: Principal | undefined;
+  /**
+   * The downstream's own Authorization header, the latest its principal presented. Never sent
+   * upstream unless a target opts in (`forwardAuthorization`: a connection sends the one it was
+   * opened with); a token exchange presents the latest as its subject. Only the session store
+   * changes it (`SessionStore.noteAuthorization`), never a read.
+   */
+  readonly authorization: string | undefined;
+  /** Held by the gateway for 2026 clients (session/stateless/): no client may address it by id. */
+  readonly held?: boolean | undefined;
+  /** How it reached the gateway (default: Streamable HTTP): named in its spans and metrics. */
+  readonly transport?: DownstreamTransport | undefined;
+}

@@ -15,11 +15,6 @@
 import type { TargetConfig } from '../config/types.ts';
 import type { Principal } from './caller.ts';
 
-/** A session's latest Authorization, read when it is needed (the client may have refreshed its token). */
-export interface LiveAuthorization {
-  readonly authorization: string | undefined;
-}
-
 /**
  * The token a token exchange may present as the subject: the caller's bearer token, and only when
  * the gateway verified it as a JWT (an API key must never be sent to an authorization server).

@@ -202,7 +202,7 @@ function createSharedPool({ target, logger, versions, principal }: SharedPoolOpt
 
     ready(slot, params) {
       if (slot.handshake !== undefined) return slot.handshake;
-      const connection = createUpstreamConnection({ target, logger: log.child({ child: slot.index }), principal });
+      const connection = createUpstreamConnection({ target, logger: log.child({ child: slot.index }), caller: principal === undefined ? undefined : { principal, authorization: undefined } });
       connection.correlator.onrequest = (request) => onRequest(slot, connection, request);
       connection.correlator.onnotification = (notification) => onNotification(slot, notification);
       connection.onexit = (reason) => onExit(slot, connection, reason);

@@ -24,8 +24,7 @@ import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import type { UpstreamConnection } from './connection.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import { askUpstream, unavailable } from './handshake.ts';
-import type { Principal } from './caller.ts';
-import type { LiveAuthorization } from './identity.ts';
+import type { Caller } from './caller.ts';
 import type { UpstreamFactory } from './open.ts';
 import type { SpareSource } from './spares.ts';
 import { createStartAttempt } from './start-attempt.ts';
@@ -54,12 +53,8 @@ export interface SupervisorOptions<M> {
   logLevel?: () => string | undefined;
   /** The gateway's logger, for a shared child that outlives the session. */
   poolLogger: Logger;
-  /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
-  authorization: string | undefined;
-  /** Who the session serves: fills the target's per-principal headers or env. */
-  principal?: Principal | undefined;
-  /** The session's live downstream record: its latest Authorization is what a token exchange presents. */
-  downstream?: LiveAuthorization | undefined;
+  /** Who the session serves (caller.ts), by reference: see OpenUpstreamOptions.caller. */
+  caller?: Caller | undefined;
   /** Makes room under the child caps before a child starts; throws GW_SESSION_LIMIT. */
   reserveChild?: ((target: TargetConfig) => void) | undefined;
   /** The target's circuit breaker (the Runtime's): asked before every start, told how it went. */
@@ -124,7 +119,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       breaker,
       health,
       spares: options.spares,
-      make: () => options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization, principal: options.principal, downstream: options.downstream }),
+      make: () => options.open({ target, logger, poolLogger: options.poolLogger, caller: options.caller }),
       initParams: options.initParams,
       logLevel: () => options.logLevel?.(),
       onrequest: (request) => hooks.onrequest(member, request),

@@ -30,7 +30,6 @@ function member(name: string): Member {
     initParams: () => ({}),
     logLevel: () => undefined,
     poolLogger: logger,
-    authorization: undefined,
     open: createUpstreamFactory(createAgentPool(), createSharedPools()),
     restart: 'on-use',
   });
