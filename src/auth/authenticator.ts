@@ -7,7 +7,7 @@
 import type { AuthConfig } from '../config/types.ts';
 import { createApiKeyCheck } from './api-keys.ts';
 import { createJwtCheck, type Verified } from './jwt.ts';
-import { ANONYMOUS, type Principal } from '../upstream/caller.ts';
+import { ANONYMOUS } from '../upstream/caller.ts';
 import { AuthFailure } from './principal.ts';
 
 export interface Credentials {

@@ -10,7 +10,7 @@ import type { Policy } from '../router/policy.ts';
 import type { Principal } from '../upstream/caller.ts';
 import { createAggregateSession, type AggregateSession } from './aggregate-session.ts';
 import { restrictView, toAggregateView, type AggregateView, type KnownTargets } from './aggregate-view.ts';
-import type { Session, SessionCore } from './session.ts';
+import type { SessionCore } from './session.ts';
 import type { SessionFactory } from './store.ts';
 import { GATEWAY_SERVER_INFO } from './gateway-info.ts';
 
@@ -56,24 +56,12 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
   const factory: SessionFactory = (seed) => {
     const principal = seed.caller.principal;
     const session = createAggregateSession({
-      id: seed.id,
-      audit: seed.audit,
-      tracing: seed.tracing,
+      ...seed,
       endpoint,
       view: viewFor(principal),
-      limits: seed.limits,
-      logger: seed.logger,
       cursors,
       known,
       serverInfo: GATEWAY_SERVER_INFO,
-      caller: seed.caller,
-      reserveChild: seed.reserveChild,
-      open: seed.open,
-      inflight: seed.inflight,
-      breakers: seed.breakers,
-      observer: seed.observer,
-      limitTool: seed.limitTool,
-      spares: seed.spares,
       onended: (ended: SessionCore) => {
         live.delete(session);
         seed.onended(ended);

@@ -12,11 +12,10 @@
  * (aggregate-session.ts) namespaces, merges lists and routes by name.
  */
 import type { JsonRpcNotification } from '../jsonrpc/types.ts';
-import { NOOP_OBSERVER } from '../log/observer.ts';
 import { withEra2025 } from './era-2025.ts';
 import { createEventLog } from './event-log.ts';
 import type { CoreOptions, CoreParts, Flavour, Pending } from './flavour.ts';
-import { checkInflight, createInflightBudget } from './inflight.ts';
+import { checkInflight } from './inflight.ts';
 import { ownsChild } from './limits.ts';
 import type { Member, MemberHooks } from './member.ts';
 import { createRequests } from './requests.ts';
@@ -41,11 +40,12 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     },
   });
   // Made once per session, and only with tracing on: what every span says of the session.
+  const { tracing, inflight: budget, observer } = options.services;
   const traced =
-    options.tracing === undefined
+    tracing === undefined
       ? undefined
       : {
-          tracing: options.tracing,
+          tracing,
           origin: {
             sessionId: id,
             get protocolVersion() {
@@ -54,8 +54,6 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
             transport: options.transport,
           },
         };
-  const budget = options.inflight ?? createInflightBudget(limits);
-  const observer = options.observer ?? NOOP_OBSERVER;
   const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced, limitTool: options.limitTool });
   const { inflight } = requests;
   let ended = false;

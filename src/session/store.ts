@@ -8,14 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { NOOP_OBSERVER, type Observer, type SessionCloseCause } from '../log/observer.ts';
-import type { Tracing } from '../telemetry/tracing.ts';
-import type { Breakers } from '../upstream/breakers.ts';
+import type { SessionCloseCause } from '../log/observer.ts';
 import type { Caller, Principal } from '../upstream/caller.ts';
-import type { UpstreamFactory } from '../upstream/open.ts';
-import type { SpareRoom, SpareSource } from '../upstream/spares.ts';
-import { createInflightBudget, type InflightBudget } from './inflight.ts';
 import type { ToolLimit } from './flavour.ts';
+import type { SessionServices } from './services.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, expiry, pickVictim, type SessionPolicy } from './limits.ts';
 import { createRoomKeeper } from './room.ts';
@@ -34,22 +30,12 @@ export interface SessionSeed {
    * makes room under the child caps by ending idle sessions, or throws GW_SESSION_LIMIT.
    */
   readonly reserveChild: (target: TargetConfig) => void;
-  /** Opens the session's upstream connections (the gateway's runtime; a test's in-memory ones). */
-  readonly open: UpstreamFactory;
+  /** What every session shares (services.ts): the Runtime's, by reference. */
+  readonly services: SessionServices;
   /** Where the session's audit lines go (logging.audit); undefined: none. */
   readonly audit?: Logger | undefined;
-  /** The gateway's tracer; undefined: tracing off. */
-  readonly tracing?: Tracing | undefined;
-  /** The gateway's count of requests in flight, against `limits.maxInflight`. */
-  readonly inflight: InflightBudget;
-  /** The targets' circuit breakers (the Runtime's); absent: none. */
-  readonly breakers?: Breakers | undefined;
-  /** Who hears about the session's requests and upstreams (the Runtime's observer). */
-  readonly observer?: Observer | undefined;
   /** The per-tool rate limit, bound to the session's principal; absent: none. */
   readonly limitTool?: ToolLimit | undefined;
-  /** Warm spares a session's first start may take (upstream/spares.ts); absent: none. */
-  readonly spares?: SpareSource | undefined;
 }
 
 /** A caller without credentials (no gateway.auth, no Authorization). */
@@ -58,22 +44,15 @@ const NOBODY: Caller = Object.freeze({ principal: undefined, authorization: unde
 /** The store's record of a session's caller: only `noteAuthorization` writes it. */
 type CallerRecord = { -readonly [K in keyof Caller]: Caller[K] };
 
-/** The session-core options (CoreOptions) that make a session observable, from what its factory got. */
-export function observed(options: { readonly caller?: Caller | undefined; readonly observer?: Observer | undefined }) {
-  return { observer: options.observer, transport: options.caller?.transport, principal: options.caller?.principal?.id };
-}
-
 /** What every kind of session passes on to its core from what its factory got. */
-export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'tracing' | 'observer' | 'limitTool'> {
+export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'services' | 'limitTool' | 'caller'> {
   readonly endpoint: string;
-  readonly inflight?: InflightBudget | undefined;
-  readonly caller?: Caller | undefined;
 }
 
 /** The session-core options every kind of session shares, with its own `logger`. */
 export function coreOptionsOf(options: CoreSource, logger: Logger) {
-  const { id, endpoint, limits, onended, audit, tracing, inflight, limitTool } = options;
-  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, limitTool, held: options.caller?.held === true, ...observed(options) };
+  const { id, endpoint, limits, onended, audit, services, limitTool, caller } = options;
+  return { id, endpoint, limits, logger, onended, audit, services, limitTool, held: caller.held === true, transport: caller.transport, principal: caller.principal?.id };
 }
 
 /**
@@ -110,22 +89,14 @@ export interface SessionStore {
 export interface SessionStoreOptions {
   config: GatewayConfig;
   logger: Logger;
-  /** How sessions open upstream connections (the Runtime's factory; tests may hand in another). */
-  upstreams: UpstreamFactory;
-  /** The gateway's tracer (telemetry/tracing.ts); undefined: tracing off. */
-  tracing?: Tracing | undefined;
-  /** The targets' circuit breakers (the Runtime's); absent: none. */
-  breakers?: Breakers | undefined;
-  /** Told of every session's life and requests (log/observer.ts); default: nobody. */
-  observer?: Observer | undefined;
+  /** What every session shares (services.ts): the observer hears of every session's life, spares are ended for room first. */
+  services: SessionServices;
   /** gateway.rateLimits.perTool keyed by principal id, target and tool (auth/rate-limit.ts); absent: none. */
   limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
-  /** Warm spares (upstream/spares.ts): ended before any session for room, refilled as sessions end. */
-  spares?: (SpareRoom & SpareSource) | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool, spares }: SessionStoreOptions): SessionStore {
-  const inflight = createInflightBudget(config.limits);
+export function createSessionStore({ config, logger, services, limitTool }: SessionStoreOptions): SessionStore {
+  const { inflight, observer, spares } = services;
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
   const owners = new Map<string, string>();
@@ -186,14 +157,9 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         onended,
         caller,
         reserveChild: reserve,
-        open: upstreams,
+        services,
         audit: audit ? bound.child({ audit: true, session: id }) : undefined,
-        inflight,
-        breakers,
-        tracing,
-        observer,
         limitTool: limitTool && ((target: string, tool: string) => limitTool(caller.principal?.id ?? 'anonymous', target, tool)),
-        spares,
       });
       sessions.set(id, session);
       observer.sessionOpened(session);
