@@ -28,7 +28,7 @@ import { createStreamSet } from './streams.ts';
  * layer (era-2025.ts) on top.
  */
 export function createSessionCore(options: CoreOptions, build: (parts: CoreParts) => Flavour): Session {
-  const { id, endpoint, limits, logger, onended } = options;
+  const { id, endpoint, limits, logger, onended, caller } = options;
   let protocolVersion: string | undefined;
   const streams = createStreamSet({
     log: createEventLog(limits.replayEvents, limits.replayBytes),
@@ -51,7 +51,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
             get protocolVersion() {
               return protocolVersion;
             },
-            transport: options.transport,
+            transport: caller.transport,
           },
         };
   const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced, limitTool: options.limitTool });
@@ -68,7 +68,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     tables: options.tables,
     live: () => !ended && protocolVersion !== undefined,
     namespaced: options.namespaced,
-    held: options.held === true,
+    held: caller.held === true,
   });
 
   /** Any other notification concerns every member the session has opened. */
@@ -95,8 +95,8 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
   const session: SessionCore = {
     id,
     endpoint,
-    transport: options.transport ?? 'streamable-http',
-    principal: options.principal,
+    transport: caller.transport ?? 'streamable-http',
+    principal: caller.principal?.id,
     openedAt: Date.now(),
     lastActivity: Date.now(),
     get protocolVersion() {

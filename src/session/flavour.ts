@@ -7,9 +7,10 @@ import type { GatewayError } from '../errors/gateway-error.ts';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import type { DownstreamTransport, ObservedRequest } from '../log/observer.ts';
+import type { ObservedRequest } from '../log/observer.ts';
 import type { NameTable } from '../router/name-table.ts';
 import type { Span } from '../telemetry/tracing.ts';
+import type { Caller } from '../upstream/caller.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionServices } from './services.ts';
@@ -90,17 +91,17 @@ export interface CoreOptions {
   onended: (session: SessionCore) => void;
   /** Several targets behind one endpoint (server-messages.ts). */
   namespaced: boolean;
-  /** Held for 2026 clients (Caller.held): server->client requests keep their input names (server-messages.ts). */
-  held?: boolean | undefined;
   tables: { readonly tools: NameTable; readonly prompts: NameTable };
   /** What every session shares (services.ts): its tracer, in-flight count and observer are the core's. */
   services: SessionServices;
   /** Where audit lines go; undefined: none. */
   audit?: Logger | undefined;
-  /** How the downstream reached the gateway (default: Streamable HTTP): a span attribute, an observed label. */
-  transport?: DownstreamTransport | undefined;
-  /** The principal's id (gateway.auth). */
-  principal?: string | undefined;
+  /**
+   * Who the session serves (upstream/caller.ts): its principal's id and how it came (default:
+   * Streamable HTTP) are span attributes and observed labels; held for 2026 clients, server->client
+   * requests keep their input names (server-messages.ts).
+   */
+  caller: Caller;
   /** See SessionSeed.limitTool. */
   limitTool?: ToolLimit | undefined;
 }

@@ -52,7 +52,7 @@ export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended
 /** The session-core options every kind of session shares, with its own `logger`. */
 export function coreOptionsOf(options: CoreSource, logger: Logger) {
   const { id, endpoint, limits, onended, audit, services, limitTool, caller } = options;
-  return { id, endpoint, limits, logger, onended, audit, services, limitTool, held: caller.held === true, transport: caller.transport, principal: caller.principal?.id };
+  return { id, endpoint, limits, logger, onended, audit, services, limitTool, caller };
 }
 
 /**
