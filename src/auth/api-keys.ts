@@ -5,7 +5,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ApiKeyConfig } from '../config/types.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../upstream/caller.ts';
 
 export type ApiKeyCheck = (presented: string) => Principal | undefined;
 

@@ -7,7 +7,8 @@
 import type { AuthConfig } from '../config/types.ts';
 import { createApiKeyCheck } from './api-keys.ts';
 import { createJwtCheck, type Verified } from './jwt.ts';
-import { ANONYMOUS, AuthFailure, type Principal } from './principal.ts';
+import { ANONYMOUS } from '../upstream/caller.ts';
+import { AuthFailure } from './principal.ts';
 
 export interface Credentials {
   /** The bearer token of `Authorization` (or of a WebSocket subprotocol). */

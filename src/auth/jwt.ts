@@ -15,7 +15,8 @@ import { createLocalJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose
 import type { JwtConfig } from '../config/types.ts';
 import { pickClaims } from './claims.ts';
 import { createJwksCache } from './jwks.ts';
-import { AuthFailure, type Principal } from './principal.ts';
+import type { Principal } from '../upstream/caller.ts';
+import { AuthFailure } from './principal.ts';
 
 /** The principal, and until when (ms) the token stays valid. */
 export interface Verified {

@@ -10,7 +10,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createAuthenticator, type Credentials } from '../auth/authenticator.ts';
-import { AuthFailure, type Principal } from '../auth/principal.ts';
+import { AuthFailure } from '../auth/principal.ts';
+import type { Principal } from '../upstream/caller.ts';
 import type { AuthConfig } from '../config/types.ts';
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';

@@ -109,10 +109,12 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
       throw new GatewayError('GW_SESSION_REQUIRED', 'Bad Request: the sessionId query parameter is required');
     }
     const channel = channels.get(sessionId);
-    const session = store.get(sessionId, request.principal, request.headers.authorization);
+    const session = store.get(sessionId, request.principal);
     if (channel === undefined || session === undefined || session.ended || !entry.owns(session)) {
       throw new GatewayError('GW_SESSION_NOT_FOUND', 'Session not found: it ended or never existed; open a new SSE stream');
     }
+    // Its principal may have refreshed its token: the next token exchange presents this one.
+    store.noteAuthorization(sessionId, request.principal, request.headers.authorization);
     const message = parseOneMessage(typeof request.body === 'string' ? request.body : '');
     if (isRejected(message)) {
       const error = message.rejected;

@@ -60,11 +60,13 @@ export function openEndpointOf(request: FastifyRequest, resolve: ResolveEndpoint
 function sessionOf(request: FastifyRequest, store: SessionStore, entry: RouteEndpoint): Session {
   const id = request.headers[SESSION_HEADER];
   if (typeof id !== 'string' || id === '') throw new GatewayError('GW_SESSION_REQUIRED');
-  const session = store.get(id, request.principal, request.headers.authorization);
+  const session = store.get(id, request.principal);
   // A session of another endpoint is as unknown here as one that never existed.
   if (session === undefined || session.ended || !entry.owns(session)) {
     throw new GatewayError('GW_SESSION_NOT_FOUND', 'Session not found: it ended or never existed; initialize a new one');
   }
+  // Its principal may have refreshed its token: the next token exchange presents this one.
+  store.noteAuthorization(id, request.principal, request.headers.authorization);
   const version = request.headers[VERSION_HEADER];
   // 2025-06-18 "Protocol Version Header": absent means 2025-03-26; unknown or invalid means 400.
   if (typeof version === 'string' && !isSupportedVersion(version)) {

@@ -13,26 +13,16 @@
 import type { PolicyRule } from '../config/types.ts';
 import { compileGlobs, PASS_ALL, type NameFilter } from './glob.ts';
 import type { Exposure } from './list-merge.ts';
+import { ANONYMOUS, type Principal } from '../upstream/caller.ts';
 
-/** Who is asking (auth/'s Principal has this shape). */
-export interface Caller {
-  readonly id: string;
-  readonly scopes: ReadonlySet<string>;
-  /** The token's `sub` or the key's name (upstream identity templates). */
-  readonly subject?: string;
-  /**
-   * The token claims the policy names, as strings (auth/claims.ts); undefined without a token. A
-   * claim name missing here was not captured (a reload named it later): see `claimsMatch`.
-   */
-  readonly claims?: Readonly<Record<string, readonly string[]>> | undefined;
-  /**
-   * Claims whose values were cut to the bounds (too many values, or a value too long: auth/claims.ts).
-   * What was cut is unknown, so a deny rule naming such a claim applies; allow rules see the kept values only.
-   */
-  readonly claimsCut?: ReadonlySet<string> | undefined;
-}
+/** What the policy reads of a principal (upstream/caller.ts): its id, scopes and claims. */
+export type PolicySubject = Pick<Principal, 'id' | 'scopes' | 'claims' | 'claimsCut'>;
 
-export const ANONYMOUS_CALLER: Caller = Object.freeze({ id: 'anonymous', subject: 'anonymous', scopes: new Set<string>() });
+/**
+ * The principal under its old name here, for session/stateless/ until it names `Principal`
+ * (upstream/caller.ts) itself; nothing else uses it.
+ */
+export type Caller = Principal;
 
 export interface Grant {
   readonly tools: NameFilter;
@@ -44,13 +34,13 @@ export interface Policy {
   /** Equal for equal rules: a reload that changes them changes what live sessions see. */
   readonly fingerprint: string;
   /** What `caller` may use of `target`; undefined: nothing (the target is as unknown). */
-  grant(caller: Caller | undefined, target: string): Grant | undefined;
+  grant(caller: PolicySubject | undefined, target: string): Grant | undefined;
   /**
    * Which rules are for `caller` (its id, scopes and claims; targets aside), one character per
    * rule: two callers with equal keys get equal grants on every target. Two tokens of one subject
    * with different scopes or claims may differ.
    */
-  callerKey(caller: Caller | undefined): string;
+  callerKey(caller: PolicySubject | undefined): string;
 }
 
 type Kind = 'tools' | 'prompts' | 'resources';
@@ -89,7 +79,7 @@ function filterOf(kind: Kind, allows: CompiledRule[], denies: CompiledRule[]): N
  * a deny rule does. So does a claim whose values were cut to the bounds (the cut value may be the
  * one the deny rule names); an allow rule matches only a value that was kept whole.
  */
-function claimsMatch(r: CompiledRule, caller: Caller): boolean {
+function claimsMatch(r: CompiledRule, caller: PolicySubject): boolean {
   if (r.claims.length === 0) return true;
   const claims = caller.claims;
   if (claims === undefined) return false;
@@ -103,7 +93,7 @@ function claimsMatch(r: CompiledRule, caller: Caller): boolean {
 }
 
 /** Whether rule `r` is for `caller` (on the targets it names). */
-const isFor = (r: CompiledRule, caller: Caller) => r.principals.test(caller.id) && r.rule.scopes.every((s) => caller.scopes.has(s)) && claimsMatch(r, caller);
+const isFor = (r: CompiledRule, caller: PolicySubject) => r.principals.test(caller.id) && r.rule.scopes.every((s) => caller.scopes.has(s)) && claimsMatch(r, caller);
 
 /** Every claim name the rules use: what the edge keeps of a token for the policy. */
 export function claimNamesOf(rules: readonly PolicyRule[] | undefined): string[] {
@@ -115,7 +105,7 @@ export function compilePolicy(rules: readonly PolicyRule[] | undefined): Policy 
   const compiled = rules.map(compileRule);
   return {
     fingerprint: JSON.stringify(rules),
-    grant(caller = ANONYMOUS_CALLER, target) {
+    grant(caller = ANONYMOUS, target) {
       const applies = (r: CompiledRule) => r.servers.test(target) && isFor(r, caller);
       const allows = compiled.filter((r) => r.rule.effect === 'allow' && applies(r));
       const denies = compiled.filter((r) => r.rule.effect === 'deny' && applies(r));
@@ -124,7 +114,7 @@ export function compilePolicy(rules: readonly PolicyRule[] | undefined): Policy 
       if (denies.some((r) => KINDS.every((k) => matchAll(r.rule[k])))) return undefined;
       return { tools: filterOf('tools', allows, denies), prompts: filterOf('prompts', allows, denies), resources: filterOf('resources', allows, denies) };
     },
-    callerKey(caller = ANONYMOUS_CALLER) {
+    callerKey(caller = ANONYMOUS) {
       let key = '';
       for (const r of compiled) key += isFor(r, caller) ? '1' : '0';
       return key;

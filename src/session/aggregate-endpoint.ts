@@ -6,10 +6,11 @@
  */
 import { aggregateOf, type GatewayConfig } from '../config/types.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
-import type { Caller, Policy } from '../router/policy.ts';
+import type { Policy } from '../router/policy.ts';
+import type { Principal } from '../upstream/caller.ts';
 import { createAggregateSession, type AggregateSession } from './aggregate-session.ts';
 import { restrictView, toAggregateView, type AggregateView, type KnownTargets } from './aggregate-view.ts';
-import type { Session, SessionCore } from './session.ts';
+import type { SessionCore } from './session.ts';
 import type { SessionFactory } from './store.ts';
 import { GATEWAY_SERVER_INFO } from './gateway-info.ts';
 
@@ -47,38 +48,26 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
   const { path, endpoint, group, cursors, known } = options;
   let view = options.view(options.config);
   /** Each live session with the caller it serves: its view is what the policy grants that caller. */
-  const live = new Map<AggregateSession, Caller | undefined>();
-  const viewFor = (caller: Caller | undefined) => {
+  const live = new Map<AggregateSession, Principal | undefined>();
+  const viewFor = (caller: Principal | undefined) => {
     const policy = options.policy();
     return policy === undefined ? view : restrictView(view, policy, caller);
   };
   const factory: SessionFactory = (seed) => {
-    const caller = seed.downstream.principal;
+    const principal = seed.caller.principal;
     const session = createAggregateSession({
-      id: seed.id,
-      audit: seed.audit,
-      tracing: seed.tracing,
+      ...seed,
       endpoint,
-      view: viewFor(caller),
-      limits: seed.limits,
-      logger: seed.logger,
+      view: viewFor(principal),
       cursors,
       known,
       serverInfo: GATEWAY_SERVER_INFO,
-      downstream: seed.downstream,
-      reserveChild: seed.reserveChild,
-      open: seed.open,
-      inflight: seed.inflight,
-      breakers: seed.breakers,
-      observer: seed.observer,
-      limitTool: seed.limitTool,
-      spares: seed.spares,
       onended: (ended: SessionCore) => {
         live.delete(session);
         seed.onended(ended);
       },
     });
-    live.set(session, caller);
+    live.set(session, principal);
     return session;
   };
   return {

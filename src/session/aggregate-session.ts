@@ -13,64 +13,34 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
 import { isSupportedVersion, LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
-import type { GatewayConfig, TargetConfig } from '../config/types.ts';
-import type { Logger } from '../log/logger.ts';
-import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import { combineInstructions, mergeCapabilities, ASSUMED_CAPABILITIES } from '../router/capabilities.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
-import type { Breakers } from '../upstream/breakers.ts';
-import type { UpstreamFactory } from '../upstream/open.ts';
-import type { InflightBudget } from './inflight.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import { learn, learnerOf, learntOf, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import { createSessionCore } from './core.ts';
-import type { CoreParts, Flavour, LocalAnswer, ToolLimit } from './flavour.ts';
+import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
-import type { Session, SessionCore } from './session.ts';
-import { coreOptionsOf, type DownstreamInfo } from './store.ts';
-import type { Tracing } from '../telemetry/tracing.ts';
-import type { SpareSource } from '../upstream/spares.ts';
+import type { Session } from './session.ts';
+import { coreOptionsOf, type SessionSeed } from './store.ts';
 
 export interface AggregateSession extends Session {
   /** A config reload changed the endpoint's targets: add, drain and replace members. */
   reconfigure(view: AggregateView): void;
 }
 
-export interface AggregateSessionOptions {
-  id: string;
-  /** Where audit lines go (logging.audit); undefined: none. */
-  audit?: Logger | undefined;
+/** What the store gives every session (SessionSeed), and what the aggregate endpoint adds. */
+export interface AggregateSessionOptions extends SessionSeed {
   endpoint: string;
   view: AggregateView;
-  limits: GatewayConfig['limits'];
-  logger: Logger;
-  onended: (session: SessionCore) => void;
   cursors: CursorCodec;
   /** Capabilities and instructions learnt from earlier handshakes (for lazy initialize answers). */
   known: KnownTargets;
   serverInfo: JsonObject;
-  /** What the downstream said about itself (its Authorization, for targets that opt in). */
-  downstream: DownstreamInfo;
-  /** See SessionSeed.reserveChild. */
-  reserveChild?: (target: TargetConfig) => void;
-  /** Opens the members' upstream connections. */
-  open: UpstreamFactory;
-  /** The gateway's tracer; undefined: tracing off. */
-  tracing?: Tracing | undefined;
-  /** See SessionSeed.inflight and SessionSeed.breakers. */
-  inflight?: InflightBudget | undefined;
-  breakers?: Breakers | undefined;
-  /** See SessionSeed.limitTool. */
-  limitTool?: ToolLimit | undefined;
-  /** Who hears about its requests and upstreams (log/observer.ts); default: nobody. */
-  observer?: Observer | undefined;
-  /** See SessionSeed.spares. */
-  spares?: SpareSource | undefined;
 }
 
 const local = (result: JsonObject): LocalAnswer => ({ local: result });
@@ -91,7 +61,7 @@ export function createAggregateSession(options: AggregateSessionOptions): Aggreg
 function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, tables: ListContext['tables']): Flavour & { reconfigure(view: AggregateView): void } {
   const { cursors, known, serverInfo } = options;
   /** Whose session this is: what its upstreams taught is kept per caller where they may differ. */
-  const learner = learnerOf(options.downstream);
+  const learner = learnerOf(options.caller);
   const { logger, messages } = parts;
   let view = options.view;
   const members = new Map<string, Member>();
@@ -113,14 +83,9 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       initParams: () => initParams,
       logLevel: () => logLevel,
       poolLogger: options.logger,
-      authorization: options.downstream.authorization,
-      principal: options.downstream.principal,
-      downstream: options.downstream,
+      caller: options.caller,
       reserveChild: options.reserveChild,
-      breaker: options.breakers?.of(entry.target),
-      open: options.open,
-      observer: options.observer,
-      spares: options.spares,
+      services: options.services,
       restart: 'on-use',
     });
     members.set(name, member);
@@ -142,7 +107,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       return view.separator;
     },
     logger,
-    observer: options.observer ?? NOOP_OBSERVER,
+    observer: options.services.observer,
   };
 
   const setLevel = async (request: JsonRpcRequest): Promise<LocalAnswer> => {

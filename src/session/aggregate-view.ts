@@ -7,7 +7,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { JsonObject } from '../jsonrpc/types.ts';
 import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../config/types.ts';
 import { createNameFilter } from '../router/glob.ts';
-import { restrict, type Caller, type Policy } from '../router/policy.ts';
+import { restrict, type Policy, type PolicySubject } from '../router/policy.ts';
+import type { Caller } from '../upstream/caller.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import { hasPrincipalIdentity } from '../upstream/identity.ts';
 
@@ -50,9 +51,9 @@ export interface Learner {
 /** Keys the credential hashes for as long as the process lives; never stored or shown. */
 const SECRET = randomBytes(32);
 
-export function learnerOf(downstream: { readonly principal?: { readonly id: string } | undefined; readonly authorization: string | undefined }): Learner {
-  const auth = downstream.authorization;
-  return { principal: downstream.principal?.id, credential: auth === undefined ? undefined : createHmac('sha256', SECRET).update(auth).digest('base64url') };
+export function learnerOf(caller: Caller): Learner {
+  const auth = caller.authorization;
+  return { principal: caller.principal?.id, credential: auth === undefined ? undefined : createHmac('sha256', SECRET).update(auth).digest('base64url') };
 }
 
 const knownKey = (target: TargetConfig, who: Learner) => {
@@ -106,7 +107,7 @@ export function exposureOf(config: GatewayConfig, name: string): Exposure {
 }
 
 /** `view` as `policy` lets `caller` see it: denied targets left out, the others' filters narrowed. */
-export function restrictView(view: AggregateView, policy: Policy, caller: Caller | undefined): AggregateView {
+export function restrictView(view: AggregateView, policy: Policy, caller: PolicySubject | undefined): AggregateView {
   const targets = new Map<string, ViewTarget>();
   for (const [name, target] of view.targets) {
     const grant = policy.grant(caller, name);

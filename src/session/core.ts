@@ -12,11 +12,10 @@
  * (aggregate-session.ts) namespaces, merges lists and routes by name.
  */
 import type { JsonRpcNotification } from '../jsonrpc/types.ts';
-import { NOOP_OBSERVER } from '../log/observer.ts';
 import { withEra2025 } from './era-2025.ts';
 import { createEventLog } from './event-log.ts';
 import type { CoreOptions, CoreParts, Flavour, Pending } from './flavour.ts';
-import { checkInflight, createInflightBudget } from './inflight.ts';
+import { checkInflight } from './inflight.ts';
 import { ownsChild } from './limits.ts';
 import type { Member, MemberHooks } from './member.ts';
 import { createRequests } from './requests.ts';
@@ -29,7 +28,7 @@ import { createStreamSet } from './streams.ts';
  * layer (era-2025.ts) on top.
  */
 export function createSessionCore(options: CoreOptions, build: (parts: CoreParts) => Flavour): Session {
-  const { id, endpoint, limits, logger, onended } = options;
+  const { id, endpoint, limits, logger, onended, caller } = options;
   let protocolVersion: string | undefined;
   const streams = createStreamSet({
     log: createEventLog(limits.replayEvents, limits.replayBytes),
@@ -41,21 +40,20 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     },
   });
   // Made once per session, and only with tracing on: what every span says of the session.
+  const { tracing, inflight: budget, observer } = options.services;
   const traced =
-    options.tracing === undefined
+    tracing === undefined
       ? undefined
       : {
-          tracing: options.tracing,
+          tracing,
           origin: {
             sessionId: id,
             get protocolVersion() {
               return protocolVersion;
             },
-            transport: options.transport,
+            transport: caller.transport,
           },
         };
-  const budget = options.inflight ?? createInflightBudget(limits);
-  const observer = options.observer ?? NOOP_OBSERVER;
   const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced, limitTool: options.limitTool });
   const { inflight } = requests;
   let ended = false;
@@ -70,7 +68,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     tables: options.tables,
     live: () => !ended && protocolVersion !== undefined,
     namespaced: options.namespaced,
-    held: options.held === true,
+    held: caller.held === true,
   });
 
   /** Any other notification concerns every member the session has opened. */
@@ -97,8 +95,8 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
   const session: SessionCore = {
     id,
     endpoint,
-    transport: options.transport ?? 'streamable-http',
-    principal: options.principal,
+    transport: caller.transport ?? 'streamable-http',
+    principal: caller.principal?.id,
     openedAt: Date.now(),
     lastActivity: Date.now(),
     get protocolVersion() {

@@ -10,7 +10,7 @@
 import { aggregateOf, type GatewayConfig, type TargetConfig } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { CursorCodec } from '../router/cursor.ts';
-import { compilePolicy, restrict, type Caller, type Policy } from '../router/policy.ts';
+import { compilePolicy, restrict, type Policy, type PolicySubject } from '../router/policy.ts';
 import { createAggregateEndpoint, createAggregateShared, type AggregateEndpoint } from './aggregate-endpoint.ts';
 import type { Session } from './session.ts';
 import { createSingleSession } from './single.ts';
@@ -34,31 +34,31 @@ export interface RouteEndpoint {
    * treats otherwise, or a reload, gets a session of its own, so every 2026 request is judged by its
    * own credential and the config in force.
    */
-  readonly grantKey: (caller: Caller | undefined) => string;
+  readonly grantKey: (caller: PolicySubject | undefined) => string;
   /** A target behind it sends the caller's own Authorization upstream (`forwardAuthorization`). */
   readonly forwardsCredential: boolean;
 }
 
 export interface EndpointTable {
   /** `/servers/<name>/...`: undefined for a name never configured, or one the policy denies `caller`. */
-  server(name: string, caller?: Caller): RouteEndpoint | undefined;
+  server(name: string, caller?: PolicySubject): RouteEndpoint | undefined;
   /** `/groups/<name>/...`: undefined for a name never configured. */
   group(name: string): RouteEndpoint | undefined;
   /** The servers configured now (removed ones left out), in config order. */
   serverNames(): string[];
   /** `/mcp`, `/ws`, `/sse`, `/messages`; undefined when it is one target the policy denies `caller`. */
-  root(caller?: Caller): RouteEndpoint | undefined;
+  root(caller?: PolicySubject): RouteEndpoint | undefined;
   /** Applies a reloaded config: new sessions get the new table, live aggregate sessions are reconfigured. */
   update(config: GatewayConfig): void;
 }
 
 /** `grantKey` of endpoints whose sessions keep what they were given at creation (`generation`) or follow reloads of the filters. */
-function grantKeyOf(generation: number, policy: Policy | undefined): (caller: Caller | undefined) => string {
+function grantKeyOf(generation: number, policy: Policy | undefined): (caller: PolicySubject | undefined) => string {
   const prefix = String(generation);
   if (policy === undefined) return () => prefix;
   const anonymous = `${prefix}:${policy.callerKey(undefined)}`;
   // The edge hands a keep-alive connection's requests one principal object: its key is worked out once.
-  const known = new WeakMap<Caller, string>();
+  const known = new WeakMap<PolicySubject, string>();
   return (caller) => {
     if (caller === undefined) return anonymous;
     let key = known.get(caller);
@@ -79,7 +79,7 @@ function passThrough(target: TargetConfig, config: GatewayConfig, policy: Policy
   const factory: SessionFactory = (seed) => {
     if (policy === undefined) return createSingleSession({ ...seed, endpoint, target, exposure });
     // The route already answered 404 for a denied target; this holds even if a caller skips it.
-    const grant = policy.grant(seed.downstream.principal, target.name);
+    const grant = policy.grant(seed.caller.principal, target.name);
     if (grant === undefined) throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: server "${target.name}"`);
     return createSingleSession({ ...seed, endpoint, target, exposure: restrict(exposure, grant) });
   };

@@ -7,12 +7,13 @@ import type { GatewayError } from '../errors/gateway-error.ts';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import type { DownstreamTransport, Observer, ObservedRequest } from '../log/observer.ts';
+import type { ObservedRequest } from '../log/observer.ts';
 import type { NameTable } from '../router/name-table.ts';
-import type { Span, Tracing } from '../telemetry/tracing.ts';
-import type { InflightBudget } from './inflight.ts';
+import type { Span } from '../telemetry/tracing.ts';
+import type { Caller } from '../upstream/caller.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
+import type { SessionServices } from './services.ts';
 import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
@@ -90,21 +91,17 @@ export interface CoreOptions {
   onended: (session: SessionCore) => void;
   /** Several targets behind one endpoint (server-messages.ts). */
   namespaced: boolean;
-  /** Held for 2026 clients (DownstreamInfo.held): server->client requests keep their input names (server-messages.ts). */
-  held?: boolean | undefined;
   tables: { readonly tools: NameTable; readonly prompts: NameTable };
+  /** What every session shares (services.ts): its tracer, in-flight count and observer are the core's. */
+  services: SessionServices;
   /** Where audit lines go; undefined: none. */
   audit?: Logger | undefined;
-  /** The gateway's tracer (gateway.telemetry.traces); undefined: tracing off, nothing is made. */
-  tracing?: Tracing | undefined;
-  /** How the downstream reached the gateway (default: Streamable HTTP): a span attribute, an observed label. */
-  transport?: DownstreamTransport | undefined;
-  /** The gateway's in-flight count (inflight.ts); absent: a session-only one from `limits`. */
-  inflight?: InflightBudget | undefined;
-  /** Who hears about its requests (log/observer.ts); default: nobody. */
-  observer?: Observer | undefined;
-  /** The principal's id (gateway.auth). */
-  principal?: string | undefined;
+  /**
+   * Who the session serves (upstream/caller.ts): its principal's id and how it came (default:
+   * Streamable HTTP) are span attributes and observed labels; held for 2026 clients, server->client
+   * requests keep their input names (server-messages.ts).
+   */
+  caller: Caller;
   /** See SessionSeed.limitTool. */
   limitTool?: ToolLimit | undefined;
 }

@@ -6,13 +6,14 @@
  *
  * Members: the agents to remote targets, the shared child pools, the upstream factory over both,
  * the targets' circuit breakers and their health, the cursor codec of the aggregate endpoints (its
- * HMAC key lives as long as the gateway), the endpoint table and the session store. The tracer (when
- * tracing is on) is made by main.ts, which owns the OpenTelemetry SDK, and handed to the sessions
- * through the store.
+ * HMAC key lives as long as the gateway), the session services every session shares (services.ts:
+ * the upstream factory, observer, tracer, breakers, in-flight count, spares), the endpoint table and
+ * the session store. The tracer (when tracing is on) and the observer are made by main.ts, which owns
+ * the OpenTelemetry SDK and the admin pages, and lent to the Runtime.
  */
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
+import type { Observer } from '../log/observer.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import { createAgentPool, type AgentPool } from '../transport/http-pool.ts';
@@ -26,6 +27,7 @@ import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
 import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 import { countChildren } from './limits.ts';
+import { createSessionServices, type SessionServices } from './services.ts';
 import { createSessionStore, type SessionStore } from './store.ts';
 import { LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 
@@ -44,8 +46,8 @@ export interface Runtime {
   readonly store: SessionStore;
   /** Serves 2026-07-28 requests on sessions it holds in `store` (its requestState key lives as long). */
   readonly stateless: StatelessServer;
-  /** Told of every session, request and upstream event (log/observer.ts). */
-  readonly observer: Observer;
+  /** What every session shares, by reference: the observer told of every session, request and upstream event, the tracer, the in-flight count. */
+  readonly services: SessionServices;
   /** Live stdio children per target: those sessions own, and those of shared pools. */
   children(): Map<string, number>;
   /** A reloaded config: its paths for new sessions; agents of targets it dropped close once unused. */
@@ -62,7 +64,7 @@ export interface RuntimeExtras {
   readonly limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
 }
 
-export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer = NOOP_OBSERVER, limitTool }: RuntimeExtras = {}): Runtime {
+export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer, limitTool }: RuntimeExtras = {}): Runtime {
   const agents = createAgentPool();
   const pools = createSharedPools();
   const tokens = createTokenCache({ logger });
@@ -81,7 +83,8 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     caps: config.session,
     sessionChildren: (target) => countChildren(store.live(), target),
   });
-  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool, spares });
+  const services = createSessionServices(config.limits, { open: upstreams, observer, tracing, breakers, spares });
+  const store = createSessionStore({ config, logger, services, limitTool });
   spares.fill();
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
@@ -95,7 +98,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     endpoints,
     store,
     stateless,
-    observer,
+    services,
     children() {
       const counts = pools.children();
       for (const [name, n] of spares.counts()) counts.set(name, (counts.get(name) ?? 0) + n);

@@ -13,55 +13,24 @@ import { isObject } from '../jsonrpc/envelope.ts';
 import { LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 import { toWireText } from '../jsonrpc/wire-text.ts';
 import type { JsonObject } from '../jsonrpc/types.ts';
-import type { GatewayConfig, TargetConfig } from '../config/types.ts';
-import type { Logger } from '../log/logger.ts';
+import type { TargetConfig } from '../config/types.ts';
 import { filterList, filters, hiddenNamed } from '../router/exposure.ts';
 import { PASS_ALL } from '../router/glob.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
-import type { Tracing } from '../telemetry/tracing.ts';
-import type { Breakers } from '../upstream/breakers.ts';
-import type { UpstreamFactory } from '../upstream/open.ts';
-import type { SpareSource } from '../upstream/spares.ts';
-import type { InflightBudget } from './inflight.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
-import type { Observer } from '../log/observer.ts';
-import { coreOptionsOf, type DownstreamInfo } from './store.ts';
-import type { ToolLimit } from './flavour.ts';
-import type { Session, SessionCore } from './session.ts';
+import { coreOptionsOf, type SessionSeed } from './store.ts';
+import type { Session } from './session.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 
-export interface SingleSessionOptions {
-  id: string;
-  /** Where audit lines go (logging.audit); undefined: none. */
-  audit?: Logger | undefined;
+/** What the store gives every session (SessionSeed), and which target it passes through to. */
+export interface SingleSessionOptions extends SessionSeed {
   /** See Session.endpoint. */
   endpoint: string;
   target: TargetConfig;
   /** Its filters (no prefix on its own path); none by default. */
   exposure?: Exposure;
-  limits: GatewayConfig['limits'];
-  logger: Logger;
-  /** Called once when the session has ended, whatever ended it. */
-  onended: (session: SessionCore) => void;
-  /** What the downstream said about itself (its Authorization reaches opted-in remote targets). */
-  downstream?: DownstreamInfo;
-  /** See SessionSeed.reserveChild. */
-  reserveChild?: (target: TargetConfig) => void;
-  /** Opens its upstream connection (default: the real transports). */
-  open: UpstreamFactory;
-  /** The gateway's tracer; undefined: tracing off. */
-  tracing?: Tracing | undefined;
-  /** See SessionSeed.inflight and SessionSeed.breakers. */
-  inflight?: InflightBudget | undefined;
-  breakers?: Breakers | undefined;
-  /** See SessionSeed.limitTool. */
-  limitTool?: ToolLimit | undefined;
-  /** Who hears about its requests and upstream (log/observer.ts); default: nobody. */
-  observer?: Observer | undefined;
-  /** See SessionSeed.spares. */
-  spares?: SpareSource | undefined;
 }
 
 const NO_FILTERS: Exposure = { prefix: '', tools: PASS_ALL, prompts: PASS_ALL, resources: PASS_ALL };
@@ -84,16 +53,11 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       // The supervisor names the target itself: from the session's logger it would twice.
       logger: options.logger.child({ session: options.id }),
       hooks: parts.hooks,
-      open: options.open,
+      services: options.services,
       initParams: composedInit,
       poolLogger: options.logger,
-      authorization: options.downstream?.authorization,
-      principal: options.downstream?.principal,
-      downstream: options.downstream,
+      caller: options.caller,
       reserveChild: options.reserveChild,
-      breaker: options.breakers?.of(target),
-      observer: options.observer,
-      spares: options.spares,
       restart: 'backoff',
     });
     const members = [member];

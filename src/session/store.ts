@@ -8,14 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { NOOP_OBSERVER, type DownstreamTransport, type Observer, type SessionCloseCause } from '../log/observer.ts';
-import type { Caller } from '../router/policy.ts';
-import type { Tracing } from '../telemetry/tracing.ts';
-import type { Breakers } from '../upstream/breakers.ts';
-import type { UpstreamFactory } from '../upstream/open.ts';
-import type { SpareRoom, SpareSource } from '../upstream/spares.ts';
-import { createInflightBudget, type InflightBudget } from './inflight.ts';
+import type { SessionCloseCause } from '../log/observer.ts';
+import type { Caller, Principal } from '../upstream/caller.ts';
 import type { ToolLimit } from './flavour.ts';
+import type { SessionServices } from './services.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, expiry, pickVictim, type SessionPolicy } from './limits.ts';
 import { createRoomKeeper } from './room.ts';
@@ -27,66 +23,36 @@ export interface SessionSeed {
   readonly logger: Logger;
   /** The session must call this once when it has ended, whatever ended it. */
   readonly onended: (session: SessionCore) => void;
-  /** What the downstream said about itself when it opened the session. */
-  readonly downstream: DownstreamInfo;
+  /** Who the session serves (upstream/caller.ts): the store's own record, passed on by reference. */
+  readonly caller: Caller;
   /**
    * Called before the session starts a child for `target` (a no-op for targets that start none):
    * makes room under the child caps by ending idle sessions, or throws GW_SESSION_LIMIT.
    */
   readonly reserveChild: (target: TargetConfig) => void;
-  /** Opens the session's upstream connections (the gateway's runtime; a test's in-memory ones). */
-  readonly open: UpstreamFactory;
+  /** What every session shares (services.ts): the Runtime's, by reference. */
+  readonly services: SessionServices;
   /** Where the session's audit lines go (logging.audit); undefined: none. */
   readonly audit?: Logger | undefined;
-  /** The gateway's tracer; undefined: tracing off. */
-  readonly tracing?: Tracing | undefined;
-  /** The gateway's count of requests in flight, against `limits.maxInflight`. */
-  readonly inflight: InflightBudget;
-  /** The targets' circuit breakers (the Runtime's); absent: none. */
-  readonly breakers?: Breakers | undefined;
-  /** Who hears about the session's requests and upstreams (the Runtime's observer). */
-  readonly observer?: Observer | undefined;
   /** The per-tool rate limit, bound to the session's principal; absent: none. */
   readonly limitTool?: ToolLimit | undefined;
-  /** Warm spares a session's first start may take (upstream/spares.ts); absent: none. */
-  readonly spares?: SpareSource | undefined;
 }
 
-/** Facts about the downstream peer that a session may need for its upstreams. */
-export interface DownstreamInfo {
-  /**
-   * The downstream's own Authorization header. Never sent upstream unless a target opts in
-   * (the gateway is the downstream's audience, not the upstream's). With gateway.auth, the latest
-   * one the session's own principal presented (the store updates it): a refreshed token is the one
-   * a later token exchange presents.
-   */
-  authorization: string | undefined;
-  /** The authenticated principal (gateway.auth): the session is unknown to anyone else; policy reads it. */
-  readonly principal?: Caller | undefined;
-  /** Held by the gateway for 2026 clients (session/stateless/): no client may address it by id. */
-  readonly held?: boolean;
-  /** How it reached the gateway (default: Streamable HTTP): named in its spans and metrics. */
-  readonly transport?: DownstreamTransport | undefined;
-}
+/** A caller without credentials (no gateway.auth, no Authorization). */
+const NOBODY: Caller = Object.freeze({ principal: undefined, authorization: undefined });
 
-const NO_DOWNSTREAM_INFO: DownstreamInfo = { authorization: undefined };
-
-/** The session-core options (CoreOptions) that make a session observable, from what its factory got. */
-export function observed(options: { readonly downstream?: DownstreamInfo | undefined; readonly observer?: Observer | undefined }) {
-  return { observer: options.observer, transport: options.downstream?.transport, principal: options.downstream?.principal?.id };
-}
+/** The store's record of a session's caller: only `noteAuthorization` writes it. */
+type CallerRecord = { -readonly [K in keyof Caller]: Caller[K] };
 
 /** What every kind of session passes on to its core from what its factory got. */
-export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'tracing' | 'observer' | 'limitTool'> {
+export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'services' | 'limitTool' | 'caller'> {
   readonly endpoint: string;
-  readonly inflight?: InflightBudget | undefined;
-  readonly downstream?: DownstreamInfo | undefined;
 }
 
 /** The session-core options every kind of session shares, with its own `logger`. */
 export function coreOptionsOf(options: CoreSource, logger: Logger) {
-  const { id, endpoint, limits, onended, audit, tracing, inflight, limitTool } = options;
-  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, limitTool, held: options.downstream?.held === true, ...observed(options) };
+  const { id, endpoint, limits, onended, audit, services, limitTool, caller } = options;
+  return { id, endpoint, limits, logger, onended, audit, services, limitTool, caller };
 }
 
 /**
@@ -97,14 +63,15 @@ export type SessionFactory = (seed: SessionSeed) => Session;
 
 export interface SessionStore {
   /** A new, empty session built by `factory`. Throws GW_SESSION_LIMIT or GW_SHUTTING_DOWN. */
-  create(factory: SessionFactory, downstream?: DownstreamInfo): Session;
+  create(factory: SessionFactory, caller?: Caller): Session;
+  /** The session `id` if it exists and belongs to `principal` (undefined when auth is off). Changes nothing. */
+  get(id: string, principal: Principal | undefined): Session | undefined;
   /**
-   * The session `id` if it exists and belongs to `principal` (undefined when auth is off). With a
-   * principal, `authorization` (the request's header) becomes the session's latest.
+   * Session `id` was used by its own principal with `authorization` (the request's header): it
+   * becomes the caller's latest, which a later token exchange presents. Nothing without a principal
+   * or a header, or for another principal.
    */
-  get(id: string, principal: Caller | undefined, authorization?: string | undefined): Session | undefined;
-  /** A session the gateway holds for 2026 callers was used by its principal with `authorization`: its latest (token exchange reads it). */
-  noteAuthorization(id: string, principal: Caller | undefined, authorization: string | undefined): void;
+  noteAuthorization(id: string, principal: Principal | undefined, authorization: string | undefined): void;
   readonly size: number;
   /** Requests in flight in all sessions now (limits.maxInflight caps it). */
   readonly inflight: number;
@@ -122,22 +89,14 @@ export interface SessionStore {
 export interface SessionStoreOptions {
   config: GatewayConfig;
   logger: Logger;
-  /** How sessions open upstream connections (the Runtime's factory; tests may hand in another). */
-  upstreams: UpstreamFactory;
-  /** The gateway's tracer (telemetry/tracing.ts); undefined: tracing off. */
-  tracing?: Tracing | undefined;
-  /** The targets' circuit breakers (the Runtime's); absent: none. */
-  breakers?: Breakers | undefined;
-  /** Told of every session's life and requests (log/observer.ts); default: nobody. */
-  observer?: Observer | undefined;
+  /** What every session shares (services.ts): the observer hears of every session's life, spares are ended for room first. */
+  services: SessionServices;
   /** gateway.rateLimits.perTool keyed by principal id, target and tool (auth/rate-limit.ts); absent: none. */
   limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
-  /** Warm spares (upstream/spares.ts): ended before any session for room, refilled as sessions end. */
-  spares?: (SpareRoom & SpareSource) | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool, spares }: SessionStoreOptions): SessionStore {
-  const inflight = createInflightBudget(config.limits);
+export function createSessionStore({ config, logger, services, limitTool }: SessionStoreOptions): SessionStore {
+  const { inflight, observer, spares } = services;
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
   const owners = new Map<string, string>();
@@ -145,8 +104,8 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
   const held = new Set<string>();
   /** Creation time per session id: the start of its initialize deadline. */
   const created = new Map<string, number>();
-  /** The downstream record of each session with a principal, kept current (`get`). */
-  const downstreams = new Map<string, DownstreamInfo>();
+  /** The caller of each session with a principal, kept current (`noteAuthorization`). */
+  const callers = new Map<string, CallerRecord>();
   const audit = config.logging.audit === true;
   const { maxChildren, evictIdleMs } = config.session;
   const policy: SessionPolicy = config.session;
@@ -163,7 +122,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
     held.delete(session.id);
     observer.sessionClosed(known, causes.get(session.id) ?? 'ended');
     causes.delete(session.id);
-    downstreams.delete(session.id);
+    callers.delete(session.id);
     // Room for a child may have come free.
     spares?.fill();
   };
@@ -182,56 +141,48 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
   const reserve = spares === undefined ? reserveChild : (target: TargetConfig) => (spares.makeRoom(target), reserveChild(target));
 
   const store: SessionStore = {
-    create(factory, given = NO_DOWNSTREAM_INFO) {
-      // The session's own copy: `get` may update its authorization.
-      const downstream = given.principal === undefined ? given : { ...given };
+    create(factory, given = NOBODY) {
+      // The session's own copy: `noteAuthorization` may update its authorization.
+      const caller: CallerRecord = given.principal === undefined ? given : { ...given };
       if (closing) throw new GatewayError('GW_SHUTTING_DOWN');
       room.forSession();
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
       const id = randomUUID();
       // One child logger per session, and only when there is a principal to name in every line.
-      const bound = downstream.principal === undefined ? logger : logger.child({ principal: downstream.principal.id });
+      const bound = caller.principal === undefined ? logger : logger.child({ principal: caller.principal.id });
       const session = factory({
         id,
         limits: config.limits,
         logger: bound,
         onended,
-        downstream,
+        caller,
         reserveChild: reserve,
-        open: upstreams,
+        services,
         audit: audit ? bound.child({ audit: true, session: id }) : undefined,
-        inflight,
-        breakers,
-        tracing,
-        observer,
-        limitTool: limitTool && ((target: string, tool: string) => limitTool(downstream.principal?.id ?? 'anonymous', target, tool)),
-        spares,
+        limitTool: limitTool && ((target: string, tool: string) => limitTool(caller.principal?.id ?? 'anonymous', target, tool)),
       });
       sessions.set(id, session);
       observer.sessionOpened(session);
       created.set(id, Date.now());
-      if (downstream.principal !== undefined) {
-        owners.set(id, downstream.principal.id);
-        downstreams.set(id, downstream);
+      if (caller.principal !== undefined) {
+        owners.set(id, caller.principal.id);
+        callers.set(id, caller);
       }
-      if (downstream.held === true) held.add(id);
+      if (caller.held === true) held.add(id);
       return session;
     },
 
-    get(id, principal, authorization) {
+    get(id, principal) {
       const session = sessions.get(id);
       // Another principal's session is as unknown as one that never existed.
       if (session === undefined || owners.get(id) !== principal?.id || held.has(id)) return undefined;
-      if (authorization !== undefined && principal !== undefined) {
-        const downstream = downstreams.get(id);
-        if (downstream !== undefined && downstream.authorization !== authorization) downstream.authorization = authorization;
-      }
       return session;
     },
 
     noteAuthorization(id, principal, authorization) {
-      const downstream = downstreams.get(id);
-      if (downstream !== undefined && authorization !== undefined && owners.get(id) === principal?.id) downstream.authorization = authorization;
+      if (principal === undefined || authorization === undefined) return;
+      const caller = callers.get(id);
+      if (caller !== undefined && owners.get(id) === principal.id) caller.authorization = authorization;
     },
 
     get size() {

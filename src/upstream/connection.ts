@@ -9,7 +9,8 @@ import type { Logger } from '../log/logger.ts';
 import type { AgentPool } from '../transport/http-pool.ts';
 import { scrubbingLogger, scrubText } from '../log/scrub.ts';
 import { connectionSecrets } from './secrets.ts';
-import { principalEnv, principalHeaders, subjectTokenOf, type LiveAuthorization, type UpstreamPrincipal } from './identity.ts';
+import { principalEnv, principalHeaders, subjectTokenOf } from './identity.ts';
+import type { Caller } from './caller.ts';
 import type { TokenCache } from './token-cache.ts';
 import { createLegacySseTransport } from '../transport/legacy-sse.ts';
 import { createStdioTransport } from '../transport/stdio.ts';
@@ -40,16 +41,16 @@ export interface UpstreamConnection {
 export interface UpstreamOptions {
   target: TargetConfig;
   logger: Logger;
-  /** The downstream's own Authorization; remote transports send it only where the target opts in. */
-  authorization?: string | undefined;
   /** The gateway's agents (remote targets only). */
   agents?: AgentPool | undefined;
-  /** Who the upstream works for: fills the target's principalHeaders / principalEnv. */
-  principal?: UpstreamPrincipal | undefined;
+  /**
+   * Who the upstream works for (caller.ts), by reference: its principal fills the target's
+   * principalHeaders / principalEnv; its Authorization as the connection opens is what
+   * `forwardAuthorization` sends, its latest the subject of the next token exchange.
+   */
+  caller?: Caller | undefined;
   /** Exchanged tokens per (target, principal), for targets with `tokenExchange`. */
   tokens?: TokenCache | undefined;
-  /** The session's live downstream record: a refreshed token is the subject of the next exchange. */
-  downstream?: LiveAuthorization | undefined;
   /** What the gateway learnt of its HTTP targets' eras (`protocol: auto`); none: ask every time. */
   eras?: EraMemory | undefined;
 }
@@ -61,9 +62,10 @@ export type UpstreamTransport = Transport & { readonly pid?: number | undefined;
 
 /** The target's transport, and what to do once it is closed for good (give its agent back). */
 function createTransport(
-  { target, logger, authorization, agents, principal, tokens, downstream, eras }: UpstreamOptions,
+  { target, logger, agents, caller, tokens, eras }: UpstreamOptions,
   scrub: (text: string) => string,
 ): { transport: UpstreamTransport; done(): void } {
+  const principal = caller?.principal;
   if (target.type === 'stdio') {
     const extraEnv = principalEnv(target.principalEnv, principal);
     return { transport: createStdioTransport({ target, logger, extraEnv, scrub }), done: () => undefined };
@@ -78,9 +80,11 @@ function createTransport(
   // The caller's own token (its latest) is only the subject of the exchange; the upstream sees the exchanged one.
   const credential =
     target.tokenExchange !== undefined && tokens !== undefined
-      ? () => tokens.tokenFor(target, principal, subjectTokenOf(principal, downstream?.authorization ?? authorization))
+      ? () => tokens.tokenFor(target, principal, subjectTokenOf(principal, caller?.authorization))
       : undefined;
   const credentialRejected = credential !== undefined ? () => tokens?.forget(target, principal) : undefined;
+  // Forwarded (forwardAuthorization): the caller's Authorization as this connection opens.
+  const authorization = caller?.authorization;
   const remote = { target, logger, authorization, agent, agents, extraHeaders: principalHeaders(target.principalHeaders, principal), credential, credentialRejected };
   if (target.type === 'sse') return { transport: createLegacySseTransport(remote), done };
   const legacy = () => createStreamableHttpTransport(remote);

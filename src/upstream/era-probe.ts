@@ -33,7 +33,7 @@ import type { Logger } from '../log/logger.ts';
 import { createAbortHandle } from '../transport/http-dispatch.ts';
 import type { StatelessHttpWire } from '../transport/stateless-http.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-identity.ts';
-import type { UpstreamPrincipal } from './identity.ts';
+import type { Principal } from './caller.ts';
 
 export type Era = '2025' | '2026';
 
@@ -55,12 +55,12 @@ export const ERA_MEMORY_TTL_MS = 10 * 60_000;
 
 /** What the gateway learnt of its targets' eras. One per gateway (the upstream factory holds it). */
 export interface EraMemory {
-  get(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined): Era | undefined;
-  set(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined, era: Era): void;
+  get(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined): Era | undefined;
+  set(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined, era: Era): void;
 }
 
 /** '' when every principal reaches the same upstream identity. */
-function principalKey(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined): string {
+function principalKey(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined): string {
   const perPrincipal = target.forwardAuthorization || Object.keys(target.principalHeaders).length > 0;
   return perPrincipal ? (principal?.id ?? 'anonymous') : '';
 }

@@ -11,14 +11,14 @@ import type { Logger } from '../log/logger.ts';
 import type { StatelessHttpWire } from '../transport/stateless-http.ts';
 import type { Transport } from '../transport/types.ts';
 import { askDiscover, checkDiscovered, probeEra, type EraMemory } from './era-probe.ts';
-import type { UpstreamPrincipal } from './identity.ts';
+import type { Principal } from './caller.ts';
 import { createModernBridge } from './modern-bridge.ts';
 
 export interface EraTransportOptions {
   target: RemoteTargetConfig;
   logger: Logger;
   memory: EraMemory;
-  principal: UpstreamPrincipal | undefined;
+  principal: Principal | undefined;
   wire: StatelessHttpWire;
   /** How long `server/discover` may take (the target's startup deadline). */
   discoverTimeoutMs: number;

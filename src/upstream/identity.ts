@@ -13,25 +13,13 @@
  */
 
 import type { TargetConfig } from '../config/types.ts';
-
-/** Who the upstream works for. */
-export interface UpstreamPrincipal {
-  readonly id: string;
-  readonly subject?: string | undefined;
-  /** `jwt` when the caller proved itself with a verified bearer token (the only kind exchanged). */
-  readonly kind?: string | undefined;
-}
-
-/** A session's latest Authorization, read when it is needed (the client may have refreshed its token). */
-export interface LiveAuthorization {
-  readonly authorization: string | undefined;
-}
+import type { Principal } from './caller.ts';
 
 /**
  * The token a token exchange may present as the subject: the caller's bearer token, and only when
  * the gateway verified it as a JWT (an API key must never be sent to an authorization server).
  */
-export function subjectTokenOf(principal: UpstreamPrincipal | undefined, authorization: string | undefined): string | undefined {
+export function subjectTokenOf(principal: Pick<Principal, 'id' | 'kind'> | undefined, authorization: string | undefined): string | undefined {
   if (principal?.kind !== 'jwt' || authorization === undefined) return undefined;
   const match = /^Bearer +([\x21-\x7E]+)$/i.exec(authorization);
   return match?.[1];
@@ -55,7 +43,7 @@ export function encodeIdentity(value: string): string {
 
 const PLACEHOLDER = /\{sub\}|\{principal\}/g;
 
-function fill(templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined): Record<string, string> {
+function fill(templates: Readonly<Record<string, string>>, principal: Pick<Principal, 'id' | 'subject'> | undefined): Record<string, string> {
   const id = encodeIdentity(principal?.id ?? 'anonymous');
   const sub = principal?.subject === undefined ? id : encodeIdentity(principal.subject);
   const out: Record<string, string> = {};
@@ -65,10 +53,10 @@ function fill(templates: Readonly<Record<string, string>>, principal: UpstreamPr
 }
 
 /** A remote target's headers for `principal` (one encoding for headers and variables: see above). */
-export const principalHeaders = (templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined) => fill(templates, principal);
+export const principalHeaders = (templates: Readonly<Record<string, string>>, principal: Pick<Principal, 'id' | 'subject'> | undefined) => fill(templates, principal);
 
 /** A stdio target's variables for `principal`. */
-export const principalEnv = (templates: Readonly<Record<string, string>>, principal: UpstreamPrincipal | undefined) => fill(templates, principal);
+export const principalEnv = (templates: Readonly<Record<string, string>>, principal: Pick<Principal, 'id' | 'subject'> | undefined) => fill(templates, principal);
 
 /**
  * Whether what the upstream says may depend on who calls (per-principal headers or variables, an

@@ -10,7 +10,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
 import type { AgentPool } from '../transport/http-pool.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
 import { createEraMemory } from './era-probe.ts';
-import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
+import type { Caller } from './caller.ts';
 import type { SharedPools } from './shared-pool.ts';
 import type { TokenCache } from './token-cache.ts';
 
@@ -20,12 +20,12 @@ export interface OpenUpstreamOptions {
   logger: Logger;
   /** The gateway's logger: a shared child outlives the session that started it. */
   poolLogger: Logger;
-  /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
-  authorization: string | undefined;
-  /** Who the session serves (gateway.auth): fills the target's per-principal headers or env. */
-  principal?: UpstreamPrincipal | undefined;
-  /** The session's live downstream record (its latest Authorization), for token exchange. */
-  downstream?: LiveAuthorization | undefined;
+  /**
+   * Who the session serves (caller.ts): its principal fills the target's per-principal headers or
+   * env, its Authorization reaches targets that opt in or is a token exchange's subject. Absent:
+   * nobody (a warm spare).
+   */
+  caller?: Caller | undefined;
 }
 
 /** Makes a new (not yet started) upstream connection for one session. */
@@ -38,12 +38,12 @@ export type UpstreamFactory = (options: OpenUpstreamOptions) => UpstreamConnecti
 export function createUpstreamFactory(agents: AgentPool, pools: SharedPools, tokens?: TokenCache): UpstreamFactory {
   // What the probes learnt of the HTTP targets' eras, for as long as this gateway lives.
   const eras = createEraMemory();
-  return ({ target, logger, poolLogger, authorization, principal, downstream }) => {
+  return ({ target, logger, poolLogger, caller }) => {
     if (target.type === 'stdio' && target.upstream?.mode === 'shared') {
       // A child started with one principal's variables serves that principal only.
       const perPrincipal = Object.keys(target.principalEnv).length > 0;
-      return pools.poolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS, ...(perPrincipal ? { principal } : {}) }).lease();
+      return pools.poolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS, ...(perPrincipal ? { principal: caller?.principal } : {}) }).lease();
     }
-    return createUpstreamConnection({ target, logger, authorization, agents, principal, tokens, downstream, eras });
+    return createUpstreamConnection({ target, logger, agents, caller, tokens, eras });
   };
 }

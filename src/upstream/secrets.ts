@@ -9,7 +9,7 @@
  * secrets and stay readable.
  */
 import type { TargetConfig } from '../config/types.ts';
-import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
+import type { Caller } from './caller.ts';
 import type { TokenCache } from './token-cache.ts';
 
 const byTarget = new WeakMap<TargetConfig, readonly string[]>();
@@ -38,9 +38,7 @@ export function targetSecrets(target: TargetConfig): readonly string[] {
 
 export interface ConnectionSecretsOptions {
   readonly target: TargetConfig;
-  readonly authorization?: string | undefined;
-  readonly downstream?: LiveAuthorization | undefined;
-  readonly principal?: UpstreamPrincipal | undefined;
+  readonly caller?: Caller | undefined;
   readonly tokens?: TokenCache | undefined;
 }
 
@@ -51,9 +49,9 @@ export function connectionSecrets(options: ConnectionSecretsOptions): () => read
   if (target.type === 'stdio' || (!target.forwardAuthorization && target.tokenExchange === undefined)) return () => fixed;
   return () => {
     const live = [...fixed];
-    const forwarded = target.forwardAuthorization ? (options.downstream?.authorization ?? options.authorization) : undefined;
+    const forwarded = target.forwardAuthorization ? options.caller?.authorization : undefined;
     if (forwarded !== undefined) withCredentialPart(forwarded, live);
-    const exchanged = target.tokenExchange !== undefined ? options.tokens?.peek(target, options.principal) : undefined;
+    const exchanged = target.tokenExchange !== undefined ? options.tokens?.peek(target, options.caller?.principal) : undefined;
     if (exchanged !== undefined) live.push(exchanged);
     return live.sort((a, b) => b.length - a.length);
   };

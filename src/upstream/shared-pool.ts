@@ -26,7 +26,7 @@ import type { Logger } from '../log/logger.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
 import type { PendingHandler } from './correlator.ts';
 import { createSharedLease, type LeasePool, type SharedHandshake, type SharedLease, type SharedSlot } from './shared-lease.ts';
-import type { UpstreamPrincipal } from './identity.ts';
+import type { Principal } from './caller.ts';
 import { handshakeTimeouts } from './startup-deadline.ts';
 
 export interface SharedPool extends LeasePool {
@@ -56,7 +56,7 @@ export interface SharedPoolOptions {
   /** Protocol versions the gateway speaks, oldest first; the handshake asks for the newest. */
   versions: readonly string[];
   /** Set when the target's children carry per-principal variables: a pool per principal. */
-  principal?: UpstreamPrincipal | undefined;
+  principal?: Principal | undefined;
 }
 
 export function createSharedPools(): SharedPools {
@@ -202,7 +202,7 @@ function createSharedPool({ target, logger, versions, principal }: SharedPoolOpt
 
     ready(slot, params) {
       if (slot.handshake !== undefined) return slot.handshake;
-      const connection = createUpstreamConnection({ target, logger: log.child({ child: slot.index }), principal });
+      const connection = createUpstreamConnection({ target, logger: log.child({ child: slot.index }), caller: principal === undefined ? undefined : { principal, authorization: undefined } });
       connection.correlator.onrequest = (request) => onRequest(slot, connection, request);
       connection.correlator.onnotification = (notification) => onNotification(slot, notification);
       connection.onexit = (reason) => onExit(slot, connection, reason);

@@ -132,7 +132,7 @@ export function createSpares(options: SparesOptions): Spares {
     const breaker = breakers?.of(target);
     let connection: UpstreamConnection;
     try {
-      connection = options.open({ target, logger, poolLogger: logger, authorization: undefined });
+      connection = options.open({ target, logger, poolLogger: logger });
     } catch (err) {
       // Counted as a loss: the backoff (or giving up) ends the filling loop.
       return lost(shelf, toGatewayError(err).message);

@@ -20,11 +20,12 @@ import { isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
+import type { Observer } from '../log/observer.ts';
+import type { Breakers } from './breakers.ts';
 import type { UpstreamConnection } from './connection.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import { askUpstream, unavailable } from './handshake.ts';
-import type { LiveAuthorization, UpstreamPrincipal } from './identity.ts';
+import type { Caller } from './caller.ts';
 import type { UpstreamFactory } from './open.ts';
 import type { SpareSource } from './spares.ts';
 import { createStartAttempt } from './start-attempt.ts';
@@ -42,32 +43,38 @@ export interface SupervisorHooks<M> {
   onready(member: M): void;
 }
 
+/**
+ * What the gateway lends every upstream its sessions open: built once by the Runtime and passed by
+ * reference (session/services.ts adds what the sessions themselves use).
+ */
+export interface UpstreamServices {
+  /** Opens the connections (the Runtime's factory over its agents and pools; a test's in-memory ones). */
+  readonly open: UpstreamFactory;
+  /** Hears starts, restarts, exits and failed starts (log/observer.ts). */
+  readonly observer: Observer;
+  /** One circuit breaker per target, asked before every start and told how it went; undefined: none. */
+  readonly breakers: Breakers | undefined;
+  /** Warm spares (spares.ts): a start takes one that fits instead of spawning; undefined: none. */
+  readonly spares: SpareSource | undefined;
+}
+
 export interface SupervisorOptions<M> {
   target: TargetConfig;
   logger: Logger;
   hooks: SupervisorHooks<M>;
-  open: UpstreamFactory;
+  /** The gateway's (by reference). */
+  services: UpstreamServices;
   /** Params of a composed initialize (protocolVersion already the negotiated one). */
   initParams: () => JsonObject;
   /** logging/setLevel the downstream asked for, replayed after each handshake. */
   logLevel?: () => string | undefined;
   /** The gateway's logger, for a shared child that outlives the session. */
   poolLogger: Logger;
-  /** The downstream's Authorization, sent only to targets that opt in (forwardAuthorization). */
-  authorization: string | undefined;
-  /** Who the session serves: fills the target's per-principal headers or env. */
-  principal?: UpstreamPrincipal | undefined;
-  /** The session's live downstream record: its latest Authorization is what a token exchange presents. */
-  downstream?: LiveAuthorization | undefined;
+  /** Who the session serves (caller.ts), by reference: see OpenUpstreamOptions.caller. */
+  caller?: Caller | undefined;
   /** Makes room under the child caps before a child starts; throws GW_SESSION_LIMIT. */
   reserveChild?: ((target: TargetConfig) => void) | undefined;
-  /** The target's circuit breaker (the Runtime's): asked before every start, told how it went. */
-  breaker?: CircuitBreaker | undefined;
   restart: 'backoff' | 'on-use';
-  /** Hears starts, restarts, exits and failed starts (log/observer.ts); default: nobody. */
-  observer?: Observer | undefined;
-  /** Warm spares (spares.ts): a start takes one that fits instead of spawning; absent: none. */
-  spares?: SpareSource | undefined;
 }
 
 export interface SupervisedUpstream {
@@ -104,11 +111,12 @@ export interface SupervisedUpstream {
 
 /** `extra`'s fields (the session's view of this upstream: exposure, ...) are part of the object the hooks get. */
 export function createSupervisedUpstream<X extends object>(options: SupervisorOptions<SupervisedUpstream & X>, extra: X): SupervisedUpstream & X {
-  const { target, hooks, breaker } = options;
+  const { target, hooks, services } = options;
+  const breaker = services.breakers?.of(target);
   const name = target.name;
   const logger = options.logger.child({ target: name });
   const handshakeTimeouts = startupTimeouts(target);
-  const observer = options.observer ?? NOOP_OBSERVER;
+  const { observer } = services;
   const s: SupervisedState = { connection: undefined, starting: undefined, capabilities: undefined, instructions: undefined, clientInit: undefined, closed: false, starts: 0, settle: undefined };
   let opening: Promise<UpstreamConnection> | undefined;
   let failure: GatewayError | undefined;
@@ -122,8 +130,8 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       observer,
       breaker,
       health,
-      spares: options.spares,
-      make: () => options.open({ target, logger, poolLogger: options.poolLogger, authorization: options.authorization, principal: options.principal, downstream: options.downstream }),
+      spares: services.spares,
+      make: () => services.open({ target, logger, poolLogger: options.poolLogger, caller: options.caller }),
       initParams: options.initParams,
       logLevel: () => options.logLevel?.(),
       onrequest: (request) => hooks.onrequest(member, request),

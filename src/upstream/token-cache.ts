@@ -10,7 +10,7 @@ import type { RemoteTargetConfig } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { exchangeToken, type ExchangedToken, type TokenExchangeRequest } from '../transport/token-exchange.ts';
-import type { UpstreamPrincipal } from './identity.ts';
+import type { Principal } from './caller.ts';
 
 /** A token is renewed this long before it expires, so no request goes out with one about to lapse. */
 export const MARGIN_SEC = 30;
@@ -19,11 +19,11 @@ export const DEFAULT_LIFETIME_SEC = 60;
 
 export interface TokenCache {
   /** The upstream token for `principal` at `target`, exchanging `subjectToken` when none is fresh. */
-  tokenFor(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined, subjectToken: string | undefined): Promise<string>;
+  tokenFor(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined, subjectToken: string | undefined): Promise<string>;
   /** The token held now for `principal` at `target`, without exchanging or touching its recency (log scrubbing). */
-  peek(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined): string | undefined;
+  peek(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined): string | undefined;
   /** The upstream refused `principal`'s token: forget it (the next request exchanges again). */
-  forget(target: RemoteTargetConfig, principal: UpstreamPrincipal | undefined): void;
+  forget(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined): void;
   /** Tokens held now, across targets (tests, status). */
   readonly size: number;
   /** Forgets every token (shutdown). */

@@ -6,6 +6,7 @@
 import { createLogger } from '../../src/log/logger.ts';
 import { createEndpointTable } from '../../src/session/endpoint-table.ts';
 import type { ResponseSink } from '../../src/session/streams.ts';
+import { createSessionServices } from '../../src/session/services.ts';
 import { createSessionStore } from '../../src/session/store.ts';
 import { buildAggregateConfig, type AggregateTarget } from './aggregate.ts';
 import { memoryUpstreams } from './memory-upstream.ts';
@@ -70,7 +71,7 @@ export const memoryTarget = (exposure?: AggregateTarget['exposure']): AggregateT
 export function harness(targets: Record<string, AggregateTarget>) {
   const config = buildAggregateConfig({ targets });
   const upstreams = memoryUpstreams();
-  const store = createSessionStore({ config, logger: createLogger({ level: 'silent' }), upstreams: upstreams.open });
+  const store = createSessionStore({ config, logger: createLogger({ level: 'silent' }), services: createSessionServices(config.limits, { open: upstreams.open }) });
   const table = createEndpointTable(config);
   return { config, upstreams, store, table };
 }

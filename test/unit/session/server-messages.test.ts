@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log/logger.ts';
+import { NOOP_OBSERVER } from '../../../src/log/observer.ts';
 import { PASS_ALL } from '../../../src/router/glob.ts';
 import { createNameTable } from '../../../src/router/name-table.ts';
 import { createMember, type Member } from '../../../src/session/member.ts';
@@ -30,8 +31,7 @@ function member(name: string): Member {
     initParams: () => ({}),
     logLevel: () => undefined,
     poolLogger: logger,
-    authorization: undefined,
-    open: createUpstreamFactory(createAgentPool(), createSharedPools()),
+    services: { open: createUpstreamFactory(createAgentPool(), createSharedPools()), observer: NOOP_OBSERVER, breakers: undefined, spares: undefined },
     restart: 'on-use',
   });
 }
