@@ -96,7 +96,8 @@ function createTransport(
   const headers = upstreamHeaders(target, authorization, remote.extraHeaders);
   const wire = createStatelessHttpWire({ target, logger, agent, headers });
   const discoverTimeoutMs = target.timeouts.startupMs ?? DISCOVER_TIMEOUT_MS;
-  return { transport: createEraTransport({ target, logger, memory, principal, wire, legacy, discoverTimeoutMs }), done };
+  const forClient2025 = caller?.held !== true;
+  return { transport: createEraTransport({ target, logger, memory, principal, wire, legacy, discoverTimeoutMs, forClient2025 }), done };
 }
 
 export function createUpstreamConnection(options: UpstreamOptions): UpstreamConnection {

@@ -55,9 +55,15 @@ export const ERA_MEMORY_TTL_MS = 10 * 60_000;
 
 /** What the gateway learnt of its targets' eras. One per gateway (the upstream factory holds it). */
 export interface EraMemory {
-  get(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined): Era | undefined;
-  set(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined, era: Era): void;
+  /**
+   * `question`: 'era' (what server/discover says) or 'for-2025-clients' (whether a server that lists
+   * 2026-07-28 also takes a 2025 client's own initialize: '2025' yes, '2026' no; era-first.ts).
+   */
+  get(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined, question?: EraQuestion): Era | undefined;
+  set(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined, era: Era, question?: EraQuestion): void;
 }
+
+export type EraQuestion = 'era' | 'for-2025-clients';
 
 /** '' when every principal reaches the same upstream identity. */
 function principalKey(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined): string {
@@ -65,21 +71,25 @@ function principalKey(target: RemoteTargetConfig, principal: Pick<Principal, 'id
   return perPrincipal ? (principal?.id ?? 'anonymous') : '';
 }
 
+function memoryKey(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined, question: EraQuestion): string {
+  return question === 'era' ? principalKey(target, principal) : `${question}:${principalKey(target, principal)}`;
+}
+
 export function createEraMemory(ttlMs = ERA_MEMORY_TTL_MS, now: () => number = Date.now): EraMemory {
   const byTarget = new WeakMap<RemoteTargetConfig, Map<string, { era: Era; until: number }>>();
   return {
-    get(target, principal) {
+    get(target, principal, question = 'era') {
       const eras = byTarget.get(target);
-      const key = principalKey(target, principal);
+      const key = memoryKey(target, principal, question);
       const known = eras?.get(key);
       if (known === undefined || known.until > now()) return known?.era;
       eras!.delete(key);
       return undefined;
     },
-    set(target, principal, era) {
+    set(target, principal, era, question = 'era') {
       let eras = byTarget.get(target);
       if (eras === undefined) byTarget.set(target, (eras = new Map()));
-      const key = principalKey(target, principal);
+      const key = memoryKey(target, principal, question);
       eras.delete(key);
       eras.set(key, { era, until: now() + ttlMs });
       if (eras.size > ERA_MEMORY_PRINCIPALS) eras.delete(eras.keys().next().value as string);

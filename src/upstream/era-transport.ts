@@ -13,6 +13,8 @@ import type { Transport } from '../transport/types.ts';
 import { askDiscover, checkDiscovered, probeEra, type EraMemory } from './era-probe.ts';
 import type { Principal } from './caller.ts';
 import { createModernBridge } from './modern-bridge.ts';
+import { createEraFirstTransport } from './era-first.ts';
+import type { JsonObject } from '../jsonrpc/types.ts';
 
 export interface EraTransportOptions {
   target: RemoteTargetConfig;
@@ -24,6 +26,11 @@ export interface EraTransportOptions {
   discoverTimeoutMs: number;
   /** Makes the 2025 session transport (only if the era turns out to be 2025). */
   legacy: () => Transport;
+  /**
+   * The connection serves a 2025 client (not a session held for a 2026 one): a server that lists
+   * 2026-07-28 is first asked for a 2025 session (era-first.ts).
+   */
+  forClient2025?: boolean | undefined;
 }
 
 export function createEraTransport(options: EraTransportOptions): Transport {
@@ -50,8 +57,15 @@ export function createEraTransport(options: EraTransportOptions): Transport {
       memory.set(target, principal, '2026');
       // It names 2026-07-28 yet refused it twice: initialize would only be refused too.
       if (outcome.discovered === undefined) throw outcome.error;
+      const discovered = outcome.discovered;
+      const bridge = (found: JsonObject) => createModernBridge({ target, logger, wire, discovered: found });
+      if (options.forClient2025 === true) {
+        const native = memory.get(target, principal, 'for-2025-clients');
+        if (native === '2025') return options.legacy();
+        if (native === undefined) return createEraFirstTransport({ target, logger, memory, principal, legacy: options.legacy(), bridge, discovered });
+      }
       if (known === undefined) logger.info('upstream speaks 2026-07-28 (server/discover); bridging it for 2025 clients');
-      return createModernBridge({ target, logger, wire, discovered: outcome.discovered });
+      return bridge(discovered);
     }
     if (outcome.conclusive) {
       if (known === '2026') logger.warn({ why: outcome.why }, 'upstream no longer speaks 2026-07-28; using the 2025 protocol');

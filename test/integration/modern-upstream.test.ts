@@ -33,14 +33,18 @@ afterAll(async () => {
 });
 
 describe('2025 client -> 2026 upstream, single target', () => {
-  it('answers initialize from server/discover and never sends initialize upstream', async () => {
+  it('answers initialize from server/discover once the server refused the 2025 one, which is tried once', async () => {
+    const first = await connect(gw.mcpUrl('modern'));
+    await first.close();
     const client = await connect(gw.mcpUrl('modern'));
     expect(client.getServerVersion()).toEqual({ name: 'modern-fixture', version: '2.4.0' });
     expect(client.getInstructions()).toBe('A 2026-07-28-only fixture.');
     expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
     const tools = await client.listTools();
     expect(tools.tools.map((t) => t.name).sort()).toEqual(['confirm', 'echo', 'greet', 'progress', 'region', 'sample', 'slow']);
-    expect(modern.calls('initialize')).toEqual([]);
+    // A 2025 client's own handshake is tried once per target (upstream/era-first.ts); the server
+    // refused it, and the gateway remembered: the second session sent none.
+    expect(modern.calls('initialize')).toHaveLength(1);
     expect(modern.calls('notifications/initialized')).toEqual([]);
     await client.close();
   });
