@@ -114,4 +114,4 @@ export interface CoreOptions {
  * principal; throws GW_RATE_LIMITED when over the limit. Judged after routing, so every path and
  * spelling of one tool (a server path, an aggregate's prefixed name, WebSocket, 2026) is one bucket.
  */
-export type ToolLimit = (target: string, tool: string) => void;
+export type ToolLimit = (target: string, tool: string) => Promise<void> | undefined;

@@ -191,12 +191,25 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
   const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {
     // After routing: the aggregate restored the server's own name, so every spelling is one bucket.
     if (limitTool !== undefined && request.method === 'tools/call' && typeof request.params?.name === 'string') {
+      let taking: Promise<void> | undefined;
       try {
-        limitTool(member.name, request.params.name);
+        taking = limitTool(member.name, request.params.name);
       } catch (err) {
         return fail(rec, err);
       }
+      // Shared buckets (a cluster) answer later; a call cancelled meanwhile is never sent (send()).
+      if (taking !== undefined) {
+        taking.then(
+          () => connectAndSend(rec, member, request),
+          (err: unknown) => fail(rec, err),
+        );
+        return;
+      }
     }
+    connectAndSend(rec, member, request);
+  };
+
+  const connectAndSend = (rec: Pending, member: Member, request: JsonRpcRequest) => {
     // Hot path: an open member takes the request at once; only a first use (or a restart) waits.
     if (member.connection !== undefined) return send(rec, member, request);
     member.connect().then(

@@ -131,7 +131,7 @@ export interface SessionStoreOptions {
   /** Told of every session's life and requests (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
   /** gateway.rateLimits.perTool keyed by principal id, target and tool (auth/rate-limit.ts); absent: none. */
-  limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
+  limitTool?: ((principal: string, target: string, tool: string) => Promise<void> | undefined) | undefined;
   /** Warm spares (upstream/spares.ts): ended before any session for room, refilled as sessions end. */
   spares?: (SpareRoom & SpareSource) | undefined;
 }
