@@ -78,8 +78,8 @@ export function publishGeneration(redis: ClusterRedis, options: GenerationOption
       const verdict = judgeGeneration(replicaId, generation, all);
       const now = verdict.differs ? JSON.stringify([generation, verdict.others]) : '';
       if (now === said) return;
-      if (verdict.differs) log.warn({ replicaId, generation, others: verdict.others }, 'this replica runs another config generation than the other replicas');
-      else log.info({ replicaId, generation }, 'this replica runs the same config generation as the other replicas again');
+      if (verdict.differs) log.warn({ generation, others: verdict.others }, 'this replica runs another config generation than the other replicas');
+      else log.info({ generation }, 'this replica runs the same config generation as the other replicas again');
       said = now;
     } catch (err) {
       log.debug({ err }, 'could not publish the config generation');
