@@ -113,7 +113,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     },
     adminExposure(config).served,
   );
-  const { redis, shared } = openSharedState(config, () => generation, logger);
+  const { redis, shared } = await openSharedState(config, () => generation, logger);
   const refused = (code: string) => observability.observer.refused('rate-limit', code);
   const limitTool = createToolLimits(config.rateLimits, refused, shared?.buckets);
   const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool }));
@@ -178,13 +178,15 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
 
 /**
  * With `gateway.cluster`: the Redis connection and what the replicas share there (rate-limit
- * buckets, config generations). Redis need not be up: the gateway starts and serves, and
- * `redis.failMode` says what the rate limits do until it is.
+ * buckets, config generations). Redis need not be up: the gateway waits `commandTimeoutMs` for it
+ * at most (so a replica that just started does not take its first requests for an outage), then
+ * starts anyway, and `redis.failMode` says what the rate limits do until Redis is there.
  */
-function openSharedState(config: GatewayConfig, generation: () => string, logger: Logger): { redis?: ClusterRedis; shared?: SharedState } {
+async function openSharedState(config: GatewayConfig, generation: () => string, logger: Logger): Promise<{ redis?: ClusterRedis; shared?: SharedState }> {
   const cluster = config.cluster;
   if (cluster === undefined) return {};
   const redis = openRedis(cluster.redis);
+  await redis.ready(cluster.redis.commandTimeoutMs).catch(() => undefined);
   const replicaId = replicaIdOf(cluster);
   return { redis, shared: startSharedState(redis, cluster, replicaId, generation, logger.child({ replicaId })) };
 }
