@@ -1,10 +1,10 @@
 /**
  * Shared rate limits over every path to a tool, and `redis.failMode: closed`, against a real
  * redis-server with two gateways sharing it: a per-tool bucket spent on one gateway over
- * Streamable HTTP is empty on the other over a WebSocket and for a 2026 request (each path awaits
- * the shared take its own way). Redis killed: every rate-limited request is refused at once with
- * GW_RATE_LIMIT_UNAVAILABLE (503 + Retry-After; the WebSocket request's own answer, the socket
- * stays); Redis back: the same socket and sessions are served again.
+ * Streamable HTTP is empty on the other over a WebSocket, for a 2026 request and over legacy SSE
+ * (each path awaits the shared take its own way). Redis killed: every rate-limited request is
+ * refused at once with GW_RATE_LIMIT_UNAVAILABLE (503 + Retry-After; the WebSocket request's own
+ * answer, the socket stays); Redis back: the same socket and sessions are served again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
@@ -12,6 +12,7 @@ import type { ClusterConfig, GatewayConfig } from '../../src/config/types.ts';
 import { buildAggregateConfig, colliderServer } from '../support/aggregate.ts';
 import { keyAuth } from '../support/auth-server.ts';
 import { createTestLogger } from '../support/gateway.ts';
+import { openLegacyStream, type LegacyStream } from '../support/legacy-sse.ts';
 import { errorOf, modern } from '../support/modern.ts';
 import { startRedis, type TestRedis } from '../support/redis.ts';
 import { initializeWs, openWs, wsUrl, type WsPeer } from '../support/ws-client.ts';
@@ -25,6 +26,7 @@ let redis: TestRedis;
 const gateways: RunningGateway[] = [];
 const logs: string[] = [];
 let peer: WsPeer | undefined;
+let legacy: LegacyStream | undefined;
 
 function cluster(replicaId: string): ClusterConfig {
   return {
@@ -55,6 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   peer?.socket.close();
+  legacy?.close();
   await Promise.all(gateways.map((gw) => gw.close()));
   await redis?.stop(true);
 });
@@ -77,6 +80,13 @@ describe('shared rate limits, failMode closed', () => {
     expect(answer).toMatchObject({ id: 3, error: { data: { code: 'GW_RATE_LIMITED' } } });
     const stateless = await modern(new URL('/servers/col/mcp', two.url), 'tools/call', { name: 'echo', arguments: { message: 'x' } }, { headers: { authorization: `Bearer ${KEY}` } });
     expect(errorOf(stateless).data).toMatchObject({ code: 'GW_RATE_LIMITED' });
+    // Legacy SSE on the first gateway: the same bucket, the call's own error answer on the stream.
+    legacy = await openLegacyStream(new URL('/servers/col/sse', one.url), { authorization: `Bearer ${KEY}` });
+    expect(await legacy.post({ ...INIT, id: 'l0' })).toBe(202);
+    expect(await legacy.nextMessage()).toMatchObject({ id: 'l0', result: {} });
+    expect(await legacy.post({ jsonrpc: '2.0', method: 'notifications/initialized' })).toBe(202);
+    expect(await legacy.post(echo(30))).toBe(202);
+    expect(await legacy.nextMessage()).toMatchObject({ id: 30, error: { data: { code: 'GW_RATE_LIMITED' } } });
     // Other requests of the same principal are not held back by the tool's bucket.
     peer.send({ jsonrpc: '2.0', id: 4, method: 'tools/list' });
     expect((await peer.until(4)).at(-1)).toHaveProperty('result');
@@ -97,6 +107,8 @@ describe('shared rate limits, failMode closed', () => {
     const stateless = await modern(new URL('/servers/col/mcp', two.url), 'tools/list', {}, { headers: { authorization: `Bearer ${KEY}` }, id: 'm7' });
     expect(stateless.status).toBe(503);
     expect(stateless.json).toMatchObject({ id: 'm7', error: { data: { code: 'GW_RATE_LIMIT_UNAVAILABLE' } } });
+    // Legacy SSE: the POST itself is refused (before anything reaches the session).
+    expect(await (legacy as LegacyStream).post({ jsonrpc: '2.0', id: 31, method: 'tools/list' })).toBe(503);
     // Said once per gateway, not per request.
     expect(logs.filter((line) => line.includes('shared rate limits unreachable'))).toHaveLength(2);
     // The gateways still answer what no rate limit applies to.
