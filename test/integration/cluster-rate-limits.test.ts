@@ -90,7 +90,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(replicas.map((r) => r.stop()));
-  await redis?.stop(true);
+  await redis?.stop();
 });
 
 describe('rate limits shared by three replicas', () => {
@@ -110,6 +110,10 @@ describe('rate limits shared by three replicas', () => {
   }, 60_000);
 
   it('Redis killed: no crash, sessions keep working, each replica counts on its own (logged once); back: shared again', async () => {
+    // Counted from here: a replica whose first connection took long has said both lines once already.
+    const said = (text: string) => replicas.map((r) => r.lines(text).length);
+    const lost = said('shared rate limits unreachable');
+    const back = said('shared rate limits reachable in Redis again');
     await redis.stop(true);
     await new Promise((resolve) => setTimeout(resolve, 1_100)); // the buckets refill, as after any quiet second
     const down = await hammer(sessions, 'alice', 3_000);
@@ -120,7 +124,7 @@ describe('rate limits shared by three replicas', () => {
     expect(down.admitted).toBeGreaterThan(sharedBound(down.seconds));
     // No request waited on the Redis that was gone (commandTimeoutMs is 500 ms; generous for the machine).
     expect(down.slowestMs).toBeLessThan(5_000);
-    for (const r of replicas) expect(r.lines('shared rate limits unreachable')).toHaveLength(1);
+    expect(said('shared rate limits unreachable')).toEqual(lost.map((n) => n + 1));
 
     await redis.restart();
     // Each replica reconnects on its own; the first take that reaches Redis says so.
@@ -133,13 +137,13 @@ describe('rate limits shared by three replicas', () => {
           },
           { timeout: 30_000, interval: 200 },
         )
-        .toBe(1);
+        .toBe((back[i] as number) + 1);
     }
-    const back = await hammer(sessions, 'alice', 3_000);
-    expect(back.other).toEqual([]);
-    expect(back.refused).toBeGreaterThan(0);
-    expect(back.admitted).toBeLessThanOrEqual(sharedBound(back.seconds));
-    for (const r of replicas) expect(r.lines('shared rate limits unreachable')).toHaveLength(1);
+    const again = await hammer(sessions, 'alice', 3_000);
+    expect(again.other).toEqual([]);
+    expect(again.refused).toBeGreaterThan(0);
+    expect(again.admitted).toBeLessThanOrEqual(sharedBound(again.seconds));
+    expect(said('shared rate limits unreachable')).toEqual(lost.map((n) => n + 1));
   }, 120_000);
 });
 
