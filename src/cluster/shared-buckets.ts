@@ -6,9 +6,10 @@
  * by then anyway, so it vanishes instead of being kept.
  *
  * Redis unreachable (not connected, an error, or slower than `commandTimeoutMs`): `failMode`
- * decides, per take, without waiting for Redis to come back. `local` counts on this replica's own
- * buckets (auth/rate-limit.ts keeps them; the cluster may then admit up to N times the rate);
- * `closed` refuses with GW_RATE_LIMIT_UNAVAILABLE. The change is logged once, and so is the return.
+ * decides, per take, without waiting for Redis to come back (and for a second after a failed take
+ * without asking it). `local` counts on this replica's own buckets (auth/rate-limit.ts keeps them;
+ * the cluster may then admit up to N times the rate); `closed` refuses with
+ * GW_RATE_LIMIT_UNAVAILABLE. The change is logged once, and so is the return.
  */
 import { createHash } from 'node:crypto';
 import type { BucketConfig, ClusterConfig } from '../config/types.ts';
@@ -62,11 +63,21 @@ async function run(redis: ClusterRedis, key: string, rate: number, burst: number
   }
 }
 
+/**
+ * After a failed take Redis is left alone this long: a stalled Redis (connected, not answering)
+ * costs one request per second a wait of `commandTimeoutMs`, not every request.
+ */
+const HOLD_OFF_MS = 1_000;
+
 /** Whether the shared buckets are in use, and who hears when that changes. */
 function createMode(logger: Logger, failMode: 'local' | 'closed') {
   let shared = true;
+  let holdUntil = 0;
   return {
-    lost(err: unknown) {
+    /** Within the hold-off after a failure. */
+    holding: (now: number) => now < holdUntil,
+    lost(err: unknown, now: number) {
+      holdUntil = now + HOLD_OFF_MS;
       if (!shared) return;
       shared = false;
       const reason = err instanceof Error ? err.message : String(err);
@@ -94,16 +105,17 @@ export function sharedBuckets(redis: ClusterRedis, config: ClusterConfig['redis'
     return (key, now) => {
       // Not connected: decided at once, no round trip (commands would fail anyway, never queue).
       if (redis.state() !== 'ready') {
-        mode.lost(new Error(`Redis ${redis.state()}`));
+        mode.lost(new Error(`Redis ${redis.state()}`), now);
         return fallback(key, now);
       }
+      if (mode.holding(now)) return fallback(key, now);
       return run(redis, keyOf(config.keyPrefix, kind, key), bucket.perSecond, bucket.burst, ttl).then(
         (wait) => {
           mode.back();
           return wait;
         },
         (err: unknown) => {
-          mode.lost(err);
+          mode.lost(err, Date.now());
           return fallback(key, now);
         },
       );

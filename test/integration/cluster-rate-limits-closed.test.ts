@@ -128,4 +128,28 @@ describe('shared rate limits, failMode closed', () => {
       .toHaveProperty('result');
     expect(logs.some((line) => line.includes('shared rate limits reachable in Redis again'))).toBe(true);
   }, 60_000);
+
+  it('Redis stalled (connected, not answering): one request waits commandTimeoutMs, the next ones are refused at once; answering again: served', async () => {
+    const ws = peer as WsPeer;
+    const ask = async (id: number) => {
+      ws.send({ jsonrpc: '2.0', id, method: 'tools/list' });
+      return (await ws.until(id)).at(-1) as Record<string, unknown>;
+    };
+    const pid = redis.pid() as number;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      expect(await ask(200)).toMatchObject({ error: { data: { code: 'GW_RATE_LIMIT_UNAVAILABLE' } } });
+      // Bounded by commandTimeoutMs (500 ms), never by Redis; generous for a loaded machine.
+      expect(Date.now() - started).toBeLessThan(3_000);
+      const next = Date.now();
+      for (let id = 201; id <= 205; id++) expect(await ask(id)).toMatchObject({ error: { data: { code: 'GW_RATE_LIMIT_UNAVAILABLE' } } });
+      // Five requests asking the stalled Redis would take 2.5 s; within the hold-off none asks it.
+      expect(Date.now() - next).toBeLessThan(2_000);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    let id = 300;
+    await expect.poll(async () => ask(++id), { timeout: 30_000, interval: 250 }).toHaveProperty('result');
+  }, 60_000);
 });
