@@ -4,7 +4,8 @@
  * Streamable HTTP is empty on the other over a WebSocket, for a 2026 request and over legacy SSE
  * (each path awaits the shared take its own way). Redis killed: every rate-limited request is
  * refused at once with GW_RATE_LIMIT_UNAVAILABLE (503 + Retry-After; the WebSocket request's own
- * answer, the socket stays); Redis back: the same socket and sessions are served again.
+ * answer, the socket stays); Redis back: the same socket and sessions are served again. Redis
+ * stalled (SIGSTOP): one request waits commandTimeoutMs, the next are refused at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
