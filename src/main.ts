@@ -130,7 +130,12 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     sharedBuckets: shared?.buckets,
     generation: () => generation,
   });
-  await app.listen({ host: config.listen.host, port: config.listen.port });
+  await app.listen({ host: config.listen.host, port: config.listen.port }).catch(async (err: unknown) => {
+    // Not listening: the Redis connection would keep the process alive, retrying for nobody.
+    await shared?.close();
+    await redis?.close();
+    throw err;
+  });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
@@ -200,6 +205,7 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   if (!same(before.allowedOrigins, after.allowedOrigins) || !same(before.allowedHosts, after.allowedHosts)) out.push('allowed origins and hosts');
   if (!same(before.auth, after.auth)) out.push('client authentication');
   if (!same(before.telemetry, after.telemetry)) out.push('telemetry');
+  if (!same(before.cluster, after.cluster)) out.push('cluster settings');
   // Tokens keep the claims the policy named at start; new names fail closed until a restart.
   const claims = new Set(claimNamesOf(before.policy?.rules));
   if (claimNamesOf(after.policy?.rules).some((name) => !claims.has(name))) out.push('token claims named by the policy');
