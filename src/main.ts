@@ -4,9 +4,13 @@
  * cursor codec, endpoint table, session store) -> HTTP server. Nothing imports this file except
  * cli.ts and tests that need a whole gateway.
  */
+import { randomBytes } from 'node:crypto';
 import { createToolLimits } from './auth/rate-limit.ts';
+import { openRedis, type ClusterRedis } from './cluster/redis.ts';
+import { replicaIdOf, startSharedState, type SharedState } from './cluster/shared-state.ts';
 import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
+import { configGeneration, generationKey } from './config/generation.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { adminExposure } from './http/admin-routes.ts';
 import { isLoopbackAddress } from './http/guards.ts';
@@ -95,6 +99,9 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   let ready = true;
   const tracing = createTracingSdk(config.telemetry?.traces, options.env ?? process.env, logger, VERSION);
   let current = config;
+  // The generation follows reloads; its secrets' HMAC key is fixed for the process (config/generation.ts).
+  const secretKey = generationKey(config, () => randomBytes(32).toString('base64url'));
+  let generation = configGeneration(config, secretKey);
   // The status page and metrics read the runtime when asked; it is made with their observer.
   let made: Runtime | undefined;
   const observability = createObservability(
@@ -102,14 +109,33 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     {
       targets: () => [...current.targets.values()].map((t) => ({ name: t.name, type: t.type })),
       children: () => made?.children() ?? new Map<string, number>(),
+      generation: () => generation,
     },
     adminExposure(config).served,
   );
-  const limitTool = createToolLimits(config.rateLimits, () => observability.observer.refused('rate-limit', 'GW_RATE_LIMITED'));
+  const { redis, shared } = await openSharedState(config, () => generation, logger);
+  const refused = (code: string) => observability.observer.refused('rate-limit', code);
+  const limitTool = createToolLimits(config.rateLimits, refused, shared?.buckets);
   const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool }));
   const { store, endpoints } = runtime;
-  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, stateless: runtime.stateless, health: runtime.health, ...observability });
-  await app.listen({ host: config.listen.host, port: config.listen.port });
+  const app = createHttpServer({
+    config,
+    store,
+    logger,
+    isReady: () => ready,
+    endpoints,
+    stateless: runtime.stateless,
+    health: runtime.health,
+    ...observability,
+    sharedBuckets: shared?.buckets,
+    generation: () => generation,
+  });
+  await app.listen({ host: config.listen.host, port: config.listen.port }).catch(async (err: unknown) => {
+    // Not listening: the Redis connection would keep the process alive, retrying for nobody.
+    await shared?.close();
+    await redis?.close();
+    throw err;
+  });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
@@ -125,6 +151,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       const needRestart = restartOnlyChanges(current, next);
       runtime.reload(next);
       current = next;
+      generation = configGeneration(next, secretKey);
       if (needRestart.length > 0) logger.warn({ needRestart }, 'config reloaded; some changes take effect only after a restart');
       // The paths follow the config (new sessions): say where they are now, as at start-up.
       logger.info({ targets: [...next.targets.keys()], endpoints: endpointUrls(next, url) }, 'config reloaded');
@@ -138,6 +165,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
         // Sessions end (their DELETEs go out), then every agent and shared child the gateway ever
         // made closes, whichever config made it.
         await runtime.close(config.shutdownGraceMs);
+        await shared?.close();
+        await redis?.close();
         // Every session has ended and every stream with it: sockets still open are idle keep-alive
         // ones (or hold a response that can no longer make progress); they would hold close() up
         // until their keep-alive timeout.
@@ -152,6 +181,21 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   };
 }
 
+/**
+ * With `gateway.cluster`: the Redis connection and what the replicas share there (rate-limit
+ * buckets, config generations). Redis need not be up: the gateway waits `commandTimeoutMs` for it
+ * at most (so a replica that just started does not take its first requests for an outage), then
+ * starts anyway, and `redis.failMode` says what the rate limits do until Redis is there.
+ */
+async function openSharedState(config: GatewayConfig, generation: () => string, logger: Logger): Promise<{ redis?: ClusterRedis; shared?: SharedState }> {
+  const cluster = config.cluster;
+  if (cluster === undefined) return {};
+  const redis = openRedis(cluster.redis);
+  await redis.ready(cluster.redis.commandTimeoutMs).catch(() => undefined);
+  const replicaId = replicaIdOf(cluster);
+  return { redis, shared: startSharedState(redis, cluster, replicaId, generation, logger.child({ replicaId })) };
+}
+
 /** What a reload cannot change in a running gateway: the listener, limits, origin and host checks. */
 function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string[] {
   const out: string[] = [];
@@ -161,6 +205,7 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   if (!same(before.allowedOrigins, after.allowedOrigins) || !same(before.allowedHosts, after.allowedHosts)) out.push('allowed origins and hosts');
   if (!same(before.auth, after.auth)) out.push('client authentication');
   if (!same(before.telemetry, after.telemetry)) out.push('telemetry');
+  if (!same(before.cluster, after.cluster)) out.push('cluster settings');
   // Tokens keep the claims the policy named at start; new names fail closed until a restart.
   const claims = new Set(claimNamesOf(before.policy?.rules));
   if (claimNamesOf(after.policy?.rules).some((name) => !claims.has(name))) out.push('token claims named by the policy');

@@ -48,6 +48,7 @@ export const catalog = Object.freeze({
   GW_SHUTTING_DOWN: entry(JsonRpcCode.InternalError, 503, 'Gateway is shutting down'),
   GW_TOO_MANY_STREAMS: entry(JsonRpcCode.InternalError, 503, 'Too many status streams open; try again later'),
   GW_OVERLOADED: entry(JsonRpcCode.InternalError, 503, 'Too many requests in flight; retry after the time given'),
+  GW_RATE_LIMIT_UNAVAILABLE: entry(JsonRpcCode.InternalError, 503, 'Rate limits cannot be checked now; retry after the time given'),
 
   // The stateless 2026-07-28 revision (SEP-2575, SEP-2243, SEP-2322).
   GW_INVALID_ENVELOPE: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params: the request lacks a valid 2026-07-28 _meta envelope'),

@@ -96,9 +96,11 @@ function createSinks(wire: ChannelWire): { requests: ResponseSink; standalone: R
 /** Opens the session's standalone stream on the wire and returns the receiving side. */
 /**
  * `limit`: the rate limits of the principal behind the channel; throws GW_RATE_LIMITED for a
- * request over them, which then gets that error as its answer.
+ * request over them, which then gets that error as its answer. With shared buckets (a cluster) it
+ * may return a promise instead: messages behind it wait their turn, so the client's order stays
+ * the upstream's order.
  */
-export function createChannel(session: Session, wire: ChannelWire, logger: Logger, limit?: (message: JsonRpcMessage) => void): Channel {
+export function createChannel(session: Session, wire: ChannelWire, logger: Logger, limit?: (message: JsonRpcMessage) => Promise<void> | undefined): Channel {
   const sinks = createSinks(wire);
   session.openStream(sinks.standalone, undefined);
   let initializing: Promise<void> | undefined;
@@ -113,45 +115,75 @@ export function createChannel(session: Session, wire: ChannelWire, logger: Logge
     if (refusalIn(answer) !== undefined) wire.refused?.();
   };
 
-  return {
-    async receive(message) {
-      try {
-        if (limit !== undefined && isRequest(message)) {
-          try {
-            limit(message);
-          } catch (err) {
-            return fail(message.id, err as GatewayError);
-          }
-        }
-        if (isRequest(message) && message.method === 'initialize') {
-          if (initializing !== undefined) return fail(message.id, new GatewayError('GW_ALREADY_INITIALIZED'));
-          initializing = initialize(message);
-          return await initializing;
-        }
-        // Whatever follows initialize waits for it: nothing reaches an upstream before its handshake.
-        if (initializing !== undefined) await initializing;
-        session.lastActivity = Date.now();
-        if (isRequest(message)) {
-          if (initializing === undefined) {
-            return fail(message.id, new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: send initialize first'));
-          }
-          // Over the in-flight caps: this request gets GW_OVERLOADED as its answer; the channel goes on.
-          try {
-            session.admit(1);
-          } catch (err) {
-            return fail(message.id, toGatewayError(err));
-          }
-          session.serve([message], sinks.requests, CHANNEL_REQUEST);
-        } else if (isResponse(message)) {
-          await session.handleResponse(message as JsonRpcResponse);
-        } else {
-          await session.handleNotification(message as JsonRpcNotification);
-        }
-      } catch (err) {
-        // Only forwarding a notification or an answer can fail here (upstream gone); the session's
-        // own end reports that to the client.
-        logger.debug({ err, session: session.id }, 'could not forward a message upstream');
-      }
-    },
+  /** Settles once the last message still waiting on a shared rate limit has been handed on. */
+  let waiting: Promise<void> | undefined;
+
+  /** Takes the message's token: true granted, false refused (and answered), or a promise of either. */
+  const take = (message: JsonRpcMessage): boolean | Promise<boolean> => {
+    if (limit === undefined || !isRequest(message)) return true;
+    const refused = (err: unknown) => {
+      fail(message.id, toGatewayError(err));
+      return false;
+    };
+    try {
+      const taking = limit(message);
+      return taking === undefined ? true : taking.then(() => true, refused);
+    } catch (err) {
+      return refused(err);
+    }
   };
+
+  const receive = (message: JsonRpcMessage): Promise<void> => {
+    if (waiting !== undefined) return queue(waiting.then(() => take(message)), message);
+    const taken = take(message);
+    if (taken === true) return handle(message);
+    if (taken === false) return Promise.resolve();
+    return queue(taken, message);
+  };
+
+  /** `message` once `taken` settles; later messages wait behind it. */
+  const queue = (taken: Promise<boolean>, message: JsonRpcMessage): Promise<void> => {
+    const handed = taken.then((ok) => (ok ? { done: handle(message) } : undefined));
+    const turn = handed.then(() => undefined);
+    waiting = turn;
+    void turn.then(() => {
+      if (waiting === turn) waiting = undefined;
+    });
+    return handed.then((h) => h?.done);
+  };
+
+  const handle = async (message: JsonRpcMessage): Promise<void> => {
+    try {
+      if (isRequest(message) && message.method === 'initialize') {
+        if (initializing !== undefined) return fail(message.id, new GatewayError('GW_ALREADY_INITIALIZED'));
+        initializing = initialize(message);
+        return await initializing;
+      }
+      // Whatever follows initialize waits for it: nothing reaches an upstream before its handshake.
+      if (initializing !== undefined) await initializing;
+      session.lastActivity = Date.now();
+      if (isRequest(message)) {
+        if (initializing === undefined) {
+          return fail(message.id, new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: send initialize first'));
+        }
+        // Over the in-flight caps: this request gets GW_OVERLOADED as its answer; the channel goes on.
+        try {
+          session.admit(1);
+        } catch (err) {
+          return fail(message.id, toGatewayError(err));
+        }
+        session.serve([message], sinks.requests, CHANNEL_REQUEST);
+      } else if (isResponse(message)) {
+        await session.handleResponse(message as JsonRpcResponse);
+      } else {
+        await session.handleNotification(message as JsonRpcNotification);
+      }
+    } catch (err) {
+      // Only forwarding a notification or an answer can fail here (upstream gone); the session's
+      // own end reports that to the client.
+      logger.debug({ err, session: session.id }, 'could not forward a message upstream');
+    }
+  };
+
+  return { receive };
 }

@@ -120,7 +120,8 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
       const error = message.rejected;
       return reply.code(error.httpStatus).header('content-type', 'application/json').send(JSON.stringify(toErrorResponse(message.id, error)));
     }
-    options.limits?.check(request.principal?.id ?? 'anonymous', [message]);
+    const taking = options.limits?.check(request.principal?.id ?? 'anonymous', [message]);
+    if (taking !== undefined) await taking;
     // The answer to initialize comes when the upstream is up; the POST need not wait for it. Any
     // other message is handed on before the 202, so the client's order is the upstream's order.
     if (isRequest(message) && message.method === 'initialize') void channel.receive(message);

@@ -155,6 +155,8 @@ function refuseModern(reply: FastifyReply): FastifyReply {
   return replyError(reply, new GatewayError('GW_METHOD_NOT_ALLOWED', 'Method Not Allowed: the 2026-07-28 revision has no GET stream or session; POST only'));
 }
 
+type ModernMeta = Parameters<StatelessServer['serve']>[0]['meta'];
+
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
   const { path, resolve, store, keepAlive, logger, limits, stateless } = options;
 
@@ -187,18 +189,32 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     if (typeof msg === 'string') return replyError(reply, new GatewayError('GW_INVALID_REQUEST', `Invalid Request: ${msg}`), id);
     const refused = checkModernRequest(era.request, era.version, request.headers);
     if (refused !== undefined) return replyError(reply, eraError(refused), id);
-    let entry: RouteEndpoint;
-    try {
-      limits?.check(request.principal?.id ?? 'anonymous', [era.request]);
-      entry = openEndpointOf(request, resolve);
-    } catch (error) {
-      // A rate limit or a path closed by a reload: still an answer that echoes the request's id.
+    // A rate limit or a path closed by a reload: still an answer that echoes the request's id.
+    const refuse = (error: unknown) => {
       if (isGatewayError(error)) return replyError(reply, error, id);
       throw error;
+    };
+    let taking: Promise<void> | undefined;
+    try {
+      taking = limits?.check(request.principal?.id ?? 'anonymous', [era.request]);
+    } catch (error) {
+      return refuse(error);
+    }
+    // A promise only when the buckets are shared (a cluster): in one process the check is decided at once.
+    if (taking !== undefined) return taking.then(() => admitModern(request, reply, era.request, era.meta, refuse), refuse);
+    return admitModern(request, reply, era.request, era.meta, refuse);
+  };
+
+  const admitModern = (request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, meta: ModernMeta, refuse: (error: unknown) => FastifyReply) => {
+    let entry: RouteEndpoint;
+    try {
+      entry = openEndpointOf(request, resolve);
+    } catch (error) {
+      return refuse(error);
     }
     reply.hijack();
     const exchange = createExchange(reply.raw, keepAlive);
-    stateless.serve({ endpoint: entry, request: era.request, meta: era.meta, principal: request.principal, authorization: request.headers.authorization, exchange });
+    stateless.serve({ endpoint: entry, request: message, meta, principal: request.principal, authorization: request.headers.authorization, exchange });
     return reply;
   };
 
@@ -216,7 +232,8 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     const era = classifyPost(value, request.headers);
     if (!('era' in era) || era.era === '2026') return serveModern(request, reply, value, era);
     const { messages, batch } = toMessages(value);
-    limits?.check(request.principal?.id ?? 'anonymous', messages);
+    const taking = limits?.check(request.principal?.id ?? 'anonymous', messages);
+    if (taking !== undefined) await taking;
     const sessionId = request.headers[SESSION_HEADER];
     const first = messages[0] as JsonRpcMessage;
     if (isRequest(first) && first.method === 'initialize') {

@@ -28,7 +28,7 @@ import { registerMcpRoute, type ResolveEndpoint } from './mcp-route.ts';
 import { registerRegistryRoute } from './registry-route.ts';
 import { replyError } from './reply-error.ts';
 import { registerAuthHook, registerResourceMetadata } from './auth-hook.ts';
-import { createRequestLimits } from '../auth/rate-limit.ts';
+import { createRequestLimits, type SharedBuckets } from '../auth/rate-limit.ts';
 import { claimNamesOf } from '../router/policy.ts';
 import { createKeepAlive } from './sink.ts';
 import { createWsHeartbeat, pickSubprotocol, registerWsRoute } from './ws-route.ts';
@@ -51,6 +51,10 @@ export interface HttpServerOptions {
   metrics?: MetricsRegistry | undefined;
   /** Served at /status, /status/events and /tools; undefined: none of them. */
   status?: StatusBoard | undefined;
+  /** The cluster's shared rate-limit buckets (cluster/shared-buckets.ts); undefined: this process's own. */
+  sharedBuckets?: SharedBuckets | undefined;
+  /** The config generation (config/generation.ts) /readyz shows; undefined: not shown. */
+  generation?: (() => string) | undefined;
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -108,7 +112,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.destroy();
 }
 
-export function createHttpServer({ config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status }: HttpServerOptions): FastifyInstance {
+export function createHttpServer(options: HttpServerOptions): FastifyInstance {
+  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation } = options;
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -188,7 +193,7 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
   app.get('/readyz', async (_request, reply) => {
     if (!isReady()) return reply.code(503).send({ status: 'draining' });
     const { code, body } = await readiness(store, health, named);
-    return reply.code(code).send(body);
+    return reply.code(code).send(generation === undefined ? body : { ...body, generation: generation() });
   });
   registerAdminRoutes(app, { config, metrics, status, flushBytes, observer, origins, logger: log });
 
@@ -215,7 +220,7 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
       ['', (request) => table.root(request.principal)],
     ];
     // Each gets the same three downstream transports: .../mcp, .../ws, .../sse with .../messages.
-    const limits = createRequestLimits(config.rateLimits, () => observer.refused('rate-limit', 'GW_RATE_LIMITED'));
+    const limits = createRequestLimits(config.rateLimits, (code) => observer.refused('rate-limit', code), sharedBuckets);
     for (const [base, resolve] of families) {
       registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless });
       registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws, limits });

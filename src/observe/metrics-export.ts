@@ -12,6 +12,8 @@ import { leaves, type Tree } from './tally.ts';
 export interface Census {
   /** Live stdio children per target name. */
   children(): Iterable<readonly [string, number]>;
+  /** The config generation now (it follows reloads); undefined: no such metric. */
+  generation?: (() => string) | undefined;
 }
 
 export interface MetricsRegistry {
@@ -108,6 +110,12 @@ export function createMetricsRegistry(t: Tallies, census: Census): MetricsRegist
   gauge(registry, `${p}children_live`, 'Live stdio children per target (per-session and shared)', ['target'], function* () {
     for (const [target, n] of census.children()) yield [{ target }, n];
   });
+  const generation = census.generation;
+  if (generation !== undefined) {
+    gauge(registry, `${p}config_generation_info`, 'The config generation this process runs (a hash of its effective config; 1 on the current one)', ['generation'], function* () {
+      yield [{ generation: generation() }, 1];
+    });
+  }
   counter(registry, `${p}upstream_events_total`, 'Upstream starts, restarts, unexpected exits and failed starts, per target', ['target', 'event'], () => perSlot(t.upstreams, ['target'], 'event', UPSTREAM_EVENTS));
   counter(registry, `${p}auth_failures_total`, 'Requests refused by client authentication, by GW_* code', ['code'], function* () {
     for (const [[code], v] of leaves(t.authFailures)) yield [{ code: code as string }, v[0] as number];

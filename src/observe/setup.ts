@@ -26,7 +26,7 @@ export function createObservability(config: GatewayConfig, sources: StatusSource
   if (status !== undefined) observers.push(status.observer);
   return {
     observer: combineObservers(observers),
-    metrics: collector === undefined ? undefined : createMetricsRegistry(collector.tallies, { children: () => sources.children() }),
+    metrics: collector === undefined ? undefined : createMetricsRegistry(collector.tallies, { children: () => sources.children(), generation: sources.generation }),
     status,
   };
 }

@@ -26,6 +26,8 @@ export interface StatusSources {
   children(): Iterable<readonly [string, number]>;
   /** A target's health from whatever judges it (a circuit breaker, /readyz); undefined: derived from its last event. */
   health?(target: string): string | undefined;
+  /** The config generation (config/generation.ts), for the metrics; absent: not reported. */
+  generation?(): string;
 }
 
 export interface ToolInfo {

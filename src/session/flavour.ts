@@ -111,4 +111,14 @@ export interface CoreOptions {
  * principal; throws GW_RATE_LIMITED when over the limit. Judged after routing, so every path and
  * spelling of one tool (a server path, an aggregate's prefixed name, WebSocket, 2026) is one bucket.
  */
-export type ToolLimit = (target: string, tool: string) => void;
+export type ToolLimit = (target: string, tool: string) => Promise<void> | undefined;
+
+/**
+ * Takes the per-tool token of a `tools/call` (after routing: the aggregate restored the server's
+ * own name, so every spelling is one bucket); other requests take none. Throws GW_RATE_LIMITED, or
+ * returns the promise of a shared store's verdict.
+ */
+export function takeToolToken(limit: ToolLimit | undefined, target: string, request: JsonRpcRequest): Promise<void> | undefined {
+  if (limit === undefined || request.method !== 'tools/call' || typeof request.params?.name !== 'string') return undefined;
+  return limit(target, request.params.name);
+}

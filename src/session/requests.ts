@@ -25,7 +25,7 @@ import {
 } from '../telemetry/tracing.ts';
 import type { Observer, RequestOutcome } from '../log/observer.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
-import type { Flavour, LocalAnswer, Pending, ToolLimit } from './flavour.ts';
+import { takeToolToken, type Flavour, type LocalAnswer, type Pending, type ToolLimit } from './flavour.ts';
 import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
@@ -186,20 +186,21 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
   };
 
   const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {
-    // After routing: the aggregate restored the server's own name, so every spelling is one bucket.
-    if (limitTool !== undefined && request.method === 'tools/call' && typeof request.params?.name === 'string') {
-      try {
-        limitTool(member.name, request.params.name);
-      } catch (err) {
-        return fail(rec, err);
-      }
+    let taking: Promise<void> | undefined;
+    try {
+      taking = takeToolToken(limitTool, member.name, request);
+    } catch (err) {
+      return fail(rec, err);
     }
+    // Shared buckets (a cluster) answer later; a call cancelled meanwhile is never sent (send()).
+    if (taking !== undefined) return void taking.then(() => connectAndSend(rec, member, request), (err: unknown) => fail(rec, err));
+    connectAndSend(rec, member, request);
+  };
+
+  const connectAndSend = (rec: Pending, member: Member, request: JsonRpcRequest) => {
     // Hot path: an open member takes the request at once; only a first use (or a restart) waits.
     if (member.connection !== undefined) return send(rec, member, request);
-    member.connect().then(
-      () => send(rec, member, request),
-      (err: unknown) => fail(rec, err),
-    );
+    member.connect().then(() => send(rec, member, request), (err: unknown) => fail(rec, err));
   };
 
   const answerLocally = (rec: Pending, to: LocalAnswer) => {

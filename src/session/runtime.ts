@@ -61,7 +61,7 @@ export interface RuntimeExtras {
   readonly tracing?: Tracing | undefined;
   readonly observer?: Observer | undefined;
   /** gateway.rateLimits.perTool (auth/rate-limit.ts createToolLimits); undefined: none. */
-  readonly limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
+  readonly limitTool?: ((principal: string, target: string, tool: string) => Promise<void> | undefined) | undefined;
 }
 
 export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer, limitTool }: RuntimeExtras = {}): Runtime {

@@ -92,7 +92,7 @@ export interface SessionStoreOptions {
   /** What every session shares (services.ts): the observer hears of every session's life, spares are ended for room first. */
   services: SessionServices;
   /** gateway.rateLimits.perTool keyed by principal id, target and tool (auth/rate-limit.ts); absent: none. */
-  limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
+  limitTool?: ((principal: string, target: string, tool: string) => Promise<void> | undefined) | undefined;
 }
 
 export function createSessionStore({ config, logger, services, limitTool }: SessionStoreOptions): SessionStore {

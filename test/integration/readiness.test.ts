@@ -2,7 +2,7 @@
  * /readyz over real sockets: each target's state; remote targets probed with a TCP connect that is
  * cached (a real listener counts the connects, and no HTTP byte reaches it); a refused port is
  * `unreachable`; 503 only when every target is down; stdio targets are never spawned to answer;
- * with gateway.auth the list gives counts, not names.
+ * with gateway.auth the list gives counts, not names; the config generation follows reloads.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -76,6 +76,8 @@ describe('/readyz', () => {
           status: 'ready',
           sessions: 0,
           inflight: 0,
+          // The config generation (config/generation.ts), in one process too: a reload changes it.
+          generation: expect.stringMatching(/^[0-9a-f]{16}$/),
           targets: [
             { name: 'remote', type: 'http', state: 'ready' },
             { name: 'local', type: 'stdio', state: 'unknown' },
@@ -124,6 +126,20 @@ describe('/readyz', () => {
     const gw = await start({ targets: { up: { type: 'http', url: listening }, gone: { type: 'http', url: refused } } }, { auth: keyAuth({ ops: 'ops-key-0123456789abcdef0' }) });
     const { status, body } = await readyz(gw);
     expect(status).toBe(200);
-    expect(body).toEqual({ status: 'degraded', sessions: 0, inflight: 0, targets: { ready: 1, unreachable: 1 } });
+    expect(body).toEqual({ status: 'degraded', sessions: 0, inflight: 0, generation: expect.stringMatching(/^[0-9a-f]{16}$/), targets: { ready: 1, unreachable: 1 } });
+  });
+
+  it('shows the config generation, which a reload that changes something moves and a reload back restores', async () => {
+    const config = { ...buildConfig({ targets: { up: { type: 'http', url: listening } } }) };
+    const gw = await startGateway(config, { logger: createTestLogger('silent', undefined) });
+    open.push(gw);
+    const first = (await readyz(gw)).body.generation;
+    expect(first).toMatch(/^[0-9a-f]{16}$/);
+    gw.reload({ ...config, shutdownGraceMs: config.shutdownGraceMs + 1 });
+    const second = (await readyz(gw)).body.generation;
+    expect(second).toMatch(/^[0-9a-f]{16}$/);
+    expect(second).not.toBe(first);
+    gw.reload(config);
+    expect((await readyz(gw)).body.generation).toBe(first);
   });
 });

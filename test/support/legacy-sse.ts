@@ -99,7 +99,9 @@ export async function openLegacyStream(url: URL, headers: Record<string, string>
     },
     ended,
     async post(message) {
-      const answer = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(message) });
+      // The stream's credential goes along, as a real client sends it.
+      const auth = headers.authorization === undefined ? {} : { authorization: headers.authorization };
+      const answer = await fetch(endpoint, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(message) });
       await answer.arrayBuffer();
       return answer.status;
     },

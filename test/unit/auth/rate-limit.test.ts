@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRequestLimits, createToolLimits } from '../../../src/auth/rate-limit.ts';
-import { isGatewayError } from '../../../src/errors/gateway-error.ts';
+import { createRequestLimits, createToolLimits, type SharedBuckets } from '../../../src/auth/rate-limit.ts';
+import { GatewayError, isGatewayError } from '../../../src/errors/gateway-error.ts';
 import type { JsonObject, JsonRpcRequest } from '../../../src/jsonrpc/types.ts';
 
 const request = (id: number, method = 'tools/list', params?: JsonObject): JsonRpcRequest => ({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
@@ -62,5 +62,36 @@ describe('rate limits', () => {
     expect(refused(() => limits.check('a', [request(3)], 0))).toBeGreaterThan(0);
     limits.check('c', [request(4)], 0); // evicts b, the least recently used
     expect(refused(() => limits.check('b', [request(5)], 0))).toBeUndefined();
+  });
+});
+
+describe('rate limits over a shared store (a cluster)', () => {
+  const config = { perPrincipal: { perSecond: 1, burst: 1 }, perTool: { perSecond: 1, burst: 1 }, maxKeys: 10 };
+
+  it('in one process a check decides at once: nothing to await', () => {
+    const limits = createRequestLimits(config)!;
+    expect(limits.check('a', [request(1)], 0)).toBeUndefined();
+    expect(createToolLimits(config)!('a', 't', 'echo', 0)).toBeUndefined();
+  });
+
+  it('a shared take is awaited: granted, refused with the wait, or refused by the store itself', async () => {
+    const codes: string[] = [];
+    const answers: Array<number | Error> = [0, 1_500, new GatewayError('GW_RATE_LIMIT_UNAVAILABLE', undefined, { retryAfterSec: 1 })];
+    const kinds: string[] = [];
+    const shared: SharedBuckets = (kind, _bucket, local) => {
+      kinds.push(kind);
+      expect(local('k', 0)).toBe(0); // this process's own bucket, for failMode local
+      return () => {
+        const next = answers.shift()!;
+        return next instanceof Error ? Promise.reject(next) : Promise.resolve(next);
+      };
+    };
+    const limits = createRequestLimits(config, (code) => codes.push(code), shared)!;
+    await expect(limits.check('a', [request(1)])).resolves.toBeUndefined();
+    await expect(limits.check('a', [request(2)])).rejects.toMatchObject({ code: 'GW_RATE_LIMITED', details: { retryAfterSec: 2 } });
+    await expect(limits.check('a', [request(3)])).rejects.toMatchObject({ code: 'GW_RATE_LIMIT_UNAVAILABLE' });
+    expect(codes).toEqual(['GW_RATE_LIMITED', 'GW_RATE_LIMIT_UNAVAILABLE']);
+    createToolLimits(config, undefined, shared);
+    expect(kinds).toEqual(['principal', 'tool']);
   });
 });
