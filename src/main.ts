@@ -107,9 +107,11 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   );
   const limitTool = createToolLimits(config.rateLimits, () => observability.observer.refused('rate-limit', 'GW_RATE_LIMITED'));
   const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool }));
-  const { store, endpoints } = runtime;
-  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, stateless: runtime.stateless, health: runtime.health, ...observability });
+  const { store, endpoints, cluster } = runtime;
+  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, stateless: runtime.stateless, health: runtime.health, cluster, ...observability });
   await app.listen({ host: config.listen.host, port: config.listen.port });
+  // In the directory only once it listens: the other replicas may forward to it from then on.
+  await cluster?.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
@@ -133,11 +135,17 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       closing ??= (async () => {
         ready = false;
         logger.info({ graceMs: config.shutdownGraceMs, sessions: store.size }, 'shutting down');
-        // Stop accepting first (new requests on kept-alive sockets get 503), then drain sessions.
-        const closed = app.close();
+        // One process: stop accepting first (new requests on kept-alive sockets get 503), then
+        // drain sessions. A replica keeps listening while it drains: its sessions are reached
+        // through the other replicas too, and /readyz (503) and the directory's draining flag
+        // tell the load balancer and the replicas; new sessions get 503 (GW_SHUTTING_DOWN).
+        let closed = cluster === undefined ? app.close() : undefined;
         // Sessions end (their DELETEs go out), then every agent and shared child the gateway ever
-        // made closes, whichever config made it.
-        await runtime.close(config.shutdownGraceMs);
+        // made closes, whichever config made it; a replica then leaves the directory.
+        const drained = runtime.close(config.shutdownGraceMs);
+        await cluster?.drain();
+        await drained;
+        closed ??= app.close();
         // Every session has ended and every stream with it: sockets still open are idle keep-alive
         // ones (or hold a response that can no longer make progress); they would hold close() up
         // until their keep-alive timeout.

@@ -6,10 +6,14 @@
  *
  * Members: the agents to remote targets, the shared child pools, the upstream factory over both,
  * the targets' circuit breakers and their health, the cursor codec of the aggregate endpoints (its
- * HMAC key lives as long as the gateway), the endpoint table and the session store. The tracer (when
+ * HMAC key lives as long as the gateway), the endpoint table, the session store, and with
+ * `gateway.cluster` the replica's Cluster (cluster/cluster.ts: its id, Redis, directory entry, the
+ * sealer of its session ids and the wire to the other replicas). The tracer (when
  * tracing is on) is made by main.ts, which owns the OpenTelemetry SDK, and handed to the sessions
  * through the store.
  */
+import { randomUUID } from 'node:crypto';
+import { createCluster, type Cluster } from '../cluster/cluster.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
@@ -46,6 +50,8 @@ export interface Runtime {
   readonly stateless: StatelessServer;
   /** Told of every session, request and upstream event (log/observer.ts). */
   readonly observer: Observer;
+  /** This replica's place in the cluster (gateway.cluster); undefined: one process. */
+  readonly cluster: Cluster | undefined;
   /** Live stdio children per target: those sessions own, and those of shared pools. */
   children(): Map<string, number>;
   /** A reloaded config: its paths for new sessions; agents of targets it dropped close once unused. */
@@ -81,7 +87,10 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     caps: config.session,
     sessionChildren: (target) => countChildren(store.live(), target),
   });
-  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool, spares });
+  const cluster = config.cluster === undefined ? undefined : createCluster(config.cluster, logger);
+  // Sealed ids name the owner and the principal; without a cluster the store's UUIDs as ever.
+  const newId = cluster && ((principal: string) => cluster.sealer.seal({ replica: cluster.replicaId, local: randomUUID(), principal }));
+  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool, spares, newId });
   spares.fill();
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
@@ -96,6 +105,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     store,
     stateless,
     observer,
+    cluster,
     children() {
       const counts = pools.children();
       for (const [name, n] of spares.counts()) counts.set(name, (counts.get(name) ?? 0) + n);
@@ -121,6 +131,8 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       // Sessions sent their DELETEs while ending; what is left of the agents and pools goes now.
       await Promise.all([agents.close(), pools.close()]);
       tokens.clear();
+      // Last: the replica served its sessions to the end; now it leaves the directory.
+      await cluster?.close();
     },
   };
 }

@@ -134,9 +134,14 @@ export interface SessionStoreOptions {
   limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
   /** Warm spares (upstream/spares.ts): ended before any session for room, refilled as sessions end. */
   spares?: (SpareRoom & SpareSource) | undefined;
+  /**
+   * Names a new session bound to `principal` (its id, '' without one); default: a random UUID.
+   * A cluster seals the owner and principal into it (cluster/sealed-id.ts).
+   */
+  newId?: ((principal: string) => string) | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool, spares }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool, spares, newId }: SessionStoreOptions): SessionStore {
   const inflight = createInflightBudget(config.limits);
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -188,7 +193,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
       if (closing) throw new GatewayError('GW_SHUTTING_DOWN');
       room.forSession();
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
-      const id = randomUUID();
+      const id = newId === undefined ? randomUUID() : newId(downstream.principal?.id ?? '');
       // One child logger per session, and only when there is a principal to name in every line.
       const bound = downstream.principal === undefined ? logger : logger.child({ principal: downstream.principal.id });
       const session = factory({
