@@ -26,7 +26,8 @@ export interface HopSigner {
 
 /** 30 s: clocks of replicas agree within this (NTP), and a captured hop is worthless after it. */
 export const MAX_SKEW_MS = 30_000;
-const SIGNATURE = /^v1\.(\d{1,15})\.([A-Za-z0-9_-]{43})$/;
+// 32 bytes in base64url: 42 characters and a last one whose two spare bits are zero (one spelling only).
+const SIGNATURE = /^v1\.(\d{1,15})\.([A-Za-z0-9_-]{42}[AEIMQUYcgkosw048])$/;
 
 function mac(key: Buffer, facts: HopFacts, at: string): Buffer {
   // Each field on its own line; none of them can hold a newline (HTTP header values and a request line cannot).
