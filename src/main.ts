@@ -169,6 +169,7 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   if (!same(before.allowedOrigins, after.allowedOrigins) || !same(before.allowedHosts, after.allowedHosts)) out.push('allowed origins and hosts');
   if (!same(before.auth, after.auth)) out.push('client authentication');
   if (!same(before.telemetry, after.telemetry)) out.push('telemetry');
+  if (!same(before.cluster, after.cluster)) out.push('cluster settings');
   // Tokens keep the claims the policy named at start; new names fail closed until a restart.
   const claims = new Set(claimNamesOf(before.policy?.rules));
   if (claimNamesOf(after.policy?.rules).some((name) => !claims.has(name))) out.push('token claims named by the policy');

@@ -101,6 +101,10 @@ describe('ids and hops nobody sealed or signed', () => {
     // The same request signed with the cluster key is taken as a hop (what only replicas can do).
     const signed = await post(r0.mcpUrl(), PING, { 'mcp-session-id': alices, 'x-switchboard-hop': ours.sign(facts), 'x-switchboard-principal': principal });
     expect(signed.status).toBe(200);
+    // Even a verified hop gets nothing of a session bound to another principal: the owner checks.
+    const bob = Buffer.from(JSON.stringify({ id: 'key:bob', kind: 'api-key', subject: 'bob', scopes: [] })).toString('base64url');
+    const asBob = await post(r0.mcpUrl(), PING, { 'mcp-session-id': alices, 'x-switchboard-hop': ours.sign({ ...facts, principal: bob }), 'x-switchboard-principal': bob });
+    expect(asBob.status).toBe(404);
   });
 });
 
