@@ -14,7 +14,7 @@ import type { Cluster } from '../cluster/cluster.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 import type { SessionStore } from '../session/store.ts';
-import { HopFailure } from '../transport/replica-hop.ts';
+import { HopFailure, type HopResponse } from '../transport/replica-hop.ts';
 import { encodePrincipal, hopFactsOf, HOP_HEADER, HOP_PRINCIPAL_HEADER } from './replica-hop-guard.ts';
 
 /**
@@ -40,6 +40,20 @@ function incoming(given: Record<string, string | string[] | undefined>): Record<
   return headers;
 }
 
+/** Pipes the owner's answer to the client: each chunk as it comes (SSE events are not held back), at the pace the client reads. */
+function relayAnswer(answer: HopResponse, reply: FastifyReply, abort: AbortController, onClose: () => void, log: Logger, owner: string): void {
+  const raw = reply.raw;
+  reply.hijack();
+  raw.writeHead(answer.status, incoming(answer.headers));
+  pipeline(answer.body, raw, (err) => {
+    raw.off('close', onClose);
+    if (err !== undefined && err !== null && !abort.signal.aborted) {
+      log.debug({ err, owner }, 'replica hop ended early');
+      abort.abort();
+    }
+  });
+}
+
 export function createForwarder(cluster: Cluster, store: SessionStore, logger: Logger): Forward {
   const log = logger.child({ component: 'replica-hop' });
   return async (request, reply, sessionId, gone) => {
@@ -61,7 +75,7 @@ export function createForwarder(cluster: Cluster, store: SessionStore, logger: L
     const headers = outgoing(request);
     headers[HOP_HEADER] = cluster.signer.sign(hopFactsOf(request.method, request.url, request.headers['mcp-session-id'], principal));
     if (principal !== '') headers[HOP_PRINCIPAL_HEADER] = principal;
-    let answer;
+    let answer: HopResponse;
     try {
       const body = typeof request.body === 'string' ? request.body : undefined;
       answer = await cluster.hop.send(owner.url, { method: request.method, path: request.url, headers, body, signal: abort.signal });
@@ -75,16 +89,7 @@ export function createForwarder(cluster: Cluster, store: SessionStore, logger: L
       log.info({ owner: sealed.replica, kind: err instanceof HopFailure ? err.kind : 'error' }, 'session owner unreachable; answering 404');
       throw new GatewayError('GW_SESSION_NOT_FOUND', gone);
     }
-    reply.hijack();
-    raw.writeHead(answer.status, incoming(answer.headers));
-    // Each chunk as it comes (SSE events are not held back), at the pace the client reads.
-    pipeline(answer.body, raw, (err) => {
-      raw.off('close', onClose);
-      if (err !== undefined && err !== null && !abort.signal.aborted) {
-        log.debug({ err, owner: sealed.replica }, 'replica hop ended early');
-        abort.abort();
-      }
-    });
+    relayAnswer(answer, reply, abort, onClose, log, sealed.replica);
     return true;
   };
 }

@@ -100,6 +100,32 @@ describe('a session opened on one replica, used through another', () => {
     expect(res.status).toBe(200);
   });
 
+  it('ends the hop when the client goes away: the owner lets go of a standalone stream closed at the edge', async () => {
+    const [r0, r1] = cluster.replicas as [(typeof cluster.replicas)[0], (typeof cluster.replicas)[0]];
+    const init = await post(r0.mcpUrl(), JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }));
+    const headers = { 'mcp-session-id': init.headers.get('mcp-session-id') as string, 'mcp-protocol-version': '2025-11-25', accept: 'text/event-stream' };
+    const first = new AbortController();
+    const open = await fetch(r1.mcpUrl(), { headers, signal: first.signal });
+    expect(open.status).toBe(200);
+    expect(open.headers.get('content-type')).toContain('text/event-stream');
+    // One standalone stream per session: while the first is open on the owner, a second is 409.
+    const second = await fetch(r1.mcpUrl(), { headers });
+    expect(second.status).toBe(409);
+    await second.arrayBuffer();
+    first.abort();
+    // Once the edge has dropped the hop, the owner's stream is gone and a new one opens.
+    await expect
+      .poll(
+        async () => {
+          const again = await fetch(r1.mcpUrl(), { headers, signal: AbortSignal.timeout(5_000) });
+          void again.body?.cancel();
+          return again.status;
+        },
+        { timeout: 10_000 },
+      )
+      .toBe(200);
+  });
+
   it('takes the POSTs of a legacy SSE stream through another replica', async () => {
     const [r0, r1] = cluster.replicas as [(typeof cluster.replicas)[0], (typeof cluster.replicas)[0]];
     const stream = await openLegacyStream(r0.mcpUrl('/servers/rec/sse'));
