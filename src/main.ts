@@ -6,8 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createToolLimits } from './auth/rate-limit.ts';
-import { openRedis, type ClusterRedis } from './cluster/redis.ts';
-import { replicaIdOf, startSharedState, type SharedState } from './cluster/shared-state.ts';
+import { createCluster, type Cluster } from './cluster/cluster.ts';
+import { startSharedState, type SharedState } from './cluster/shared-state.ts';
 import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
 import { configGeneration, generationKey } from './config/generation.ts';
@@ -113,10 +113,10 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     },
     adminExposure(config).served,
   );
-  const { redis, shared } = await openSharedState(config, () => generation, logger);
+  const { cluster, shared } = await openCluster(config, () => generation, logger);
   const refused = (code: string) => observability.observer.refused('rate-limit', code);
   const limitTool = createToolLimits(config.rateLimits, refused, shared?.buckets);
-  const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool }));
+  const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool, cluster }));
   const { store, endpoints } = runtime;
   const app = createHttpServer({
     config,
@@ -126,6 +126,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     endpoints,
     stateless: runtime.stateless,
     health: runtime.health,
+    cluster,
     ...observability,
     sharedBuckets: shared?.buckets,
     generation: () => generation,
@@ -133,9 +134,11 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   await app.listen({ host: config.listen.host, port: config.listen.port }).catch(async (err: unknown) => {
     // Not listening: the Redis connection would keep the process alive, retrying for nobody.
     await shared?.close();
-    await redis?.close();
+    await cluster?.close();
     throw err;
   });
+  // In the directory only once it listens: the other replicas may forward to it from then on.
+  await cluster?.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
@@ -160,13 +163,18 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       closing ??= (async () => {
         ready = false;
         logger.info({ graceMs: config.shutdownGraceMs, sessions: store.size }, 'shutting down');
-        // Stop accepting first (new requests on kept-alive sockets get 503), then drain sessions.
-        const closed = app.close();
+        // One process: stop accepting first (new requests on kept-alive sockets get 503), then
+        // drain sessions. A replica keeps listening while it drains: its sessions are reached
+        // through the other replicas too, and /readyz (503) and the directory's draining flag
+        // tell the load balancer and the replicas; new sessions get 503 (GW_SHUTTING_DOWN).
+        let closed = cluster === undefined ? app.close() : undefined;
         // Sessions end (their DELETEs go out), then every agent and shared child the gateway ever
-        // made closes, whichever config made it.
-        await runtime.close(config.shutdownGraceMs);
+        // made closes, whichever config made it; a replica then leaves the directory.
+        const drained = runtime.close(config.shutdownGraceMs);
+        await cluster?.drain();
+        await drained;
         await shared?.close();
-        await redis?.close();
+        closed ??= app.close();
         // Every session has ended and every stream with it: sockets still open are idle keep-alive
         // ones (or hold a response that can no longer make progress); they would hold close() up
         // until their keep-alive timeout.
@@ -187,13 +195,12 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
  * at most (so a replica that just started does not take its first requests for an outage), then
  * starts anyway, and `redis.failMode` says what the rate limits do until Redis is there.
  */
-async function openSharedState(config: GatewayConfig, generation: () => string, logger: Logger): Promise<{ redis?: ClusterRedis; shared?: SharedState }> {
-  const cluster = config.cluster;
-  if (cluster === undefined) return {};
-  const redis = openRedis(cluster.redis);
-  await redis.ready(cluster.redis.commandTimeoutMs).catch(() => undefined);
-  const replicaId = replicaIdOf(cluster);
-  return { redis, shared: startSharedState(redis, cluster, replicaId, generation, logger.child({ replicaId })) };
+async function openCluster(config: GatewayConfig, generation: () => string, logger: Logger): Promise<{ cluster?: Cluster; shared?: SharedState }> {
+  if (config.cluster === undefined) return {};
+  const cluster = createCluster(config.cluster, logger);
+  await cluster.redis.ready(config.cluster.redis.commandTimeoutMs).catch(() => undefined);
+  const shared = startSharedState(cluster.redis, config.cluster, cluster.replicaId, generation, logger.child({ replicaId: cluster.replicaId }));
+  return { cluster, shared };
 }
 
 /** What a reload cannot change in a running gateway: the listener, limits, origin and host checks. */

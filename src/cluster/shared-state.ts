@@ -4,8 +4,6 @@
  * composition root over the cluster's one Redis connection; without `gateway.cluster` none of it
  * exists and nothing here runs.
  */
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import type { ClusterConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { publishGeneration } from './generations.ts';
@@ -17,11 +15,6 @@ export interface SharedState {
   readonly buckets: ReturnType<typeof sharedBuckets>;
   /** Withdraws this replica's generation entry; the Redis connection stays the caller's. */
   close(): Promise<void>;
-}
-
-/** The replica's id: configured, else the host name and a random suffix (new per start). */
-export function replicaIdOf(cluster: ClusterConfig): string {
-  return cluster.replicaId ?? `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 48)}-${randomBytes(4).toString('hex')}`;
 }
 
 export function startSharedState(redis: ClusterRedis, cluster: ClusterConfig, replicaId: string, generation: () => string, logger: Logger): SharedState {

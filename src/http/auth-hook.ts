@@ -125,6 +125,7 @@ export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefi
   // A callback hook: a connection's repeat requests are let through without a promise.
   mcp.addHook('onRequest', (request, reply, done) => {
     if (request.method === 'OPTIONS') return done(); // CORS preflight: it carries no credential by design
+    if (request.hop) return done(); // another replica authenticated it (replica-hop-guard.ts)
     let origin: string;
     try {
       origin = originOf(request, auth, origins);

@@ -17,6 +17,7 @@ import type { Logger } from '../log/logger.ts';
 import type { SessionStore } from '../session/store.ts';
 import { createChannel, isRejected, parseOneMessage, type Channel, type ChannelWire } from './channel.ts';
 import { checkGetHeaders } from './guards.ts';
+import type { Forward } from './hop-forward.ts';
 import { endpointOf, type ResolveEndpoint } from './mcp-route.ts';
 import { MAX_BUFFERED_BYTES, type KeepAlive, type Pingable } from './sink.ts';
 
@@ -32,6 +33,8 @@ export interface LegacySseRouteOptions {
   logger: Logger;
   /** Rate limits per principal (gateway.rateLimits); undefined: none. */
   limits?: RequestLimits | undefined;
+  /** Relays POSTs for a stream another replica holds (gateway.cluster); undefined: one process. */
+  forward?: Forward | undefined;
 }
 
 /** The GET stream as the channel's wire: one `message` event per JSON-RPC message. */
@@ -61,6 +64,8 @@ function createSseWire(raw: ServerResponse, keepAlive: KeepAlive, onTooSlow: () 
   };
   return wire;
 }
+
+const GONE = 'Session not found: it ended or never existed; open a new SSE stream';
 
 export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseRouteOptions): void {
   const { ssePath, messagesPath, resolve, store, keepAlive } = options;
@@ -109,9 +114,11 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
       throw new GatewayError('GW_SESSION_REQUIRED', 'Bad Request: the sessionId query parameter is required');
     }
     const channel = channels.get(sessionId);
+    // The stream lives where it was opened: a POST that landed elsewhere goes there.
+    if (channel === undefined && options.forward !== undefined && (await options.forward(request, reply, sessionId, GONE))) return reply;
     const session = store.get(sessionId, request.principal);
     if (channel === undefined || session === undefined || session.ended || !entry.owns(session)) {
-      throw new GatewayError('GW_SESSION_NOT_FOUND', 'Session not found: it ended or never existed; open a new SSE stream');
+      throw new GatewayError('GW_SESSION_NOT_FOUND', GONE);
     }
     // Its principal may have refreshed its token: the next token exchange presents this one.
     store.noteAuthorization(sessionId, request.principal, request.headers.authorization);

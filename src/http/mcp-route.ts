@@ -12,6 +12,7 @@ import { isObject, isRequest, isRequestId, isResponse, parseJson, toMessage } fr
 import { checkModernRequest, classifyPost, type EraRejection } from '../jsonrpc/era.ts';
 import type { StatelessServer } from '../session/stateless/serve.ts';
 import { createExchange } from './exchange.ts';
+import type { Forward } from './hop-forward.ts';
 import { toParseFailure } from './parse-failure.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -35,6 +36,8 @@ export interface McpRouteOptions {
   limits?: RequestLimits | undefined;
   /** Serves 2026-07-28 (stateless) requests on the same path. */
   stateless: StatelessServer;
+  /** Relays requests for another replica's sessions (gateway.cluster); undefined: one process. */
+  forward?: Forward | undefined;
 }
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -57,14 +60,20 @@ export function openEndpointOf(request: FastifyRequest, resolve: ResolveEndpoint
   return entry;
 }
 
+const GONE = 'Session not found: it ended or never existed; initialize a new one';
+
+/** With a cluster: relays a request for another replica's session (hop-forward.ts); true when it did. */
+async function forwarded(request: FastifyRequest, reply: FastifyReply, hop: Forward): Promise<boolean> {
+  const id = request.headers[SESSION_HEADER];
+  return typeof id === 'string' && id !== '' && hop(request, reply, id, GONE);
+}
+
 function sessionOf(request: FastifyRequest, store: SessionStore, entry: RouteEndpoint): Session {
   const id = request.headers[SESSION_HEADER];
   if (typeof id !== 'string' || id === '') throw new GatewayError('GW_SESSION_REQUIRED');
   const session = store.get(id, request.principal);
   // A session of another endpoint is as unknown here as one that never existed.
-  if (session === undefined || session.ended || !entry.owns(session)) {
-    throw new GatewayError('GW_SESSION_NOT_FOUND', 'Session not found: it ended or never existed; initialize a new one');
-  }
+  if (session === undefined || session.ended || !entry.owns(session)) throw new GatewayError('GW_SESSION_NOT_FOUND', GONE);
   // Its principal may have refreshed its token: the next token exchange presents this one.
   store.noteAuthorization(id, request.principal, request.headers.authorization);
   const version = request.headers[VERSION_HEADER];
@@ -158,7 +167,7 @@ function refuseModern(reply: FastifyReply): FastifyReply {
 type ModernMeta = Parameters<StatelessServer['serve']>[0]['meta'];
 
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
-  const { path, resolve, store, keepAlive, logger, limits, stateless } = options;
+  const { path, resolve, store, keepAlive, logger, limits, stateless, forward: hop } = options;
 
   const initialize = async (
     entry: RouteEndpoint,
@@ -232,11 +241,14 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     const era = classifyPost(value, request.headers);
     if (!('era' in era) || era.era === '2026') return serveModern(request, reply, value, era);
     const { messages, batch } = toMessages(value);
-    const taking = limits?.check(request.principal?.id ?? 'anonymous', messages);
-    if (taking !== undefined) await taking;
     const sessionId = request.headers[SESSION_HEADER];
     const first = messages[0] as JsonRpcMessage;
-    if (isRequest(first) && first.method === 'initialize') {
+    const init = isRequest(first) && first.method === 'initialize';
+    // Another replica's session: its owner serves (and rate-limits) it. A new session is always this replica's.
+    if (hop !== undefined && !init && (await forwarded(request, reply, hop))) return reply;
+    const taking = limits?.check(request.principal?.id ?? 'anonymous', messages);
+    if (taking !== undefined) await taking;
+    if (init) {
       if (batch) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: initialize must not be part of a batch');
       return initialize(entry, reply, first, typeof sessionId === 'string' ? sessionId : undefined, request);
     }
@@ -268,6 +280,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     const entry = endpointOf(request, resolve);
     if (isModernNonPost(request)) return refuseModern(reply);
     checkGetHeaders(request.headers);
+    if (hop !== undefined && (await forwarded(request, reply, hop))) return reply;
     const session = sessionOf(request, store, entry);
     const lastEventId = request.headers['last-event-id'];
     reply.hijack();
@@ -282,7 +295,9 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
 
   app.delete(path, async (request, reply) => {
     if (isModernNonPost(request)) return refuseModern(endpointOf(request, resolve) && reply);
-    const session = sessionOf(request, store, endpointOf(request, resolve));
+    const entry = endpointOf(request, resolve);
+    if (hop !== undefined && (await forwarded(request, reply, hop))) return reply;
+    const session = sessionOf(request, store, entry);
     logger.debug({ session: session.id }, 'session deleted by the client');
     await session.end('deleted by the client');
     return reply.code(200).send();

@@ -8,6 +8,7 @@ import { fastify, type FastifyError, type FastifyInstance, type FastifyRequest }
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { GatewayError, isGatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
+import type { Cluster } from '../cluster/cluster.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
@@ -23,7 +24,9 @@ import { readiness } from './readiness.ts';
 import { limitConnections } from './connection-limits.ts';
 import { registerCors } from './cors.ts';
 import { createOriginPolicy } from './guards.ts';
+import { createForwarder } from './hop-forward.ts';
 import { registerLegacySseRoute } from './legacy-sse-route.ts';
+import { registerHopGuard } from './replica-hop-guard.ts';
 import { registerMcpRoute, type ResolveEndpoint } from './mcp-route.ts';
 import { registerRegistryRoute } from './registry-route.ts';
 import { replyError } from './reply-error.ts';
@@ -55,6 +58,8 @@ export interface HttpServerOptions {
   sharedBuckets?: SharedBuckets | undefined;
   /** The config generation (config/generation.ts) /readyz shows; undefined: not shown. */
   generation?: (() => string) | undefined;
+  /** This replica's cluster (the Runtime's): sealed ids, hops to and from the others; undefined: one process. */
+  cluster?: Cluster | undefined;
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -113,7 +118,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
-  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation } = options;
+  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation, cluster } = options;
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -198,8 +203,13 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   registerAdminRoutes(app, { config, metrics, status, flushBytes, observer, origins, logger: log });
 
   void app.register(async (mcp) => {
+    // First: a hop from another replica of the cluster (verified) carries the principal that
+    // replica authenticated, and passed its Origin and Host checks there.
+    registerHopGuard(mcp, cluster?.signer, log);
     // Before the body is read: refuse foreign Origins and Hosts (DNS rebinding) cheaply.
-    mcp.addHook('onRequest', async (request) => origins.check(request.headers));
+    mcp.addHook('onRequest', async (request) => {
+      if (!request.hop) origins.check(request.headers);
+    });
     // Then who is calling, still before any body is read (no-op without gateway.auth).
     // Tokens keep the claims the policy names at start; a reload naming others fails closed (router/policy.ts).
     registerAuthHook(mcp, config.auth, origins, log, observer, claimNamesOf(config.policy?.rules));
@@ -221,10 +231,12 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     ];
     // Each gets the same three downstream transports: .../mcp, .../ws, .../sse with .../messages.
     const limits = createRequestLimits(config.rateLimits, (code) => observer.refused('rate-limit', code), sharedBuckets);
+    // A WebSocket session stays on the replica that holds its socket: only HTTP requests hop.
+    const forward = cluster && createForwarder(cluster, store, log);
     for (const [base, resolve] of families) {
-      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless });
+      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless, forward });
       registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws, limits });
-      registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, resolve, store, keepAlive, logger, limits });
+      registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, resolve, store, keepAlive, logger, limits, forward });
     }
   });
 

@@ -7,10 +7,14 @@
  * Members: the agents to remote targets, the shared child pools, the upstream factory over both,
  * the targets' circuit breakers and their health, the cursor codec of the aggregate endpoints (its
  * HMAC key lives as long as the gateway), the session services every session shares (services.ts:
- * the upstream factory, observer, tracer, breakers, in-flight count, spares), the endpoint table and
- * the session store. The tracer (when tracing is on) and the observer are made by main.ts, which owns
- * the OpenTelemetry SDK and the admin pages, and lent to the Runtime.
+ * the upstream factory, observer, tracer, breakers, in-flight count, spares), the endpoint table,
+ * the session store, and with `gateway.cluster` the replica's Cluster (cluster/cluster.ts: its id,
+ * Redis, directory entry, the sealer of its session ids and the wire to the other replicas). The
+ * tracer (when tracing is on) and the observer are made by main.ts, which owns the OpenTelemetry
+ * SDK and the admin pages, and lent to the Runtime.
  */
+import { randomUUID } from 'node:crypto';
+import type { Cluster } from '../cluster/cluster.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Observer } from '../log/observer.ts';
@@ -48,6 +52,8 @@ export interface Runtime {
   readonly stateless: StatelessServer;
   /** What every session shares, by reference: the observer told of every session, request and upstream event, the tracer, the in-flight count. */
   readonly services: SessionServices;
+  /** This replica's place in the cluster (gateway.cluster); undefined: one process. */
+  readonly cluster: Cluster | undefined;
   /** Live stdio children per target: those sessions own, and those of shared pools. */
   children(): Map<string, number>;
   /** A reloaded config: its paths for new sessions; agents of targets it dropped close once unused. */
@@ -62,9 +68,11 @@ export interface RuntimeExtras {
   readonly observer?: Observer | undefined;
   /** gateway.rateLimits.perTool (auth/rate-limit.ts createToolLimits); undefined: none. */
   readonly limitTool?: ((principal: string, target: string, tool: string) => Promise<void> | undefined) | undefined;
+  /** This replica's cluster, made by the composition root (its Redis also carries the shared rate limits); undefined: one process. */
+  readonly cluster?: Cluster | undefined;
 }
 
-export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer, limitTool }: RuntimeExtras = {}): Runtime {
+export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer, limitTool, cluster }: RuntimeExtras = {}): Runtime {
   const agents = createAgentPool();
   const pools = createSharedPools();
   const tokens = createTokenCache({ logger });
@@ -84,7 +92,9 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     sessionChildren: (target) => countChildren(store.live(), target),
   });
   const services = createSessionServices(config.limits, { open: upstreams, observer, tracing, breakers, spares });
-  const store = createSessionStore({ config, logger, services, limitTool });
+  // Sealed ids name the owner and the principal; without a cluster the store's UUIDs as ever.
+  const newId = cluster && ((principal: string) => cluster.sealer.seal({ replica: cluster.replicaId, local: randomUUID(), principal }));
+  const store = createSessionStore({ config, logger, services, limitTool, newId });
   spares.fill();
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
@@ -99,6 +109,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     store,
     stateless,
     services,
+    cluster,
     children() {
       const counts = pools.children();
       for (const [name, n] of spares.counts()) counts.set(name, (counts.get(name) ?? 0) + n);
@@ -124,6 +135,8 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       // Sessions sent their DELETEs while ending; what is left of the agents and pools goes now.
       await Promise.all([agents.close(), pools.close()]);
       tokens.clear();
+      // Last: the replica served its sessions to the end; now it leaves the directory.
+      await cluster?.close();
     },
   };
 }

@@ -93,9 +93,14 @@ export interface SessionStoreOptions {
   services: SessionServices;
   /** gateway.rateLimits.perTool keyed by principal id, target and tool (auth/rate-limit.ts); absent: none. */
   limitTool?: ((principal: string, target: string, tool: string) => Promise<void> | undefined) | undefined;
+  /**
+   * Names a new session bound to `principal` (its id, '' without one); default: a random UUID.
+   * A cluster seals the owner and principal into it (cluster/sealed-id.ts).
+   */
+  newId?: ((principal: string) => string) | undefined;
 }
 
-export function createSessionStore({ config, logger, services, limitTool }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, services, limitTool, newId }: SessionStoreOptions): SessionStore {
   const { inflight, observer, spares } = services;
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -147,7 +152,7 @@ export function createSessionStore({ config, logger, services, limitTool }: Sess
       if (closing) throw new GatewayError('GW_SHUTTING_DOWN');
       room.forSession();
       // 122 random bits: unguessable, and visible ASCII as the spec requires of Mcp-Session-Id.
-      const id = randomUUID();
+      const id = newId === undefined ? randomUUID() : newId(caller.principal?.id ?? '');
       // One child logger per session, and only when there is a principal to name in every line.
       const bound = caller.principal === undefined ? logger : logger.child({ principal: caller.principal.id });
       const session = factory({

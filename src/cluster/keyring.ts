@@ -1,0 +1,27 @@
+/**
+ * The cluster's key ring (`gateway.cluster.keys`): each configured key yields, through HKDF-SHA256,
+ * one key per use, so a key that seals session ids never also signs hops. The first key seals and
+ * signs; every key opens and verifies (rotation: add the new key first, keep the old one until the
+ * sessions it sealed are gone). Derived once at start; nothing per request.
+ */
+import { hkdfSync } from 'node:crypto';
+
+export interface DerivedKeys {
+  /** AES-256-GCM key of sealed session ids (sealed-id.ts). */
+  readonly seal: Buffer;
+  /** HMAC-SHA256 key of replica hops (hop-signature.ts). */
+  readonly hop: Buffer;
+}
+
+/** Domain separation: a Switchboard cluster key used elsewhere derives nothing shared with this. */
+const SALT = 'switchboard cluster v1';
+
+function derive(key: string, use: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, SALT, use, 32));
+}
+
+/** The ring in config order: index 0 seals and signs. */
+export function deriveKeyRing(keys: readonly string[]): readonly DerivedKeys[] {
+  if (keys.length === 0) throw new Error('the cluster key ring is empty');
+  return Object.freeze(keys.map((key) => Object.freeze({ seal: derive(key, 'session id'), hop: derive(key, 'replica hop') })));
+}
