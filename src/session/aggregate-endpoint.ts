@@ -73,6 +73,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       observer: seed.observer,
       limitTool: seed.limitTool,
       spares: seed.spares,
+      pins: seed.pins,
       onended: (ended: SessionCore) => {
         live.delete(session);
         seed.onended(ended);

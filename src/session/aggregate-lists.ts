@@ -16,6 +16,11 @@ import { LIST_KINDS, mergePage, type ListKind } from '../router/list-merge.ts';
 import type { NameTable } from '../router/name-table.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { Member } from './member.ts';
+import { pinKindOf } from '../governance/canonical.ts';
+import type { PinGate } from '../governance/pin-gate.ts';
+
+/** Pages whose items pinning withholds (their keys), for the merge. */
+const WITHHELD = new WeakMap<JsonObject, ReadonlySet<string>>();
 
 export const META_UNAVAILABLE = 'switchboard/unavailable';
 export const META_COLLISIONS = 'switchboard/collisions';
@@ -69,6 +74,13 @@ async function pageOf(ctx: ListContext, member: Member, kind: ListKind, cursor: 
   const timeouts = { ...member.target.timeouts, requestMs: Math.min(ctx.listTimeoutMs, member.target.timeouts.requestMs) };
   const page = await askMember(member, kind.method, cursor === undefined ? {} : { cursor }, timeouts);
   ctx.observer.listed(member.name, kind.method, page, cursor === undefined);
+  // Pinning: withheld items stay known to the name table (a call gets the refusal naming the change) but leave the page.
+  const connection = member.connection;
+  const pin = member.pins === undefined || connection === undefined ? undefined : pinKindOf(kind.method);
+  if (pin !== undefined && connection !== undefined) {
+    const withheld = (member.pins as PinGate).judge(connection, pin, page);
+    if (withheld.size > 0) WITHHELD.set(page, withheld);
+  }
   return page;
 }
 
@@ -87,7 +99,7 @@ export async function listPage(ctx: ListContext, method: ListKind['method'], par
   // Targets removed by a reload since the cursor was issued are skipped.
   const names = Object.keys(state).filter((name) => ctx.member(name) !== undefined);
   const outcomes = await fanOut(names, (name) => pageOf(ctx, ctx.member(name) as Member, kind, state[name]), ctx.listTimeoutMs);
-  const page = mergePage(kind, outcomes, (name) => (ctx.member(name) as Member).exposure, ctx.tables);
+  const page = mergePage(kind, outcomes, (name) => (ctx.member(name) as Member).exposure, ctx.tables, (value) => WITHHELD.get(value));
   const result: JsonObject = { [kind.resultKey]: page.items };
   if (Object.keys(page.next).length > 0) result.nextCursor = ctx.cursors.encode(method, page.next);
   const meta: JsonObject = {};

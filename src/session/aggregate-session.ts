@@ -17,6 +17,7 @@ import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import { combineInstructions, mergeCapabilities, ASSUMED_CAPABILITIES } from '../router/capabilities.ts';
+import type { PinGate } from '../governance/pin-gate.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
@@ -71,6 +72,8 @@ export interface AggregateSessionOptions {
   observer?: Observer | undefined;
   /** See SessionSeed.spares. */
   spares?: SpareSource | undefined;
+  /** See SessionSeed.pins. */
+  pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
 }
 
 const local = (result: JsonObject): LocalAnswer => ({ local: result });
@@ -107,6 +110,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     const member = createMember({
       target: entry.target,
       exposure: entry.exposure,
+      pins: options.pins?.(entry.target),
       eager: entry.eager,
       logger,
       hooks: parts.hooks,

@@ -10,7 +10,9 @@
  * tracing is on) is made by main.ts, which owns the OpenTelemetry SDK, and handed to the sessions
  * through the store.
  */
-import type { GatewayConfig } from '../config/types.ts';
+import type { GatewayConfig, TargetConfig } from '../config/types.ts';
+import { createPinGate, type PinGate } from '../governance/pin-gate.ts';
+import { createPinRegistry, type PinRegistry } from '../governance/pin-registry.ts';
 import type { Logger } from '../log/logger.ts';
 import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
@@ -46,6 +48,8 @@ export interface Runtime {
   readonly stateless: StatelessServer;
   /** Told of every session, request and upstream event (log/observer.ts). */
   readonly observer: Observer;
+  /** The pins (governance/), once some target has pinning on; undefined until then. */
+  readonly pins: PinRegistry | undefined;
   /** Live stdio children per target: those sessions own, and those of shared pools. */
   children(): Map<string, number>;
   /** A reloaded config: its paths for new sessions; agents of targets it dropped close once unused. */
@@ -81,7 +85,8 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     caps: config.session,
     sessionChildren: (target) => countChildren(store.live(), target),
   });
-  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool, spares });
+  const pinning = createPinning(config, logger, observer);
+  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool, spares, pins: pinning.gate });
   spares.fill();
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
@@ -96,6 +101,9 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     store,
     stateless,
     observer,
+    get pins() {
+      return pinning.registry;
+    },
     children() {
       const counts = pools.children();
       for (const [name, n] of spares.counts()) counts.set(name, (counts.get(name) ?? 0) + n);
@@ -108,6 +116,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       // Breakers first: the sessions the new table creates find their target's (fresh) breaker.
       breakers.retain(next.targets.values());
       health.retain(next.targets.values());
+      pinning.reload(next);
       endpoints.update(next);
       agents.retain(next.targets.values());
       spares.retain(next.targets.values());
@@ -121,6 +130,38 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       // Sessions sent their DELETEs while ending; what is left of the agents and pools goes now.
       await Promise.all([agents.close(), pools.close()]);
       tokens.clear();
+      pinning.registry?.close();
+    },
+  };
+}
+
+/**
+ * The pins registry, made when the first config with a target whose pinning is on arrives (and
+ * then kept: its file is the one named then), and one gate per target object, which carries the
+ * target's mode; a reload makes new target objects, so new sessions get the new mode.
+ */
+function createPinning(config: GatewayConfig, logger: Logger, observer: Observer) {
+  let registry: PinRegistry | undefined;
+  const gates = new WeakMap<TargetConfig, PinGate>();
+  const need = (c: GatewayConfig) => {
+    if (registry !== undefined || c.pinning === undefined || ![...c.targets.values()].some((t) => t.pinning !== undefined && t.pinning !== 'off')) return;
+    const { file, maxItems, maxPending } = c.pinning;
+    registry = createPinRegistry({ file, maxItems, maxPending }, logger, (target, decision) => observer.pinned(target, decision));
+  };
+  need(config);
+  return {
+    get registry() {
+      return registry;
+    },
+    gate(target: TargetConfig): PinGate | undefined {
+      if (registry === undefined || target.pinning === undefined || target.pinning === 'off') return undefined;
+      let gate = gates.get(target);
+      if (gate === undefined) gates.set(target, (gate = createPinGate(registry, target.name, target.pinning)));
+      return gate;
+    },
+    reload(next: GatewayConfig) {
+      if (registry === undefined) need(next);
+      else registry.reload();
     },
   };
 }

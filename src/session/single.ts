@@ -17,6 +17,7 @@ import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { filterList, filters, hiddenNamed } from '../router/exposure.ts';
 import { PASS_ALL } from '../router/glob.ts';
+import type { PinGate } from '../governance/pin-gate.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
@@ -26,6 +27,7 @@ import type { SpareSource } from '../upstream/spares.ts';
 import type { InflightBudget } from './inflight.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
+import { checkCall, withholdChanged } from './pinning.ts';
 import type { Observer } from '../log/observer.ts';
 import { coreOptionsOf, type DownstreamInfo } from './store.ts';
 import type { ToolLimit } from './flavour.ts';
@@ -62,6 +64,8 @@ export interface SingleSessionOptions {
   observer?: Observer | undefined;
   /** See SessionSeed.spares. */
   spares?: SpareSource | undefined;
+  /** See SessionSeed.pins. */
+  pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
 }
 
 const NO_FILTERS: Exposure = { prefix: '', tools: PASS_ALL, prompts: PASS_ALL, resources: PASS_ALL };
@@ -73,6 +77,9 @@ export function createSingleSession(options: SingleSessionOptions): Session {
   const { target } = options;
   const exposure = options.exposure ?? NO_FILTERS;
   const filtered = filters(exposure);
+  const pins = options.pins?.(target);
+  /** Anything to judge per request: filters, or pinning (off: the pass-through does no work for either). */
+  const guarded = filtered || pins !== undefined;
   const logger = options.logger.child({ session: options.id, target: target.name });
   const core = coreOptionsOf(options, logger);
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
@@ -80,6 +87,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
     const member = createMember({
       target,
       exposure,
+      pins,
       eager: true,
       // The supervisor names the target itself: from the session's logger it would twice.
       logger: options.logger.child({ session: options.id }),
@@ -121,14 +129,19 @@ export function createSingleSession(options: SingleSessionOptions): Session {
         }
       },
       route(request) {
-        if (!filtered) return member;
-        const refuse = hiddenNamed(request, exposure);
-        return refuse === undefined ? member : Promise.resolve({ refuse });
+        if (!guarded) return member;
+        const refuse = filtered ? hiddenNamed(request, exposure) : undefined;
+        if (refuse !== undefined) return Promise.resolve({ refuse });
+        // Pinning: a changed definition is refused (a throw), or its list is read first (a promise).
+        const pinned = pins === undefined ? undefined : checkCall(member, request);
+        return pinned === undefined ? member : pinned.then(() => member);
       },
       answerText(rec, response) {
         // Pass-through: only the id changed, so a large answer's own text is forwarded (wire-text.ts).
-        if (!filtered || !('result' in response) || !isObject(response.result)) return toWireText(response);
-        return filterList(rec.method, response.result, exposure) ? JSON.stringify(response) : toWireText(response);
+        if (!guarded || !('result' in response) || !isObject(response.result)) return toWireText(response);
+        const hidden = filtered && filterList(rec.method, response.result, exposure);
+        const withheld = pins !== undefined && withholdChanged(member, rec.method, response.result);
+        return hidden || withheld ? JSON.stringify(response) : toWireText(response);
       },
       memberExit(_member, reason, final) {
         // Not yet initialized, or no restart to come: the session ends (its next request gets 404).

@@ -9,6 +9,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { NOOP_OBSERVER, type DownstreamTransport, type Observer, type SessionCloseCause } from '../log/observer.ts';
+import type { PinGate } from '../governance/pin-gate.ts';
 import type { Caller } from '../router/policy.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { Breakers } from '../upstream/breakers.ts';
@@ -50,6 +51,8 @@ export interface SessionSeed {
   readonly limitTool?: ToolLimit | undefined;
   /** Warm spares a session's first start may take (upstream/spares.ts); absent: none. */
   readonly spares?: SpareSource | undefined;
+  /** A target's pinning gate (governance/pin-gate.ts), undefined for a target with pinning off; absent: pinning off everywhere. */
+  readonly pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -134,9 +137,11 @@ export interface SessionStoreOptions {
   limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
   /** Warm spares (upstream/spares.ts): ended before any session for room, refilled as sessions end. */
   spares?: (SpareRoom & SpareSource) | undefined;
+  /** See SessionSeed.pins (the Runtime's). */
+  pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool, spares }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool, spares, pins }: SessionStoreOptions): SessionStore {
   const inflight = createInflightBudget(config.limits);
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -206,6 +211,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         observer,
         limitTool: limitTool && ((target: string, tool: string) => limitTool(downstream.principal?.id ?? 'anonymous', target, tool)),
         spares,
+        pins,
       });
       sessions.set(id, session);
       observer.sessionOpened(session);
