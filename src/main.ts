@@ -102,13 +102,14 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     {
       targets: () => [...current.targets.values()].map((t) => ({ name: t.name, type: t.type })),
       children: () => made?.children() ?? new Map<string, number>(),
+      pendingPins: () => (made?.pins?.pending() ?? []).map((c) => ({ ...c, dangers: c.dangers.map((d) => d.code) })),
     },
     adminExposure(config).served,
   );
   const limitTool = createToolLimits(config.rateLimits, () => observability.observer.refused('rate-limit', 'GW_RATE_LIMITED'));
   const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool }));
   const { store, endpoints } = runtime;
-  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, stateless: runtime.stateless, health: runtime.health, ...observability });
+  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, stateless: runtime.stateless, health: runtime.health, pins: () => runtime.pins, ...observability });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;

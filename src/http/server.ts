@@ -13,6 +13,7 @@ import type { Logger } from '../log/logger.ts';
 import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import type { MetricsRegistry } from '../observe/metrics-export.ts';
 import type { StatusBoard } from '../observe/status.ts';
+import type { PinRegistry } from '../governance/pin-registry.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
 import { meterBytes } from './byte-meter.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
@@ -51,6 +52,8 @@ export interface HttpServerOptions {
   metrics?: MetricsRegistry | undefined;
   /** Served at /status, /status/events and /tools; undefined: none of them. */
   status?: StatusBoard | undefined;
+  /** The pins (the Runtime's), for the admin API at /admin/pins; undefined while pinning is off. */
+  pins?: (() => PinRegistry | undefined) | undefined;
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -108,7 +111,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.destroy();
 }
 
-export function createHttpServer({ config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, pins }: HttpServerOptions): FastifyInstance {
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -190,7 +193,7 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
     const { code, body } = await readiness(store, health, named);
     return reply.code(code).send(body);
   });
-  registerAdminRoutes(app, { config, metrics, status, flushBytes, observer, origins, logger: log });
+  registerAdminRoutes(app, { config, metrics, status, pins, flushBytes, observer, origins, logger: log });
 
   void app.register(async (mcp) => {
     // Before the body is read: refuse foreign Origins and Hosts (DNS rebinding) cheaply.

@@ -26,6 +26,19 @@ export interface StatusSources {
   children(): Iterable<readonly [string, number]>;
   /** A target's health from whatever judges it (a circuit breaker, /readyz); undefined: derived from its last event. */
   health?(target: string): string | undefined;
+  /** Definition changes waiting for approval (pinning; docs/governance.md); absent: none. */
+  pendingPins?(): readonly PendingPin[];
+}
+
+/** One pending definition change as the status page shows it. */
+export interface PendingPin {
+  readonly target: string;
+  readonly kind: string;
+  readonly key: string;
+  readonly hash: string;
+  readonly changed: readonly string[];
+  readonly dangers: readonly string[];
+  readonly seenAt: string;
 }
 
 export interface ToolInfo {
@@ -75,6 +88,7 @@ export interface StatusSnapshot {
   readonly sessions: readonly SessionStatus[];
   readonly errors: readonly ErrorRecord[];
   readonly tools: Readonly<Record<string, readonly ToolInfo[]>>;
+  readonly pins: readonly PendingPin[];
 }
 
 interface TargetState {
@@ -195,7 +209,9 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
       version++;
     },
     refused: () => undefined,
-    pinned: () => undefined,
+    pinned: () => {
+      version++;
+    },
     bytes: () => undefined,
   };
 
@@ -221,7 +237,7 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
       ageSec: Math.round((now - s.openedAt) / 1000),
       idleSec: Math.round((now - s.lastActivity) / 1000),
     }));
-    return { at: now, startedAt, targets: rows, sessions: live, errors: [...errors].reverse(), tools };
+    return { at: now, startedAt, targets: rows, sessions: live, errors: [...errors].reverse(), tools, pins: sources.pendingPins?.() ?? [] };
   };
   return {
     observer,
