@@ -73,13 +73,17 @@ export function matches(change: PinChange, selector: ApprovalSelector): boolean 
 
 export function createPinRegistry(settings: PinningSettings, logger: Logger, report: PinReporter = () => undefined): PinRegistry {
   const audit = logger.child({ audit: true, component: 'pinning' });
-  /** The file's mtime when this registry last read or wrote it: another writer (the `pins` command) changes it. */
-  let known = -1;
+  /**
+   * The file's identity when this registry last read or wrote it (inode, times, size: every write
+   * is a new inode, and file times are too coarse alone): another writer (the `pins` command) changes it.
+   */
+  let known = '';
   const mtime = () => {
     try {
-      return statSync(settings.file).mtimeMs;
+      const s = statSync(settings.file);
+      return `${s.ino}:${s.mtimeMs}:${s.ctimeMs}:${s.size}`;
     } catch {
-      return -1;
+      return '';
     }
   };
   let doc: PinsDocument = readPinsFile(settings.file);
@@ -229,8 +233,8 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
     },
   };
   // The `pins` command writes the file: its approvals reach the running gateway within a second.
-  const onfile = (now: { mtimeMs: number }, before: { mtimeMs: number }) => {
-    if (now.mtimeMs !== before.mtimeMs && now.mtimeMs !== known) registry.reload();
+  const onfile = () => {
+    if (mtime() !== known) registry.reload();
   };
   watchFile(settings.file, { interval: 500, persistent: false }, onfile);
   watching = true;
