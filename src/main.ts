@@ -102,7 +102,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     {
       targets: () => [...current.targets.values()].map((t) => ({ name: t.name, type: t.type })),
       children: () => made?.children() ?? new Map<string, number>(),
-      pendingPins: () => (made?.pins?.pending() ?? []).map((c) => ({ ...c, dangers: c.dangers.map((d) => d.code) })),
+      pendingPins: () => made?.pins?.pending().map((c) => ({ ...c, dangers: c.dangers.map((d) => d.code) })),
     },
     adminExposure(config).served,
   );

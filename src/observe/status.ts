@@ -26,8 +26,8 @@ export interface StatusSources {
   children(): Iterable<readonly [string, number]>;
   /** A target's health from whatever judges it (a circuit breaker, /readyz); undefined: derived from its last event. */
   health?(target: string): string | undefined;
-  /** Definition changes waiting for approval (pinning; docs/governance.md); absent: none. */
-  pendingPins?(): readonly PendingPin[];
+  /** Definition changes waiting for approval (pinning; docs/governance.md); undefined while pinning is off. */
+  pendingPins?(): readonly PendingPin[] | undefined;
 }
 
 /** One pending definition change as the status page shows it. */
@@ -88,7 +88,8 @@ export interface StatusSnapshot {
   readonly sessions: readonly SessionStatus[];
   readonly errors: readonly ErrorRecord[];
   readonly tools: Readonly<Record<string, readonly ToolInfo[]>>;
-  readonly pins: readonly PendingPin[];
+  /** Undefined while pinning is off (the page then has no such section). */
+  readonly pins?: readonly PendingPin[] | undefined;
 }
 
 interface TargetState {
@@ -237,7 +238,7 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
       ageSec: Math.round((now - s.openedAt) / 1000),
       idleSec: Math.round((now - s.lastActivity) / 1000),
     }));
-    return { at: now, startedAt, targets: rows, sessions: live, errors: [...errors].reverse(), tools, pins: sources.pendingPins?.() ?? [] };
+    return { at: now, startedAt, targets: rows, sessions: live, errors: [...errors].reverse(), tools, pins: sources.pendingPins?.() };
   };
   return {
     observer,

@@ -38,7 +38,6 @@ function snapshot(sessions: number): StatusSnapshot {
     at: 0,
     startedAt: 0,
     targets: [],
-    pins: [],
     errors: [],
     tools: {},
     sessions: Array.from({ length: sessions }, (_, i) => ({ id: `session-${i}`, endpoint: `target:<b>${i}</b>`, transport: 'websocket', era: '2025', principal: 'key:ops', ageSec: i, idleSec: 0 })),
