@@ -21,6 +21,9 @@ export interface PinGate {
   judge(connection: object, kind: PinKind, result: JsonObject): Set<string>;
   /** What a call naming `key` gets: undefined (serve), the refusal, or 'unjudged' (read the list first). */
   check(connection: object, kind: PinKind, key: string): GatewayError | 'unjudged' | undefined;
+  /** See PinRegistry.sealed and seal. */
+  sealed(kind: PinKind): boolean;
+  seal(kind: PinKind): void;
   /** The upstream on `connection` said its `kind` list changed. */
   forget(connection: object, kind: PinKind): void;
 }
@@ -31,9 +34,11 @@ const WORDS: Record<PinKind, string> = { tool: 'Tool', prompt: 'Prompt', resourc
 export function changedError(change: PinChange): GatewayError {
   const what = change.changed.length > 0 ? change.changed.join(', ') : 'definition';
   const danger = change.dangers.length > 0 ? `; dangerous: ${change.dangers.map((d) => d.detail).join('; ')}` : '';
+  // The key field only "changes" when nothing was pinned under it: an item added after the list was pinned.
+  const news = change.changed.includes(PIN_KINDS[change.kind].key);
   return new GatewayError(
     'GW_DEFINITION_CHANGED',
-    `${WORDS[change.kind]} "${change.key}" of server "${change.target}" changed since it was approved (${what})${danger}; refused until an operator approves it`,
+    `${WORDS[change.kind]} "${change.key}" of server "${change.target}" ${news ? 'is new since its list was pinned' : `changed since it was approved (${what})`}${danger}; refused until an operator approves it`,
     { target: change.target, kind: change.kind, name: change.key, changed: [...change.changed], dangers: change.dangers.map((d) => d.code), hash: change.hash.slice(0, 16) },
   );
 }
@@ -65,6 +70,8 @@ export function createPinGate(registry: PinRegistry, target: string, mode: PinMo
       registry.refused(verdict);
       return changedError(verdict);
     },
+    sealed: (kind) => registry.sealed(target, kind),
+    seal: (kind) => registry.seal(target, kind),
     forget(connection, kind) {
       shown.get(connection)?.[kind].clear();
     },

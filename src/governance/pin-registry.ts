@@ -16,7 +16,7 @@ import type { Logger } from '../log/logger.ts';
 import type { PinDecisionName } from '../log/observer.ts';
 import { changedFields, PIN_KINDS, pinHash, pinnedView, type PinKind } from './canonical.ts';
 import { judgeDanger } from './danger.ts';
-import { emptyKinds, readPinsFile, writePinsFile, type PinChange, type PinsDocument } from './pins-file.ts';
+import { emptyKinds, readPinsFile, sealKey, writePinsFile, type PinChange, type PinsDocument } from './pins-file.ts';
 
 export type PinMode = 'off' | 'warn' | 'block';
 
@@ -46,6 +46,10 @@ export interface PinRegistry {
   judge(target: string, mode: PinMode, kind: PinKind, items: readonly unknown[]): { seen: Array<[string, string]>; withheld: Set<string> };
   /** May the item with this key and hash be served? undefined: yes; a change: refuse; 'unjudged': no list has shown it yet. */
   verdict(target: string, mode: PinMode, kind: PinKind, key: string, hash: string): PinChange | 'unjudged' | undefined;
+  /** Whether the gateway has read `kind`'s whole list of `target` (pins-file.ts): new items are then changes. */
+  sealed(target: string, kind: PinKind): boolean;
+  /** The gateway read `kind`'s whole list of `target`: from now on an unseen item waits for approval. */
+  seal(target: string, kind: PinKind): void;
   /** A call refused because of `change` (an audit line and a metric). */
   refused(change: PinChange): void;
   pending(): PinChange[];
@@ -97,7 +101,7 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
   recount();
 
   const save = () => {
-    doc = { pins: doc.pins, pending: [...pending.values()] };
+    doc = { pins: doc.pins, pending: [...pending.values()], sealed: doc.sealed };
     try {
       writePinsFile(settings.file, doc);
       known = mtime();
@@ -132,7 +136,8 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
       hash,
       definition: view,
       changed: changedFields(kind, before, view),
-      dangers: judgeDanger(kind, before, view),
+      // A new item has no hints to change: only what its text carries counts.
+      dangers: judgeDanger(kind, before, view).filter((d) => pin !== undefined || d.code !== 'hint-changed'),
       seenAt: new Date().toISOString(),
     };
     pending.set(id, change);
@@ -160,7 +165,7 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
         const table = kindsOf(target)[kind];
         const pin = table.get(key);
         if (pin?.hash === hash) continue;
-        if (pin === undefined && total < settings.maxItems) {
+        if (pin === undefined && total < settings.maxItems && !doc.sealed.has(sealKey(target, kind))) {
           table.set(key, { hash, definition: pinnedView(kind, item as JsonObject), pinnedAt: new Date().toISOString() });
           total++;
           dirty = true;
@@ -181,6 +186,14 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
       const change = pending.get(idOf(target, kind, key, hash));
       if (change === undefined) return 'unjudged';
       return blocks(mode, change) ? change : undefined;
+    },
+    sealed: (target, kind) => doc.sealed.has(sealKey(target, kind)),
+    seal(target, kind) {
+      const key = sealKey(target, kind);
+      if (doc.sealed.has(key)) return;
+      if (mtime() !== known) registry.reload();
+      doc.sealed.add(key);
+      save();
     },
     refused(change) {
       decide(change, 'refused');

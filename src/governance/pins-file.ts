@@ -7,8 +7,13 @@
  * {
  *   "version": 1,
  *   "targets": { "<target>": { "tool": { "<name>": { "hash", "definition", "pinnedAt" } }, "prompt": {...}, "resourceTemplate": {...} } },
- *   "pending": [ { "target", "kind", "key", "hash", "definition", "changed", "dangers", "seenAt" } ]
+ *   "pending": [ { "target", "kind", "key", "hash", "definition", "changed", "dangers", "seenAt" } ],
+ *   "sealed": { "<target>": ["tool", ...] }
  * }
+ *
+ * A kind of a target is **sealed** once the gateway has read its whole list: from then on an item
+ * it never saw is a change to approve, not a first sight. A file without "sealed" (written by hand)
+ * seals every kind it pins.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { JsonObject } from '../jsonrpc/types.ts';
@@ -42,7 +47,11 @@ export type PinTable = Map<string, Record<PinKind, Map<string, Pin>>>;
 export interface PinsDocument {
   readonly pins: PinTable;
   readonly pending: PinChange[];
+  /** `<target>\u0000<kind>` of the sealed kinds. */
+  readonly sealed: Set<string>;
 }
+
+export const sealKey = (target: string, kind: PinKind) => `${target}\u0000${kind}`;
 
 export const emptyKinds = (): Record<PinKind, Map<string, Pin>> => ({ tool: new Map(), prompt: new Map(), resourceTemplate: new Map() });
 
@@ -65,7 +74,7 @@ function toChange(value: unknown): PinChange | undefined {
 /** Reads `path`; a missing file is an empty document. Throws with the path on a file that is not a pins document. */
 export function readPinsFile(path: string): PinsDocument {
   const pins: PinTable = new Map();
-  if (!existsSync(path)) return { pins, pending: [] };
+  if (!existsSync(path)) return { pins, pending: [], sealed: new Set() };
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
@@ -87,7 +96,15 @@ export function readPinsFile(path: string): PinsDocument {
     pins.set(target, table);
   }
   const pending = Array.isArray(parsed.pending) ? parsed.pending.map(toChange).filter((c): c is PinChange => c !== undefined) : [];
-  return { pins, pending };
+  const sealed = new Set<string>();
+  if (isRecord(parsed.sealed)) {
+    for (const [target, kinds] of Object.entries(parsed.sealed)) {
+      if (Array.isArray(kinds)) for (const kind of kinds) if (PIN_KIND_NAMES.includes(kind as PinKind)) sealed.add(sealKey(target, kind as PinKind));
+    }
+  } else {
+    for (const [target, kinds] of pins) for (const kind of PIN_KIND_NAMES) if (kinds[kind].size > 0) sealed.add(sealKey(target, kind));
+  }
+  return { pins, pending, sealed };
 }
 
 /** The document as JSON text (keys of the tables sorted, so diffs of the file stay readable). */
@@ -101,7 +118,12 @@ export function pinsText(doc: PinsDocument): string {
     }
     targets[target] = out;
   }
-  return `${JSON.stringify({ version: 1, targets, pending: doc.pending }, null, 2)}\n`;
+  const sealed: Record<string, string[]> = {};
+  for (const key of [...doc.sealed].sort()) {
+    const [target, kind] = key.split('\u0000') as [string, string];
+    (sealed[target] ??= []).push(kind);
+  }
+  return `${JSON.stringify({ version: 1, targets, pending: doc.pending, sealed }, null, 2)}\n`;
 }
 
 /** Writes the document atomically: a reader sees the old file or the new one, never a mix. */

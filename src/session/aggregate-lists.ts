@@ -4,20 +4,19 @@
  * time is left out of the page and named in `_meta` instead of failing the whole list
  * (`switchboard/unavailable`); names kept out by a collision are named too (`switchboard/collisions`).
  */
-import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
-import { isObject } from '../jsonrpc/envelope.ts';
-import type { JsonObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
-import type { TimeoutPolicy } from '../config/types.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { JsonObject } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Observer } from '../log/observer.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { fanOut } from '../router/fan-out.ts';
 import { LIST_KINDS, mergePage, type ListKind } from '../router/list-merge.ts';
 import type { NameTable } from '../router/name-table.ts';
-import type { PendingHandler } from '../upstream/correlator.ts';
 import type { Member } from './member.ts';
-import { pinKindOf } from '../governance/canonical.ts';
-import type { PinGate } from '../governance/pin-gate.ts';
+import { askMember } from './ask-member.ts';
+import { judgePage } from './pinning.ts';
+
+export { askMember };
 
 /** Pages whose items pinning withholds (their keys), for the merge. */
 const WITHHELD = new WeakMap<JsonObject, ReadonlySet<string>>();
@@ -43,28 +42,6 @@ export interface ListContext {
   leftOut(targets: readonly string[]): void;
 }
 
-const promiseHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; clientId: RequestId }> = {
-  onresponse(response, ctx) {
-    ctx.resolve(response);
-  },
-  onerror(error, ctx) {
-    ctx.resolve(toErrorResponse(ctx.clientId, error));
-  },
-};
-
-/** Sends a request of the gateway's own to a member; resolves with its result or rejects. */
-export async function askMember(member: Member, method: string, params: JsonObject, timeouts: TimeoutPolicy = member.target.timeouts): Promise<JsonObject> {
-  const connection = await member.connect();
-  const request: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method, params };
-  const answer = await new Promise<JsonRpcResponse>((resolve) =>
-    connection.correlator.request(request, promiseHandler, { resolve, clientId: 0 }, timeouts),
-  );
-  const result: unknown = 'result' in answer ? answer.result : undefined;
-  if (isObject(result)) return result;
-  const error = (answer as { error?: { message?: unknown } }).error;
-  throw new Error(`${method} failed: ${typeof error?.message === 'string' ? error.message : 'no result'}`);
-}
-
 async function pageOf(ctx: ListContext, member: Member, kind: ListKind, cursor: string | undefined): Promise<JsonObject> {
   await member.connect();
   // A target that does not offer the feature contributes nothing, without being asked.
@@ -75,11 +52,9 @@ async function pageOf(ctx: ListContext, member: Member, kind: ListKind, cursor: 
   const page = await askMember(member, kind.method, cursor === undefined ? {} : { cursor }, timeouts);
   ctx.observer.listed(member.name, kind.method, page, cursor === undefined);
   // Pinning: withheld items stay known to the name table (a call gets the refusal naming the change) but leave the page.
-  const connection = member.connection;
-  const pin = member.pins === undefined || connection === undefined ? undefined : pinKindOf(kind.method);
-  if (pin !== undefined && connection !== undefined) {
-    const withheld = (member.pins as PinGate).judge(connection, pin, page);
-    if (withheld.size > 0) WITHHELD.set(page, withheld);
+  if (member.pins !== undefined) {
+    const withheld = judgePage(member, kind.method, page);
+    if (withheld !== undefined && withheld.size > 0) WITHHELD.set(page, withheld);
   }
   return page;
 }

@@ -11,7 +11,7 @@
  */
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from '../jsonrpc/types.ts';
 import { PIN_KINDS, pinKindOf, type PinKind } from '../governance/canonical.ts';
-import { askMember } from './aggregate-lists.ts';
+import { askMember } from './ask-member.ts';
 import type { Member } from './member.ts';
 
 /** A full re-read stops after this many pages (the same bound as the aggregate's name refresh). */
@@ -43,7 +43,8 @@ export function relist(member: Member, kind: PinKind): Promise<void> {
         const page = await askMember(member, PIN_KINDS[kind].method, cursor === undefined ? {} : { cursor });
         gate.judge(connection, kind, page);
         cursor = typeof page.nextCursor === 'string' && page.nextCursor !== '' ? page.nextCursor : undefined;
-        if (cursor === undefined) return;
+        // The whole list was read: what was not in it is new from now on.
+        if (cursor === undefined) return gate.seal(kind);
       }
     })().finally(() => {
       delete (running as Partial<Record<PinKind, Promise<void>>>)[kind];
@@ -76,14 +77,26 @@ export function checkCall(member: Member, request: JsonRpcRequest): Promise<void
   });
 }
 
-/** Judges a list answer of the member's (`method`'s result), leaving out what is withheld. False when nothing was left out. */
-export function withholdChanged(member: Member, method: string, result: JsonObject): boolean {
+/**
+ * Judges one list page of the member's (`method`'s result) and returns the keys to withhold;
+ * undefined when `method` is no pinned list. The first page of a kind never read whole starts a
+ * whole read, which seals it (pins-file.ts): items first seen after that wait for approval.
+ */
+export function judgePage(member: Member, method: string, result: JsonObject): Set<string> | undefined {
   const gate = member.pins;
   const connection = member.connection;
   const kind = pinKindOf(method);
-  if (gate === undefined || connection === undefined || kind === undefined) return false;
+  if (gate === undefined || connection === undefined || kind === undefined) return undefined;
   const withheld = gate.judge(connection, kind, result);
-  if (withheld.size === 0) return false;
+  if (!gate.sealed(kind)) relist(member, kind).catch(() => undefined);
+  return withheld;
+}
+
+/** Judges a list answer of the member's (`method`'s result), leaving out what is withheld. False when nothing was left out. */
+export function withholdChanged(member: Member, method: string, result: JsonObject): boolean {
+  const kind = pinKindOf(method);
+  const withheld = judgePage(member, method, result);
+  if (kind === undefined || withheld === undefined || withheld.size === 0) return false;
   const spec = PIN_KINDS[kind];
   const items = result[spec.resultKey];
   if (Array.isArray(items)) result[spec.resultKey] = items.filter((item) => !(typeof item === 'object' && item !== null && withheld.has((item as JsonObject)[spec.key] as string)));

@@ -203,6 +203,28 @@ describe('pinning: warn mode, dangerous changes, the pins command and a restart'
     expect('error' in refused && refused.error.data?.code).toBe('GW_DEFINITION_CHANGED');
   });
 
+  it('holds a tool added after the list was pinned when it is dangerous, even in warn mode', async () => {
+    const { config, state } = await writeConfig('warn');
+    const gw = await start(config);
+    const client = await sdkPath(gw.gateway, '/mcp', 'rug__echo');
+    clients.push(client);
+    expect(await names(client)).toContain('rug__echo');
+    // The first list starts a whole read that seals the list: later additions are changes.
+    await eventually('the tool list sealed', async () => {
+      const file = JSON.parse(await readFile(join(dir, 'switchboard-pins.json'), 'utf8').catch(() => '{}'));
+      return file.sealed?.rug?.includes('tool') === true ? true : undefined;
+    });
+    await writeFile(state, 'added');
+    const added = await eventually('the new tool judged', async () => (await admin(gw.gateway, '/admin/pins')).json.pending.find((c: any) => c.key === 'helper'));
+    expect(added.dangers.map((d: { code: string }) => d.code)).toEqual(['url-added']);
+    expect(await names(client)).not.toContain('rug__helper');
+    const refused = await client.call('rug__helper', {});
+    expect('error' in refused && refused.error.message).toContain('"helper" of server "rug" is new since its list was pinned');
+    // echo itself did not change: still served.
+    expect((await admin(gw.gateway, '/admin/pins')).json.pending.map((c: any) => c.key)).toEqual(['helper']);
+    expect(await client.call('rug__echo', { text: 'still' })).toEqual({ text: 'echo: still' });
+  });
+
   it('judges a call on a fresh session before any list: the call path reads the list first', async () => {
     const { config, state } = await writeConfig('block');
     const gw = await start(config);

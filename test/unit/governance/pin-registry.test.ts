@@ -80,3 +80,28 @@ describe('the pin registry', () => {
     expect(() => registry()).toThrow(/not a version 1 pins document/);
   });
 });
+
+describe('sealing: items first seen after a whole list was read', () => {
+  it('wait for approval (withheld in block mode; in warn mode only when dangerous, hints aside)', () => {
+    const r = registry();
+    r.judge('t', 'block', 'tool', [echo('Echoes.')]);
+    expect(r.sealed('t', 'tool')).toBe(false);
+    r.judge('t', 'block', 'tool', [{ name: 'late', description: 'Before sealing: a first sight.' }]);
+    r.seal('t', 'tool');
+    expect(r.sealed('t', 'tool')).toBe(true);
+    expect(r.judge('t', 'block', 'tool', [{ name: 'added', description: 'Adds.' }]).withheld).toEqual(new Set(['added']));
+    expect(r.judge('t', 'warn', 'tool', [{ name: 'quiet', description: 'Reads.', annotations: { readOnlyHint: true } }]).withheld.size).toBe(0);
+    expect(r.judge('t', 'warn', 'tool', [{ name: 'loud', description: 'See https://evil.example' }]).withheld).toEqual(new Set(['loud']));
+    expect(r.pending().map((c) => c.key)).toEqual(['added', 'quiet', 'loud']);
+    // Sealing is kept in the file: a restart does not reopen first sight.
+    r.close();
+    expect(registry().sealed('t', 'tool')).toBe(true);
+  });
+
+  it('a hand-written file without "sealed" seals the kinds it pins', () => {
+    writeFileSync(file, JSON.stringify({ version: 1, targets: { t: { tool: { echo: { hash: 'x', definition: { name: 'echo' } } } } } }));
+    const r = registry();
+    expect(r.sealed('t', 'tool')).toBe(true);
+    expect(r.sealed('t', 'prompt')).toBe(false);
+  });
+});
