@@ -42,6 +42,7 @@ export async function runPinsCommand(argv: readonly string[], io: PinsIo): Promi
       io.out(`${PINS_USAGE}\n`);
       return verb === undefined ? 2 : 0;
     }
+    if (verb !== 'list' && verb !== 'diff' && verb !== 'approve') throw new UsageError(`unknown pins command "${verb}" (list, diff or approve)`);
     const { values, positionals } = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
     if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
     const kind = values.kind;
@@ -55,7 +56,7 @@ export async function runPinsCommand(argv: readonly string[], io: PinsIo): Promi
       if (target === undefined) throw new UsageError('approve needs the server whose changes to approve');
       return approve(file, selector, io);
     }
-    throw new UsageError(`unknown pins command "${verb}" (list, diff or approve)`);
+    return 2;
   } catch (error) {
     io.err(`switchboard pins: ${(error as Error).message}\n`);
     return 2;
