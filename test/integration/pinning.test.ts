@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { modern } from '../support/modern.ts';
 import {
   admin,
   eventually,
@@ -142,6 +143,43 @@ describe('pinning: block mode', () => {
     const metrics = await (await fetch(new URL('/metrics', gw.gateway.url))).text();
     expect(metrics).toMatch(/switchboard_pin_decisions_total\{decision="approved",target="rug"\} 1/);
     expect(metrics).toMatch(/switchboard_pin_decisions_total\{decision="blocked",target="rug"\} 1/);
+  });
+});
+
+describe('pinning: the admin API with gateway.auth', () => {
+  it('needs the admin scope; a client key may call tools but not approve; the approval names who', async () => {
+    const { config, state } = await writeConfig('block');
+    const file = JSON.parse(await readFile(config, 'utf8'));
+    file.gateway.auth = {
+      apiKeys: [
+        { name: 'agent', key: 'agent-key-0123456789', scopes: ['mcp'] },
+        { name: 'ops', key: 'ops-key-0123456789', scopes: ['mcp', 'switchboard:admin'] },
+      ],
+    };
+    await writeFile(config, JSON.stringify(file));
+    const gw = await start(config);
+    const as = (key: string | undefined, path: string, body?: unknown) =>
+      fetch(new URL(path, gw.gateway.url), {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { ...(key === undefined ? {} : { authorization: `Bearer ${key}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    // Make a change to approve: an agent lists (first sight), the server changes.
+    const list = () => modern(new URL('/servers/rug/mcp', gw.gateway.url), 'tools/list', {}, { headers: { authorization: 'Bearer agent-key-0123456789' } });
+    expect((await list()).status).toBe(200);
+    await writeFile(state, 'benign');
+    await eventually('the change noticed', async () => {
+      const res = await as('ops-key-0123456789', '/admin/pins');
+      const json = (await res.json()) as { pending: unknown[] };
+      return json.pending.length > 0 ? true : undefined;
+    });
+    expect((await as(undefined, '/admin/pins')).status).toBe(401);
+    expect((await as('agent-key-0123456789', '/admin/pins')).status).toBe(403);
+    expect((await as('agent-key-0123456789', '/admin/pins/approve', { target: 'rug' })).status).toBe(403);
+    expect((await as('ops-key-0123456789', '/admin/pins/approve', { target: 'rug', kind: 'nope' })).status).toBe(400);
+    const approved = await as('ops-key-0123456789', '/admin/pins/approve', { target: 'rug' });
+    expect(approved.status).toBe(200);
+    expect(gw.lines.some((l) => l.includes('"decision":"approved"') && l.includes('"by":"admin-api:key:ops"'))).toBe(true);
   });
 });
 
