@@ -110,6 +110,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       targets: () => [...current.targets.values()].map((t) => ({ name: t.name, type: t.type })),
       children: () => made?.children() ?? new Map<string, number>(),
       generation: () => generation,
+      pendingPins: () => made?.pins?.pending().map((c) => ({ ...c, dangers: c.dangers.map((d) => d.code) })),
     },
     adminExposure(config).served,
   );
@@ -127,6 +128,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     stateless: runtime.stateless,
     health: runtime.health,
     cluster,
+    pins: () => runtime.pins,
     ...observability,
     sharedBuckets: shared?.buckets,
     generation: () => generation,
@@ -213,6 +215,10 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   if (!same(before.auth, after.auth)) out.push('client authentication');
   if (!same(before.telemetry, after.telemetry)) out.push('telemetry');
   if (!same(before.cluster, after.cluster)) out.push('cluster settings');
+  // The pins registry keeps the file (and bounds) it was made with; modes follow the reload.
+  if (before.pinning !== undefined && after.pinning !== undefined && (before.pinning.file !== after.pinning.file || before.pinning.maxItems !== after.pinning.maxItems || before.pinning.maxPending !== after.pinning.maxPending)) {
+    out.push('pinning file and bounds');
+  }
   // Tokens keep the claims the policy named at start; new names fail closed until a restart.
   const claims = new Set(claimNamesOf(before.policy?.rules));
   if (claimNamesOf(after.policy?.rules).some((name) => !claims.has(name))) out.push('token claims named by the policy');

@@ -30,6 +30,8 @@ export type CliCommand =
   | { readonly kind: 'validate'; readonly source: ConfigSource; readonly overrides: ConfigOverrides }
   /** `switchboard registry …`: its own words, parsed by registry/command.ts. */
   | { readonly kind: 'registry'; readonly argv: readonly string[] }
+  /** `switchboard pins …`: parsed by governance/command.ts. */
+  | { readonly kind: 'pins'; readonly argv: readonly string[] }
   | { readonly kind: 'run'; readonly source: ConfigSource; readonly overrides: ConfigOverrides };
 
 const options = {
@@ -59,6 +61,7 @@ export const USAGE = `Usage:
   switchboard validate <config>              check a config file, print what it serves, exit 0 or 2
   switchboard registry search <text>         find servers in the MCP registry
   switchboard registry add <name>            add a registry server to a config file (see registry --help)
+  switchboard pins list|diff|approve         pinned tool definitions and changes waiting (see pins --help)
 
 Options:
   -c, --config <file>    config file (.json, .yaml or .yml); see docs/configuration.md
@@ -91,6 +94,7 @@ Examples:
  */
 export function parseCliArgs(argv: readonly string[], environment: NodeJS.ProcessEnv = process.env): CliCommand {
   if (argv[0] === 'registry') return { kind: 'registry', argv: argv.slice(1) };
+  if (argv[0] === 'pins') return { kind: 'pins', argv: argv.slice(1) };
   const validate = argv[0] === 'validate';
   const { tokens } = parseArgs({ args: [...argv.slice(validate ? 1 : 0)], options, strict: false, allowPositionals: true, tokens: true });
   const values: Partial<Record<OptionName, string | true>> = {};

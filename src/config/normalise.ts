@@ -35,7 +35,9 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
   const targets = new Map<string, TargetConfig>();
   for (const [name, server] of Object.entries(file.mcpServers)) {
     if (server.disabled) continue;
-    targets.set(name, toTargetConfig(name, server, options.baseDir));
+    const pinning = server.pinning ?? file.gateway.pinning.mode;
+    // Off leaves no key: a target without pinning is the same object it always was.
+    targets.set(name, pinning === 'off' ? toTargetConfig(name, server, options.baseDir) : { ...toTargetConfig(name, server, options.baseDir), pinning });
   }
   const { gateway } = file;
   return deepFreeze({
@@ -57,6 +59,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     shutdownGraceMs: gateway.shutdownGraceMs,
     admin: { ...gateway.admin },
     registry: { ...gateway.registry },
+    pinning: { ...gateway.pinning, file: isAbsolute(gateway.pinning.file) ? gateway.pinning.file : resolve(options.baseDir, gateway.pinning.file) },
     logging: { level: gateway.logging.level, audit: gateway.logging.audit === 'on' || (gateway.logging.audit === 'auto' && gateway.auth !== undefined) },
     targets,
     aggregate: toAggregateConfig(file, targets),

@@ -171,6 +171,24 @@ const adminSchema = z.strictObject({
   maxStatusStreams: positive(100).default(8),
 }, anObject);
 
+/** Definition pinning against silent changes ("rug pulls"): docs/governance.md. */
+export const pinModeSchema = z.enum(['off', 'warn', 'block'], { error: 'expected "off", "warn" or "block"' });
+
+const pinningSchema = z.strictObject({
+  /**
+   * "off": pinning needs a file the gateway may write and an operator who approves changes, and a
+   * gateway that starts refusing tools after an upgrade would surprise those who did not ask for
+   * it; with it off nothing is hashed and the hot path pays nothing. A target's own `pinning` wins.
+   */
+  mode: pinModeSchema.default('off'),
+  /** "switchboard-pins.json", next to the config file (a relative path is read from there): the pins go with the config they pin. */
+  file: nonEmptyString().default('switchboard-pins.json'),
+  /** 10000 pinned items in all (a few hundred servers' tools); past it a new item is not pinned but waits for approval, so `block` withholds it. */
+  maxItems: positive(1_000_000).default(10_000),
+  /** 256 changes waiting for a decision (the oldest is forgotten, and judged again when a list shows it). */
+  maxPending: positive(100_000).default(256),
+}, anObject);
+
 /** `/v0.1/servers`: the gateway's own servers in the MCP registry's API shape (docs/configuration.md). */
 const registrySchema = z.strictObject({
   /** false: an inventory of what the gateway fronts is for those who ask for it. */
@@ -238,6 +256,7 @@ export const gatewaySchema = z.strictObject({
   aggregate: aggregateSchema.prefault({}),
   admin: adminSchema.prefault({}),
   registry: registrySchema.prefault({}),
+  pinning: pinningSchema.prefault({}),
   /** {}: no curated bundles; `/mcp` serves every server. */
   groups: z.record(groupName, groupSchema, { error: 'expected an object of groups by name' }).default({}),
 }, anObject);

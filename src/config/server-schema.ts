@@ -101,6 +101,8 @@ const upstreamCommon = {
    */
   startupTimeoutMs: positive(MAX_DURATION_MS).default(10_000),
   circuitBreaker: circuitBreakerSchema.prefault({}),
+  /** Unset: `gateway.pinning.mode`. "off", "warn" or "block" for this server alone (docs/governance.md). */
+  pinning: z.enum(['off', 'warn', 'block'], { error: 'expected "off", "warn" or "block"' }).optional(),
   ...aggregateExposure(),
 };
 

@@ -75,6 +75,9 @@ export interface LimitsConfig {
   readonly openFiles?: number | undefined;
 }
 
+/** What a changed tool, prompt or resource template definition gets (docs/governance.md). */
+export type PinMode = 'off' | 'warn' | 'block';
+
 export interface StdioTargetConfig {
   readonly type: 'stdio';
   readonly name: string;
@@ -106,6 +109,8 @@ export interface StdioTargetConfig {
   readonly upstream?: UpstreamSharing;
   /** Absent: the schema's defaults (hand-built configs); the loader always sets it. */
   readonly circuitBreaker?: CircuitBreakerPolicy;
+  /** Definition pinning for this target (docs/governance.md); absent: off. */
+  readonly pinning?: PinMode | undefined;
   /** Absent: not sandboxed (docs/security.md "Containment"). */
   readonly sandbox?: SandboxConfig;
   /** Absent: no resource limits. */
@@ -154,6 +159,8 @@ export interface RemoteTargetConfig {
   readonly protocol?: UpstreamProtocol;
   /** Absent: the schema's defaults (hand-built configs); the loader always sets it. */
   readonly circuitBreaker?: CircuitBreakerPolicy;
+  /** Definition pinning for this target (docs/governance.md); absent: off. */
+  readonly pinning?: PinMode | undefined;
 }
 
 /** Which protocol family a Streamable HTTP target speaks: found out, or fixed by the config. */

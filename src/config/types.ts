@@ -6,7 +6,7 @@
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export type * from './target-types.ts';
-import type { HealthConfig, TargetConfig } from './target-types.ts';
+import type { HealthConfig, PinMode, TargetConfig } from './target-types.ts';
 
 /** One API key: its principal name, the SHA-256 of the key (lowercase hex) and the scopes it grants. */
 export interface ApiKeyConfig {
@@ -93,8 +93,20 @@ export interface ClusterConfig {
   readonly forwardConnectTimeoutMs: number;
 }
 
+/** `gateway.pinning` (docs/governance.md): where pins are kept and how many. */
+export interface PinningConfig {
+  /** Mode of targets that set none. */
+  readonly mode: PinMode;
+  /** Absolute path of the pins file. */
+  readonly file: string;
+  readonly maxItems: number;
+  readonly maxPending: number;
+}
+
 export interface GatewayConfig {
   readonly listen: { readonly host: string; readonly port: number };
+  /** Definition pinning; absent (a config built in code): off for every target. */
+  readonly pinning?: PinningConfig | undefined;
   /** undefined: no client authentication. */
   readonly auth?: AuthConfig | undefined;
   /** Token buckets per principal and per principal x tool; undefined: none. */

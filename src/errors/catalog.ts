@@ -87,6 +87,8 @@ export const catalog = Object.freeze({
   GW_UNKNOWN_PROMPT: entry(JsonRpcCode.InvalidParams, 400, 'Unknown prompt'),
   // SEP-2164: resource not found is -32602 (Invalid params), not the older -32002 (server-error range).
   GW_RESOURCE_NOT_FOUND: entry(JsonRpcCode.InvalidParams, 404, 'Resource not found'),
+  // Pinning (docs/governance.md): the item exists, but its definition is not the one approved.
+  GW_DEFINITION_CHANGED: entry(JsonRpcCode.InvalidParams, 409, 'Definition changed since it was approved; refused until an operator approves it'),
   GW_INVALID_CURSOR: entry(JsonRpcCode.InvalidParams, 400, 'Invalid cursor'),
   GW_INVALID_PARAMS: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params'),
   GW_METHOD_NOT_FOUND: entry(JsonRpcCode.MethodNotFound, 404, 'Method not found'),

@@ -15,6 +15,14 @@ import type { Observer } from '../log/observer.ts';
 import { credentialsOf, originOf, refuse } from './auth-hook.ts';
 import type { OriginPolicy } from './guards.ts';
 
+/** Who passed the check, per request (an approval's audit line names them). */
+const principals = new WeakMap<object, string>();
+
+/** The principal id that passed the admin check for `request`; undefined without gateway.auth. */
+export function adminPrincipalOf(request: object): string | undefined {
+  return principals.get(request);
+}
+
 /** `/status/events` and `/status/app.js` belong to `/status`. */
 export function adminResourceOf(url: string): string {
   const path = url.split('?', 1)[0] as string;
@@ -39,6 +47,7 @@ export function registerAdminAuth(admin: FastifyInstance, auth: AuthConfig, orig
       const { principal } = await authenticate(credentials, resource);
       if (principal.kind === 'anonymous') throw new AuthFailure(401, 'anonymous callers may not read the admin pages');
       if (!principal.scopes.has(scope)) throw new AuthFailure(403, `missing scope ${scope}`, [scope]);
+      principals.set(request, principal.id);
     } catch (err) {
       const failure = err instanceof AuthFailure ? err : new AuthFailure(401, 'verification failed');
       if (!(err instanceof AuthFailure)) log.error({ err }, 'credential check failed unexpectedly');

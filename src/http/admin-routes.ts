@@ -11,7 +11,9 @@ import type { Logger } from '../log/logger.ts';
 import type { Observer } from '../log/observer.ts';
 import type { MetricsRegistry } from '../observe/metrics-export.ts';
 import type { StatusBoard } from '../observe/status.ts';
+import type { PinRegistry } from '../governance/pin-registry.ts';
 import { registerAdminAuth } from './admin-auth.ts';
+import { registerPinRoutes } from './admin-pins.ts';
 import type { FlushBytes } from './byte-meter.ts';
 import { isLoopbackAddress, type OriginPolicy } from './guards.ts';
 import { STATUS_CSS, STATUS_JS } from './status-assets.ts';
@@ -24,6 +26,8 @@ export interface AdminRouteOptions {
   status: StatusBoard | undefined;
   flushBytes: FlushBytes;
   observer: Observer;
+  /** The Runtime's pins: `/admin/pins` (admin-pins.ts); absent: not served. */
+  pins?: (() => PinRegistry | undefined) | undefined;
   origins: OriginPolicy;
   logger: Logger;
 }
@@ -48,7 +52,7 @@ export function adminExposure(config: GatewayConfig): { served: boolean; why?: s
 export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOptions): void {
   const { config, metrics, status, logger } = options;
   const admin = config.admin ?? ADMIN_DEFAULTS;
-  if (metrics === undefined && status === undefined) return;
+  if (metrics === undefined && status === undefined && options.pins === undefined) return;
   const exposure = adminExposure(config);
   if (!exposure.served) {
     logger.warn({ fix: exposure.why }, 'operator pages not served');
@@ -59,6 +63,7 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
     pages.addHook('onRequest', async (request) => options.origins.check(request.headers));
     if (config.auth !== undefined) registerAdminAuth(pages, config.auth, options.origins, admin.scope, logger, options.observer);
 
+    if (options.pins !== undefined) registerPinRoutes(pages, options.pins);
     if (metrics !== undefined) {
       pages.get('/metrics', async (_request, reply) => {
         options.flushBytes();

@@ -14,6 +14,7 @@ import type { Logger } from '../log/logger.ts';
 import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import type { MetricsRegistry } from '../observe/metrics-export.ts';
 import type { StatusBoard } from '../observe/status.ts';
+import type { PinRegistry } from '../governance/pin-registry.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
 import { meterBytes } from './byte-meter.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
@@ -60,6 +61,8 @@ export interface HttpServerOptions {
   generation?: (() => string) | undefined;
   /** This replica's cluster (the Runtime's): sealed ids, hops to and from the others; undefined: one process. */
   cluster?: Cluster | undefined;
+  /** The pins (the Runtime's), for the admin API at /admin/pins; undefined while pinning is off. */
+  pins?: (() => PinRegistry | undefined) | undefined;
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -118,7 +121,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
-  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation, cluster } = options;
+  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation, cluster, pins } = options;
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -200,7 +203,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const { code, body } = await readiness(store, health, named);
     return reply.code(code).send(generation === undefined ? body : { ...body, generation: generation() });
   });
-  registerAdminRoutes(app, { config, metrics, status, flushBytes, observer, origins, logger: log });
+  registerAdminRoutes(app, { config, metrics, status, pins, flushBytes, observer, origins, logger: log });
 
   void app.register(async (mcp) => {
     // First: a hop from another replica of the cluster (verified) carries the principal that

@@ -61,6 +61,14 @@ function toolsRow(target: string, tools: readonly ToolInfo[]): string {
   return `<tr><th scope="row">${escapeHtml(target)}</th>${num(String(tools.length))}<td class="names">${names}</td></tr>`;
 }
 
+function pinRow(p: NonNullable<StatusSnapshot['pins']>[number]): string {
+  const dangers = p.dangers.length === 0 ? '<span class="muted">none</span>' : p.dangers.map((d) => `<code>${escapeHtml(d)}</code>`).join(' ');
+  return (
+    `<tr><th scope="row">${escapeHtml(p.target)}</th><td>${escapeHtml(p.kind)}</td><td><code>${escapeHtml(p.key)}</code></td>` +
+    `<td>${escapeHtml(p.changed.join(', '))}</td><td>${dangers}</td><td><code>${escapeHtml(p.hash.slice(0, 16))}</code></td></tr>`
+  );
+}
+
 /** The parts of the page that change, by element id: first paint and live updates alike. */
 export function statusFragments(s: StatusSnapshot): Record<string, string> {
   const callsPerSec = s.targets.reduce((sum, t) => sum + t.callsPerSec, 0);
@@ -72,11 +80,13 @@ export function statusFragments(s: StatusSnapshot): Record<string, string> {
       tile('Live children', String(children)) +
       tile('Calls/s (1 min)', perSec(callsPerSec)) +
       tile('Recent errors', String(s.errors.length)) +
+      (s.pins === undefined ? '' : tile('Pending changes', String(s.pins.length))) +
       tile('Up for', duration(Math.round((s.at - s.startedAt) / 1000))),
     'targets-body': s.targets.length === 0 ? empty(11, 'No targets configured.') : s.targets.map(targetRow).join(''),
     'sessions-body': s.sessions.length === 0 ? empty(7, 'No live sessions.') : s.sessions.map(sessionRow).join(''),
     'errors-body': s.errors.length === 0 ? empty(7, 'No errors recorded.') : s.errors.map(errorRow).join(''),
     'tools-body': s.targets.map((t) => toolsRow(t.name, s.tools[t.name] ?? [])).join('') || empty(3, 'No targets configured.'),
+    ...(s.pins === undefined ? {} : { 'pins-body': s.pins.length === 0 ? empty(6, 'No definition changes waiting.') : s.pins.map(pinRow).join('') }),
     updated: `Snapshot at <time datetime="${new Date(s.at).toISOString()}">${clock(s.at)} UTC</time>`,
   };
 }
@@ -110,6 +120,9 @@ export function renderStatusPage(s: StatusSnapshot): string {
     table('targets', 'Targets', ['Target', 'Type', 'Health', 'Children', 'Starts', 'Restarts', 'Calls/s', 'Errors', 'p50 ms', 'p99 ms', 'Calls'], f['targets-body'] as string, '<p class="note muted">Rates and latencies over the last minute; latency is arrival to answer.</p>') +
     table('sessions', 'Live sessions', ['Session', 'Endpoint', 'Transport', 'Era', 'Principal', 'Age', 'Idle'], f['sessions-body'] as string) +
     table('errors', 'Recent errors', ['Time (UTC)', 'Target', 'Method', 'Code', 'Session', 'Request id', 'Correlation id'], f['errors-body'] as string, '<p class="note muted">Newest first. The correlation id of an internal error is the one in the gateway log.</p>') +
+    (f['pins-body'] === undefined
+      ? ''
+      : table('pins', 'Pending definition changes', ['Target', 'Kind', 'Name', 'Changed', 'Dangers', 'Hash'], f['pins-body'], '<p class="note muted">Pinning: changed tools, prompts and templates waiting for <code>switchboard pins approve</code> or the admin API (docs/governance.md).</p>')) +
     table('tools', 'Tools per target', ['Target', 'Tools', 'Names'], f['tools-body'] as string, '<p class="note muted">As each server last listed them to a client. Descriptions: <a href="/tools">Tools</a>.</p>');
   return layout('Switchboard status', '/status', main, '<script src="/status/app.js" defer></script>');
 }

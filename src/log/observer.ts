@@ -78,7 +78,12 @@ export interface Observer {
   refused(kind: RefusalKind, code: string): void;
   /** Bytes read from and written to downstream sockets since the last report. */
   bytes(read: number, written: number): void;
+  /** A pinning decision about an item of `target` (governance/pin-registry.ts): rare, never per message. */
+  pinned(target: string, decision: PinDecisionName): void;
 }
+
+/** governance/pin-registry.ts PinDecision, named here so that every layer may report one. */
+export type PinDecisionName = 'recorded' | 'blocked' | 'warned' | 'approved' | 'refused';
 
 const nothing = (): void => undefined;
 
@@ -93,6 +98,7 @@ export const NOOP_OBSERVER: Observer = Object.freeze({
   upstream: nothing,
   refused: nothing,
   bytes: nothing,
+  pinned: nothing,
 });
 
 /** One observer that tells each of `observers`, in order (none: the no-op; one: itself). */
@@ -114,5 +120,6 @@ export function combineObservers(observers: readonly Observer[]): Observer {
     upstream: (target, event) => live.forEach((o) => o.upstream(target, event)),
     refused: (kind, code) => live.forEach((o) => o.refused(kind, code)),
     bytes: (read, written) => live.forEach((o) => o.bytes(read, written)),
+    pinned: (target, decision) => live.forEach((o) => o.pinned(target, decision)),
   };
 }

@@ -8,7 +8,7 @@
  * `other`.
  */
 import { eraOf } from '../jsonrpc/versions.ts';
-import type { ObservedRequest, ObservedSession, Observer, RequestOutcome, SessionCloseCause, UpstreamEvent } from '../log/observer.ts';
+import type { ObservedRequest, ObservedSession, Observer, PinDecisionName, RequestOutcome, SessionCloseCause, UpstreamEvent } from '../log/observer.ts';
 import { observe } from './histogram.ts';
 import { createLabelCap, type LabelCap } from './label-cap.ts';
 import { counters, createTree, histograms, leaf, type Histogram, type Tree } from './tally.ts';
@@ -17,6 +17,8 @@ export const OUTCOMES: readonly RequestOutcome[] = ['ok', 'error', 'cancelled', 
 const OUTCOME_INDEX: Readonly<Record<RequestOutcome, number>> = { ok: 0, error: 1, cancelled: 2, denied: 3 };
 export const UPSTREAM_EVENTS: readonly UpstreamEvent[] = ['start', 'restart', 'exit', 'start-failed'];
 const EVENT_INDEX: Readonly<Record<UpstreamEvent, number>> = { start: 0, restart: 1, exit: 2, 'start-failed': 3 };
+export const PIN_DECISIONS: readonly PinDecisionName[] = ['recorded', 'blocked', 'warned', 'approved', 'refused'];
+const PIN_INDEX: Readonly<Record<PinDecisionName, number>> = { recorded: 0, blocked: 1, warned: 2, approved: 3, refused: 4 };
 /** Slot 0: opened; then one per close cause. */
 export const SESSION_SLOTS = ['opened', 'ended', 'evicted', 'reaped'] as const;
 const CAUSE_INDEX: Readonly<Record<SessionCloseCause, number>> = { ended: 1, evicted: 2, reaped: 3 };
@@ -46,6 +48,8 @@ export interface Tallies {
   /** status code ("401", "403"). */
   readonly authFailures: Tree<Float64Array>;
   readonly rateLimited: Float64Array;
+  /** target: per pinning decision. */
+  readonly pins: Tree<Float64Array>;
   /** read, written. */
   readonly bytes: Float64Array;
   readonly caps: Readonly<Record<'endpoint' | 'method' | 'target' | 'tool' | 'code', LabelCap>>;
@@ -69,6 +73,7 @@ export function createMetricsCollector(maxLabelValues: number): MetricsCollector
     upstreams: createTree(1, counters(UPSTREAM_EVENTS.length)),
     authFailures: createTree(1, counters(1)),
     rateLimited: new Float64Array(1),
+    pins: createTree(1, counters(PIN_DECISIONS.length)),
     bytes: new Float64Array(2),
     caps,
   };
@@ -101,6 +106,7 @@ export function createMetricsCollector(maxLabelValues: number): MetricsCollector
       if (kind === 'rate-limit') bump(tallies.rateLimited, 0);
       else bump(leaf(tallies.authFailures, code), 0);
     },
+    pinned: (target, decision) => bump(leaf(tallies.pins, caps.target.fold(target)), PIN_INDEX[decision]),
     bytes(read, written) {
       tallies.bytes[0] = (tallies.bytes[0] as number) + read;
       tallies.bytes[1] = (tallies.bytes[1] as number) + written;

@@ -28,6 +28,19 @@ export interface StatusSources {
   health?(target: string): string | undefined;
   /** The config generation (config/generation.ts), for the metrics; absent: not reported. */
   generation?(): string;
+  /** Definition changes waiting for approval (pinning; docs/governance.md); undefined while pinning is off. */
+  pendingPins?(): readonly PendingPin[] | undefined;
+}
+
+/** One pending definition change as the status page shows it. */
+export interface PendingPin {
+  readonly target: string;
+  readonly kind: string;
+  readonly key: string;
+  readonly hash: string;
+  readonly changed: readonly string[];
+  readonly dangers: readonly string[];
+  readonly seenAt: string;
 }
 
 export interface ToolInfo {
@@ -77,6 +90,8 @@ export interface StatusSnapshot {
   readonly sessions: readonly SessionStatus[];
   readonly errors: readonly ErrorRecord[];
   readonly tools: Readonly<Record<string, readonly ToolInfo[]>>;
+  /** Undefined while pinning is off (the page then has no such section). */
+  readonly pins?: readonly PendingPin[] | undefined;
 }
 
 interface TargetState {
@@ -197,6 +212,9 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
       version++;
     },
     refused: () => undefined,
+    pinned: () => {
+      version++;
+    },
     bytes: () => undefined,
   };
 
@@ -222,7 +240,7 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
       ageSec: Math.round((now - s.openedAt) / 1000),
       idleSec: Math.round((now - s.lastActivity) / 1000),
     }));
-    return { at: now, startedAt, targets: rows, sessions: live, errors: [...errors].reverse(), tools };
+    return { at: now, startedAt, targets: rows, sessions: live, errors: [...errors].reverse(), tools, pins: sources.pendingPins?.() };
   };
   return {
     observer,

@@ -63,6 +63,8 @@ export function mergePage(
   outcomes: ReadonlyArray<FanOutOutcome<JsonObject>>,
   exposureOf: (target: string) => Exposure,
   tables: { readonly tools: NameTable; readonly prompts: NameTable },
+  /** Keys of a page's items to leave out after naming them (pinning withholds them; the name table still learns them). */
+  withheld?: (page: JsonObject) => ReadonlySet<string> | undefined,
 ): MergedPage {
   const items: JsonObject[] = [];
   const next: Record<string, string> = {};
@@ -75,6 +77,7 @@ export function mergePage(
     }
     const exposure = exposureOf(outcome.target);
     const filter = exposure[kind.filter];
+    const held = withheld?.(outcome.value);
     const list = outcome.value[kind.resultKey];
     if (Array.isArray(list)) {
       for (const item of list as unknown[]) {
@@ -89,6 +92,7 @@ export function mergePage(
         } else {
           record[kind.field] = encodeResourceUri(outcome.target, key);
         }
+        if (held?.has(key) === true) continue;
         items.push(record);
       }
     }

@@ -4,18 +4,22 @@
  * time is left out of the page and named in `_meta` instead of failing the whole list
  * (`switchboard/unavailable`); names kept out by a collision are named too (`switchboard/collisions`).
  */
-import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
-import { isObject } from '../jsonrpc/envelope.ts';
-import type { JsonObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
-import type { TimeoutPolicy } from '../config/types.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { JsonObject } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Observer } from '../log/observer.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { fanOut } from '../router/fan-out.ts';
 import { LIST_KINDS, mergePage, type ListKind } from '../router/list-merge.ts';
 import type { NameTable } from '../router/name-table.ts';
-import type { PendingHandler } from '../upstream/correlator.ts';
 import type { Member } from './member.ts';
+import { askMember } from './ask-member.ts';
+import { judgePage } from './pinning.ts';
+
+export { askMember };
+
+/** Pages whose items pinning withholds (their keys), for the merge. */
+const WITHHELD = new WeakMap<JsonObject, ReadonlySet<string>>();
 
 export const META_UNAVAILABLE = 'switchboard/unavailable';
 export const META_COLLISIONS = 'switchboard/collisions';
@@ -38,28 +42,6 @@ export interface ListContext {
   leftOut(targets: readonly string[]): void;
 }
 
-const promiseHandler: PendingHandler<{ resolve: (r: JsonRpcResponse) => void; clientId: RequestId }> = {
-  onresponse(response, ctx) {
-    ctx.resolve(response);
-  },
-  onerror(error, ctx) {
-    ctx.resolve(toErrorResponse(ctx.clientId, error));
-  },
-};
-
-/** Sends a request of the gateway's own to a member; resolves with its result or rejects. */
-export async function askMember(member: Member, method: string, params: JsonObject, timeouts: TimeoutPolicy = member.target.timeouts): Promise<JsonObject> {
-  const connection = await member.connect();
-  const request: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method, params };
-  const answer = await new Promise<JsonRpcResponse>((resolve) =>
-    connection.correlator.request(request, promiseHandler, { resolve, clientId: 0 }, timeouts),
-  );
-  const result: unknown = 'result' in answer ? answer.result : undefined;
-  if (isObject(result)) return result;
-  const error = (answer as { error?: { message?: unknown } }).error;
-  throw new Error(`${method} failed: ${typeof error?.message === 'string' ? error.message : 'no result'}`);
-}
-
 async function pageOf(ctx: ListContext, member: Member, kind: ListKind, cursor: string | undefined): Promise<JsonObject> {
   await member.connect();
   // A target that does not offer the feature contributes nothing, without being asked.
@@ -69,6 +51,11 @@ async function pageOf(ctx: ListContext, member: Member, kind: ListKind, cursor: 
   const timeouts = { ...member.target.timeouts, requestMs: Math.min(ctx.listTimeoutMs, member.target.timeouts.requestMs) };
   const page = await askMember(member, kind.method, cursor === undefined ? {} : { cursor }, timeouts);
   ctx.observer.listed(member.name, kind.method, page, cursor === undefined);
+  // Pinning: withheld items stay known to the name table (a call gets the refusal naming the change) but leave the page.
+  if (member.pins !== undefined) {
+    const withheld = judgePage(member, kind.method, page);
+    if (withheld !== undefined && withheld.size > 0) WITHHELD.set(page, withheld);
+  }
   return page;
 }
 
@@ -87,7 +74,7 @@ export async function listPage(ctx: ListContext, method: ListKind['method'], par
   // Targets removed by a reload since the cursor was issued are skipped.
   const names = Object.keys(state).filter((name) => ctx.member(name) !== undefined);
   const outcomes = await fanOut(names, (name) => pageOf(ctx, ctx.member(name) as Member, kind, state[name]), ctx.listTimeoutMs);
-  const page = mergePage(kind, outcomes, (name) => (ctx.member(name) as Member).exposure, ctx.tables);
+  const page = mergePage(kind, outcomes, (name) => (ctx.member(name) as Member).exposure, ctx.tables, (value) => WITHHELD.get(value));
   const result: JsonObject = { [kind.resultKey]: page.items };
   if (Object.keys(page.next).length > 0) result.nextCursor = ctx.cursors.encode(method, page.next);
   const meta: JsonObject = {};

@@ -10,6 +10,7 @@ import type { NameOwner } from '../router/name-table.ts';
 import { decodeResourceUri } from '../router/resource-uri.ts';
 import { refreshNames, type ListContext } from './aggregate-lists.ts';
 import type { Member } from './member.ts';
+import { checkCall } from './pinning.ts';
 
 export interface Route {
   readonly member: Member;
@@ -65,6 +66,8 @@ export async function resolveRoute(ctx: ListContext, request: JsonRpcRequest): P
       const kind = request.method === 'tools/call' ? 'tools' : 'prompts';
       const { member, owner } = await byName(ctx, kind, stringParam(params, 'name'));
       (params as JsonObject).name = owner.name;
+      // Pinning (off: no gate, nothing runs): judged on the server's own name.
+      if (member.pins !== undefined) await checkCall(member, request);
       return { member };
     }
     case 'resources/read':

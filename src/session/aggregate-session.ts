@@ -14,6 +14,7 @@ import { isObject } from '../jsonrpc/envelope.ts';
 import { isSupportedVersion, LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
 import { combineInstructions, mergeCapabilities, ASSUMED_CAPABILITIES } from '../router/capabilities.ts';
+import type { PinGate } from '../governance/pin-gate.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
@@ -77,6 +78,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     const member = createMember({
       target: entry.target,
       exposure: entry.exposure,
+      pins: options.pins?.(entry.target),
       eager: entry.eager,
       logger,
       hooks: parts.hooks,

@@ -19,6 +19,7 @@ import { checkInflight } from './inflight.ts';
 import { ownsChild } from './limits.ts';
 import type { Member, MemberHooks } from './member.ts';
 import { createRequests } from './requests.ts';
+import { pinNotification } from './pinning.ts';
 import { createServerMessages } from './server-messages.ts';
 import type { Session, SessionCore } from './session.ts';
 import { createStreamSet } from './streams.ts';
@@ -87,7 +88,11 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
 
   const hooks: MemberHooks = {
     onrequest: messages.request,
-    onnotification: messages.notification,
+    // Pinning on: a list_changed is judged again (pinning.ts); off, the member has no gate and nothing runs.
+    onnotification: (member, notification) => {
+      if (member.pins !== undefined) pinNotification(member, notification);
+      messages.notification(member, notification);
+    },
     onexit: (member, reason, final) => flavour.memberExit(member, reason, final),
     onready: (member) => flavour.memberReady(member),
   };

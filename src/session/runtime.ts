@@ -15,7 +15,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Cluster } from '../cluster/cluster.ts';
-import type { GatewayConfig } from '../config/types.ts';
+import type { GatewayConfig, TargetConfig } from '../config/types.ts';
+import { createPinGate, type PinGate } from '../governance/pin-gate.ts';
+import { createPinRegistry, type PinRegistry } from '../governance/pin-registry.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Observer } from '../log/observer.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
@@ -54,6 +56,8 @@ export interface Runtime {
   readonly services: SessionServices;
   /** This replica's place in the cluster (gateway.cluster); undefined: one process. */
   readonly cluster: Cluster | undefined;
+  /** The pins (governance/), once some target has pinning on; undefined until then. */
+  readonly pins: PinRegistry | undefined;
   /** Live stdio children per target: those sessions own, and those of shared pools. */
   children(): Map<string, number>;
   /** A reloaded config: its paths for new sessions; agents of targets it dropped close once unused. */
@@ -94,7 +98,8 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   const services = createSessionServices(config.limits, { open: upstreams, observer, tracing, breakers, spares });
   // Sealed ids name the owner and the principal; without a cluster the store's UUIDs as ever.
   const newId = cluster && ((principal: string) => cluster.sealer.seal({ replica: cluster.replicaId, local: randomUUID(), principal }));
-  const store = createSessionStore({ config, logger, services, limitTool, newId });
+  const pinning = createPinning(config, logger, services.observer);
+  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate });
   spares.fill();
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
@@ -110,6 +115,9 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     stateless,
     services,
     cluster,
+    get pins() {
+      return pinning.registry;
+    },
     children() {
       const counts = pools.children();
       for (const [name, n] of spares.counts()) counts.set(name, (counts.get(name) ?? 0) + n);
@@ -122,6 +130,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       // Breakers first: the sessions the new table creates find their target's (fresh) breaker.
       breakers.retain(next.targets.values());
       health.retain(next.targets.values());
+      pinning.reload(next);
       endpoints.update(next);
       agents.retain(next.targets.values());
       spares.retain(next.targets.values());
@@ -137,6 +146,38 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       tokens.clear();
       // Last: the replica served its sessions to the end; now it leaves the directory.
       await cluster?.close();
+      pinning.registry?.close();
+    },
+  };
+}
+
+/**
+ * The pins registry, made when the first config with a target whose pinning is on arrives (and
+ * then kept: its file is the one named then), and one gate per target object, which carries the
+ * target's mode; a reload makes new target objects, so new sessions get the new mode.
+ */
+function createPinning(config: GatewayConfig, logger: Logger, observer: Observer) {
+  let registry: PinRegistry | undefined;
+  const gates = new WeakMap<TargetConfig, PinGate>();
+  const need = (c: GatewayConfig) => {
+    if (registry !== undefined || c.pinning === undefined || ![...c.targets.values()].some((t) => t.pinning !== undefined && t.pinning !== 'off')) return;
+    const { file, maxItems, maxPending } = c.pinning;
+    registry = createPinRegistry({ file, maxItems, maxPending }, logger, (target, decision) => observer.pinned(target, decision));
+  };
+  need(config);
+  return {
+    get registry() {
+      return registry;
+    },
+    gate(target: TargetConfig): PinGate | undefined {
+      if (registry === undefined || target.pinning === undefined || target.pinning === 'off') return undefined;
+      let gate = gates.get(target);
+      if (gate === undefined) gates.set(target, (gate = createPinGate(registry, target.name, target.pinning)));
+      return gate;
+    },
+    reload(next: GatewayConfig) {
+      if (registry === undefined) need(next);
+      else registry.reload();
     },
   };
 }

@@ -16,12 +16,14 @@ import type { JsonObject } from '../jsonrpc/types.ts';
 import type { TargetConfig } from '../config/types.ts';
 import { filterList, filters, hiddenNamed } from '../router/exposure.ts';
 import { PASS_ALL } from '../router/glob.ts';
+import type { PinGate } from '../governance/pin-gate.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import { coreOptionsOf, type SessionSeed } from './store.ts';
 import type { Session } from './session.ts';
+import { checkCall, withholdChanged } from './pinning.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 
 /** What the store gives every session (SessionSeed), and which target it passes through to. */
@@ -42,6 +44,9 @@ export function createSingleSession(options: SingleSessionOptions): Session {
   const { target } = options;
   const exposure = options.exposure ?? NO_FILTERS;
   const filtered = filters(exposure);
+  const pins = options.pins?.(target);
+  /** Anything to judge per request: filters, or pinning (off: the pass-through does no work for either). */
+  const guarded = filtered || pins !== undefined;
   const logger = options.logger.child({ session: options.id, target: target.name });
   const core = coreOptionsOf(options, logger);
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
@@ -49,6 +54,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
     const member = createMember({
       target,
       exposure,
+      pins,
       eager: true,
       // The supervisor names the target itself: from the session's logger it would twice.
       logger: options.logger.child({ session: options.id }),
@@ -85,14 +91,19 @@ export function createSingleSession(options: SingleSessionOptions): Session {
         }
       },
       route(request) {
-        if (!filtered) return member;
-        const refuse = hiddenNamed(request, exposure);
-        return refuse === undefined ? member : Promise.resolve({ refuse });
+        if (!guarded) return member;
+        const refuse = filtered ? hiddenNamed(request, exposure) : undefined;
+        if (refuse !== undefined) return Promise.resolve({ refuse });
+        // Pinning: a changed definition is refused (a throw), or its list is read first (a promise).
+        const pinned = pins === undefined ? undefined : checkCall(member, request);
+        return pinned === undefined ? member : pinned.then(() => member);
       },
       answerText(rec, response) {
         // Pass-through: only the id changed, so a large answer's own text is forwarded (wire-text.ts).
-        if (!filtered || !('result' in response) || !isObject(response.result)) return toWireText(response);
-        return filterList(rec.method, response.result, exposure) ? JSON.stringify(response) : toWireText(response);
+        if (!guarded || !('result' in response) || !isObject(response.result)) return toWireText(response);
+        const hidden = filtered && filterList(rec.method, response.result, exposure);
+        const withheld = pins !== undefined && withholdChanged(member, rec.method, response.result);
+        return hidden || withheld ? JSON.stringify(response) : toWireText(response);
       },
       memberExit(_member, reason, final) {
         // Not yet initialized, or no restart to come: the session ends (its next request gets 404).

@@ -10,6 +10,7 @@ import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { SessionCloseCause } from '../log/observer.ts';
 import type { Caller, Principal } from '../upstream/caller.ts';
+import type { PinGate } from '../governance/pin-gate.ts';
 import type { ToolLimit } from './flavour.ts';
 import type { SessionServices } from './services.ts';
 import type { Session, SessionCore } from './session.ts';
@@ -36,6 +37,8 @@ export interface SessionSeed {
   readonly audit?: Logger | undefined;
   /** The per-tool rate limit, bound to the session's principal; absent: none. */
   readonly limitTool?: ToolLimit | undefined;
+  /** A target's pinning gate (governance/pin-gate.ts), undefined for a target with pinning off; absent: pinning off everywhere. */
+  readonly pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
 }
 
 /** A caller without credentials (no gateway.auth, no Authorization). */
@@ -98,9 +101,11 @@ export interface SessionStoreOptions {
    * A cluster seals the owner and principal into it (cluster/sealed-id.ts).
    */
   newId?: ((principal: string) => string) | undefined;
+  /** See SessionSeed.pins (the Runtime's). */
+  pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
 }
 
-export function createSessionStore({ config, logger, services, limitTool, newId }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, services, limitTool, newId, pins }: SessionStoreOptions): SessionStore {
   const { inflight, observer, spares } = services;
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -165,6 +170,7 @@ export function createSessionStore({ config, logger, services, limitTool, newId 
         services,
         audit: audit ? bound.child({ audit: true, session: id }) : undefined,
         limitTool: limitTool && ((target: string, tool: string) => limitTool(caller.principal?.id ?? 'anonymous', target, tool)),
+        pins,
       });
       sessions.set(id, session);
       observer.sessionOpened(session);

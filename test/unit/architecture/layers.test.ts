@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 const SRC = new URL('../../../src/', import.meta.url).pathname;
 
 // Lowest first. `log` and `config` types are shared vocabulary: everyone may use them.
-const ORDER = ['jsonrpc', 'errors', 'log', 'config', 'registry', 'telemetry', 'transport', 'cluster', 'upstream', 'router', 'session', 'auth', 'observe', 'http'];
+const ORDER = ['jsonrpc', 'errors', 'log', 'config', 'registry', 'telemetry', 'transport', 'cluster', 'upstream', 'router', 'governance', 'session', 'auth', 'observe', 'http'];
 const SHARED = new Set(['log', 'config']);
 const ROOT_FILES = new Set(['main.ts', 'cli.ts']);
 

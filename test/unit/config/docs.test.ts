@@ -39,7 +39,7 @@ function flatten(value: Record<string, unknown>, prefix = ''): Map<string, unkno
 
 // Keys without a default (required, or optional and unset) still need a row; undefined = no default to check.
 const serverDefaults = flatten(stdioServerSchema.parse({ type: 'stdio', command: 'x' }));
-for (const key of ['command', 'cwd']) serverDefaults.set(key, undefined);
+for (const key of ['command', 'cwd', 'pinning']) serverDefaults.set(key, undefined);
 // sandbox and limits are unset by default: parsed empty so their keys' defaults are checked too.
 for (const [key, value] of flatten(stdioServerSchema.parse({ type: 'stdio', command: 'x', sandbox: {} }))) {
   if (key.startsWith('sandbox.')) serverDefaults.set(key, value);
@@ -49,7 +49,7 @@ for (const key of ['sandbox', 'sandbox.readable', 'limits', 'limits.memoryMiB', 
 // tokenExchange is optional: parsed with its required keys so its defaults are checked too.
 const tokenExchange = { tokenEndpoint: 'http://as/token', clientId: 'c', clientSecret: 's' };
 const remoteDefaults = flatten(httpServerSchema.parse({ type: 'http', url: 'http://x/mcp', tokenExchange }));
-for (const key of ['url', 'tokenExchange.tokenEndpoint', 'tokenExchange.clientId', 'tokenExchange.clientSecret', 'tokenExchange.audience', 'tokenExchange.resource', 'tokenExchange.scope']) {
+for (const key of ['url', 'pinning', 'tokenExchange.tokenEndpoint', 'tokenExchange.clientId', 'tokenExchange.clientSecret', 'tokenExchange.audience', 'tokenExchange.resource', 'tokenExchange.scope']) {
   remoteDefaults.set(key, undefined);
 }
 // Keys that only matter on aggregate endpoints (every kind has them) have a table of their own.
@@ -105,8 +105,9 @@ describe.each(sections)('docs/configuration.md, $name keys', ({ defaults, rows }
 
 describe('docs/configuration.md, remote servers', () => {
   it('documents http and sse in one table because their keys are the same (but `protocol`, http only)', () => {
+    // `pinning` is optional with no default: it has a row, and no parsed value to compare.
     const sse = [...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse', tokenExchange })).keys()].filter((key) => !aggregateDefaults.has(key));
-    expect(sse.sort()).toEqual([...remoteDefaults.keys()].filter((key) => key !== 'protocol' && (sse.includes(key) || !key.startsWith('tokenExchange.'))).sort());
+    expect(sse.sort()).toEqual([...remoteDefaults.keys()].filter((key) => key !== 'protocol' && key !== 'pinning' && (sse.includes(key) || !key.startsWith('tokenExchange.'))).sort());
     expect(docs).toMatch(/\| `protocol` \| [^|]*`http` only/);
   });
 });

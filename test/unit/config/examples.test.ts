@@ -80,6 +80,15 @@ describe('config/ examples', () => {
     expect(sse.targets.get('legacy')).toMatchObject({ type: 'sse', url: 'http://127.0.0.1:3002/sse', headers: { 'x-api-key': 'dev-key' } });
   });
 
+  it('pinning.yaml blocks by default, warns for one server, and keeps its pins beside the config', async () => {
+    const config = await loadConfigFile(join(folder, 'pinning.yaml'), { env });
+    expect(config.pinning).toEqual({ mode: 'block', file: join(folder, 'switchboard-pins.json'), maxItems: 10_000, maxPending: 256 });
+    expect([...config.targets.values()].map((t) => t.pinning)).toEqual(['block', 'warn']);
+    // Without gateway.pinning a target carries no mode at all: nothing is hashed.
+    const plain = await loadConfigFile(join(folder, 'everything.yaml'), { env });
+    expect(plain.targets.get('everything')?.pinning).toBeUndefined();
+  });
+
   it('claude-desktop.json keeps config order and skips the disabled server', async () => {
     const config = await loadConfigFile(join(folder, 'claude-desktop.json'), { env: {} });
     expect([...config.targets.keys()]).toEqual(['everything', 'filesystem']);
