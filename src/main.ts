@@ -108,7 +108,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const limitTool = createToolLimits(config.rateLimits, () => observability.observer.refused('rate-limit', 'GW_RATE_LIMITED'));
   const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool }));
   const { store, endpoints } = runtime;
-  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, stateless: runtime.stateless, health: runtime.health, ...observability });
+  const app = createHttpServer({ config, store, logger, isReady: () => ready, endpoints, stateless: runtime.stateless, health: runtime.health, stepUp: runtime.stepUp, ...observability });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;

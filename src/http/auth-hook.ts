@@ -81,6 +81,14 @@ function challenge(auth: AuthConfig, origin: string, resourcePath: string, failu
   return `Bearer ${parts.join(', ')}`;
 }
 
+/**
+ * The step-up challenge (SEP-2350) of a request whose call needs `missing` scopes: 403's
+ * `WWW-Authenticate` naming only those, and the metadata of the path the request came by.
+ */
+export function stepUpChallenge(request: FastifyRequest, auth: AuthConfig, origins: OriginPolicy, missing: readonly string[]): string {
+  return challenge(auth, originOf(request, auth, origins), resourcePathOf(request.url), new AuthFailure(403, 'step-up', missing), true);
+}
+
 /** 401 (or 403 insufficient_scope) with its challenge and a JSON-RPC error body. */
 export function refuse(reply: FastifyReply, failure: AuthFailure, wwwAuthenticate: string): FastifyReply {
   const error = new GatewayError(failure.status === 403 ? 'GW_INSUFFICIENT_SCOPE' : 'GW_UNAUTHORIZED');
@@ -161,7 +169,7 @@ export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefi
  * resource. Behind the same Origin and Host checks as the resource itself (DNS rebinding: a Host
  * that is not the gateway's gets 403, never a document naming that Host as the resource).
  */
-export function registerResourceMetadata(app: FastifyInstance, auth: AuthConfig | undefined, origins: OriginPolicy): void {
+export function registerResourceMetadata(app: FastifyInstance, auth: AuthConfig | undefined, origins: OriginPolicy, stepUpScopes: () => readonly string[] = () => []): void {
   if (auth === undefined) return;
   app.get(`${METADATA_PREFIX}/*`, { onRequest: async (request) => origins.check(request.headers) }, async (request, reply) => {
     const resourcePath = (request.url.split('?', 1)[0] as string).slice(METADATA_PREFIX.length);
@@ -169,7 +177,8 @@ export function registerResourceMetadata(app: FastifyInstance, auth: AuthConfig 
     const body = {
       resource: originOf(request, auth, origins) + resourcePath,
       authorization_servers: auth.authorizationServers,
-      scopes_supported: auth.scopes,
+      // Every scope a caller may be asked for: those every request needs, and step-up's (SEP-2350).
+      scopes_supported: [...new Set([...auth.scopes, ...stepUpScopes()])],
       bearer_methods_supported: ['header'],
     };
     return reply.header('cache-control', 'public, max-age=3600').header('access-control-allow-origin', '*').send(body);

@@ -13,6 +13,7 @@ import { isObject, isRequest, isRequestId, isResponse, parseJson, toMessage } fr
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { refusalIn } from '../session/room.ts';
+import type { Caller } from '../router/policy.ts';
 import { CHANNEL_REQUEST, type ResponseSink, type Session } from '../session/session.ts';
 
 /** The wire a channel writes to. */
@@ -28,8 +29,11 @@ export interface ChannelWire {
 }
 
 export interface Channel {
-  /** Handles one message from the client, in arrival order. Never throws. */
-  receive(message: JsonRpcMessage): Promise<void>;
+  /**
+   * Handles one message from the client, in arrival order. Never throws. `caller`: who sent it, as
+   * its own credential says (a legacy POST's; the socket's for a WebSocket): step-up judges it.
+   */
+  receive(message: JsonRpcMessage, caller?: Caller): Promise<void>;
 }
 
 /** A message that could not be taken: the error, and the request id when one was readable. */
@@ -114,7 +118,7 @@ export function createChannel(session: Session, wire: ChannelWire, logger: Logge
   };
 
   return {
-    async receive(message) {
+    async receive(message, caller) {
       try {
         if (limit !== undefined && isRequest(message)) {
           try {
@@ -141,7 +145,7 @@ export function createChannel(session: Session, wire: ChannelWire, logger: Logge
           } catch (err) {
             return fail(message.id, toGatewayError(err));
           }
-          session.serve([message], sinks.requests, CHANNEL_REQUEST);
+          session.serve([message], sinks.requests, CHANNEL_REQUEST, undefined, caller);
         } else if (isResponse(message)) {
           await session.handleResponse(message as JsonRpcResponse);
         } else {

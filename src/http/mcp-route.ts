@@ -35,7 +35,12 @@ export interface McpRouteOptions {
   limits?: RequestLimits | undefined;
   /** Serves 2026-07-28 (stateless) requests on the same path. */
   stateless: StatelessServer;
+  /** With gateway.auth.stepUp "http": the 403 challenge for a call of `request` lacking `missing` scopes; undefined: step-up answers a JSON-RPC error. */
+  stepUpChallenge?: StepUpChallenge | undefined;
 }
+
+/** `WWW-Authenticate` of a step-up 403 (auth-hook.ts stepUpChallenge, bound to the config). */
+export type StepUpChallenge = (request: FastifyRequest, missing: readonly string[]) => string;
 
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
@@ -155,7 +160,9 @@ function refuseModern(reply: FastifyReply): FastifyReply {
 }
 
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
-  const { path, resolve, store, keepAlive, logger, limits, stateless } = options;
+  const { path, resolve, store, keepAlive, logger, limits, stateless, stepUpChallenge } = options;
+  /** The challenge of one request (a closure per POST only with step-up over HTTP). */
+  const challengeOf = (request: FastifyRequest) => stepUpChallenge && ((missing: readonly string[]) => stepUpChallenge(request, missing));
 
   const initialize = async (
     entry: RouteEndpoint,
@@ -197,7 +204,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     }
     reply.hijack();
     const exchange = createExchange(reply.raw, keepAlive);
-    stateless.serve({ endpoint: entry, request: era.request, meta: era.meta, principal: request.principal, authorization: request.headers.authorization, exchange });
+    stateless.serve({ endpoint: entry, request: era.request, meta: era.meta, principal: request.principal, authorization: request.headers.authorization, exchange, challenge: challengeOf(request) });
     return reply;
   };
 
@@ -240,9 +247,10 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     session.admit(requests.length);
 
     reply.hijack();
-    const sink = createHttpSink(reply.raw, session.id, keepAlive);
-    // The headers go along as they are: a client's traceparent is read from them only when tracing is on.
-    session.serve(requests, sink, batch ? BATCH_2025 : POST_2025, request.headers);
+    const sink = createHttpSink(reply.raw, session.id, keepAlive, challengeOf(request));
+    // The headers go along as they are: a client's traceparent is read from them only when tracing
+    // is on. The principal is this request's own: step-up judges the token it came with.
+    session.serve(requests, sink, batch ? BATCH_2025 : POST_2025, request.headers, request.principal);
     return reply;
   });
 

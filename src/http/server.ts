@@ -27,7 +27,8 @@ import { registerLegacySseRoute } from './legacy-sse-route.ts';
 import { registerMcpRoute, type ResolveEndpoint } from './mcp-route.ts';
 import { registerRegistryRoute } from './registry-route.ts';
 import { replyError } from './reply-error.ts';
-import { registerAuthHook, registerResourceMetadata } from './auth-hook.ts';
+import { registerAuthHook, registerResourceMetadata, stepUpChallenge } from './auth-hook.ts';
+import { compileStepUp, type StepUpRules } from '../router/step-up.ts';
 import { createRequestLimits } from '../auth/rate-limit.ts';
 import { claimNamesOf } from '../router/policy.ts';
 import { createKeepAlive } from './sink.ts';
@@ -51,6 +52,8 @@ export interface HttpServerOptions {
   metrics?: MetricsRegistry | undefined;
   /** Served at /status, /status/events and /tools; undefined: none of them. */
   status?: StatusBoard | undefined;
+  /** The step-up rules in force (the Runtime's, following reloads); built from `config` (fixed) when absent. */
+  stepUp?: (() => StepUpRules | undefined) | undefined;
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -108,7 +111,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.destroy();
 }
 
-export function createHttpServer({ config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, stepUp }: HttpServerOptions): FastifyInstance {
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -182,7 +185,9 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
   );
 
   app.get('/healthz', async () => ({ status: 'ok' }));
-  registerResourceMetadata(app, config.auth, origins);
+  const fixedStepUp = stepUp === undefined ? compileStepUp(config.requiredScopes) : undefined;
+  const stepUpRules = stepUp ?? (() => fixedStepUp);
+  registerResourceMetadata(app, config.auth, origins, () => stepUpRules()?.scopes ?? []);
   // Open without credentials (load balancers); with gateway.auth it names no target (readiness.ts).
   const named = config.auth === undefined || config.auth.anonymous;
   app.get('/readyz', async (_request, reply) => {
@@ -216,8 +221,11 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
     ];
     // Each gets the same three downstream transports: .../mcp, .../ws, .../sse with .../messages.
     const limits = createRequestLimits(config.rateLimits, () => observer.refused('rate-limit', 'GW_RATE_LIMITED'));
+    // Step-up over HTTP (SEP-2350's 403) unless gateway.auth.stepUp says "jsonrpc".
+    const auth = config.auth;
+    const challenge = auth === undefined || auth.stepUp === 'jsonrpc' ? undefined : (request: FastifyRequest, missing: readonly string[]) => stepUpChallenge(request, auth, origins, missing);
     for (const [base, resolve] of families) {
-      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless });
+      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless, stepUpChallenge: challenge });
       registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws, limits });
       registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, resolve, store, keepAlive, logger, limits });
     }

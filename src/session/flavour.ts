@@ -9,6 +9,7 @@ import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { DownstreamTransport, Observer, ObservedRequest } from '../log/observer.ts';
 import type { NameTable } from '../router/name-table.ts';
+import type { Caller } from '../router/policy.ts';
 import type { Span, Tracing } from '../telemetry/tracing.ts';
 import type { InflightBudget } from './inflight.ts';
 import type { Member, MemberHooks } from './member.ts';
@@ -39,6 +40,8 @@ export interface Pending extends ObservedRequest {
   span: Span | undefined;
   upstreamSpan: Span | undefined;
   subject: string | undefined;
+  /** Who sent this request, with its own token's scopes (step-up judges them, not the session's first token). */
+  readonly caller: Caller | undefined;
   startedAt: number;
   sentAt: number;
   upstreamMs: number;
@@ -107,6 +110,8 @@ export interface CoreOptions {
   principal?: string | undefined;
   /** See SessionSeed.limitTool. */
   limitTool?: ToolLimit | undefined;
+  /** See SessionSeed.stepUp. */
+  stepUp?: StepUpCheck | undefined;
 }
 
 /**
@@ -115,3 +120,10 @@ export interface CoreOptions {
  * spelling of one tool (a server path, an aggregate's prefixed name, WebSocket, 2026) is one bucket.
  */
 export type ToolLimit = (target: string, tool: string) => void;
+
+/**
+ * The scopes a request routed to `target` (names restored to the server's own) needs that
+ * `caller`'s token lacks (router/step-up.ts); undefined when none. Judged after routing, like
+ * ToolLimit, so every path and spelling of one item meets one rule.
+ */
+export type StepUpCheck = (target: string, request: JsonRpcRequest, caller: Caller | undefined) => readonly string[] | undefined;

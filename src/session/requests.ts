@@ -24,7 +24,10 @@ import {
 } from '../telemetry/tracing.ts';
 import type { Observer, RequestOutcome } from '../log/observer.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
-import type { Flavour, LocalAnswer, Pending, ToolLimit } from './flavour.ts';
+import type { Caller } from '../router/policy.ts';
+import { AUDITED, auditedOf, subjectOf } from './request-subject.ts';
+import { stepUpRefusal } from './step-up.ts';
+import type { Flavour, LocalAnswer, Pending, StepUpCheck, ToolLimit } from './flavour.ts';
 import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
@@ -32,30 +35,13 @@ import type { OutStream, StreamSet } from './streams.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
 
-/** The requests that get an audit line (logging.audit): the param naming their subject, and the line's field for it (never `name`, the logger's own). */
-const AUDITED: Readonly<Record<string, readonly ['name' | 'uri', string]>> = { 'tools/call': ['name', 'tool'], 'prompts/get': ['name', 'prompt'], 'resources/read': ['uri', 'uri'] };
-
-function auditedOf(request: JsonRpcRequest): Pending['audited'] {
-  const field = AUDITED[request.method]?.[0];
-  if (field === undefined) return undefined;
-  const name = request.params?.[field];
-  return { name: typeof name === 'string' ? name : '', started: performance.now() };
-}
-
-/** What an observed request names (ObservedRequest.subject); list requests: their cursor, if any. */
-function subjectOf(request: JsonRpcRequest): string | undefined {
-  const field = AUDITED[request.method]?.[0] ?? (request.method.endsWith('/list') ? 'cursor' : undefined);
-  const value = field === undefined ? undefined : request.params?.[field];
-  return typeof value === 'string' ? value : undefined;
-}
-
 export interface Requests {
   /** Client id key -> the request being served. */
   readonly inflight: Map<string, Pending>;
   /** The flavour that routes and answers; set once, right after the core builds it. */
   flavour: Flavour | undefined;
   /** `carrier`: where the client's trace context may be besides `_meta` (the HTTP request's headers). */
-  dispatch(request: JsonRpcRequest, stream: OutStream, session: SessionCore, carrier?: TraceCarrier): void;
+  dispatch(request: JsonRpcRequest, stream: OutStream, session: SessionCore, carrier?: TraceCarrier, caller?: Caller): void;
   /** Cancels `rec` upstream and answers nothing more (HTTP still gets its fallback answer). */
   withdraw(rec: Pending, reason: string | undefined): void;
   /** The client's notifications/cancelled. */
@@ -93,9 +79,11 @@ export interface RequestsOptions {
   readonly traced: Traced | undefined;
   /** The per-tool rate limit, judged once the call's target and own tool name are known; undefined: none. */
   readonly limitTool?: ToolLimit | undefined;
+  /** Step-up (router/step-up.ts), judged once the call's target and own name are known; undefined: none. */
+  readonly stepUp?: StepUpCheck | undefined;
 }
 
-export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced, limitTool }: RequestsOptions): Requests {
+export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced, limitTool, stepUp }: RequestsOptions): Requests {
   const inflight = new Map<string, Pending>();
   // Clock reads only for someone who reads them.
   const timed = observer.observing;
@@ -188,8 +176,21 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts, trace);
   };
 
+  /** SEP-2350: the caller's token lacks `scopes` this call needs; nothing goes upstream (step-up.ts). */
+  const challenge = (rec: Pending, member: Member, scopes: readonly string[]) => {
+    rec.member = member;
+    const answer = stepUpRefusal(rec, scopes, logger);
+    record(rec, 'denied', 'GW_STEP_UP_REQUIRED');
+    if (rec.span !== undefined) endSpans(rec, answer.error);
+    release(rec);
+    if (!rec.cancelled) streams.challenge(rec.stream, JSON.stringify(answer), scopes);
+  };
+
   const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {
-    // After routing: the aggregate restored the server's own name, so every spelling is one bucket.
+    // After routing: the aggregate restored the server's own name, so every path and spelling of
+    // one item meets one step-up rule (step-up.ts) and one rate-limit bucket.
+    const missing = stepUp === undefined ? undefined : stepUp(member.name, request, rec.caller);
+    if (missing !== undefined) return challenge(rec, member, missing);
     if (limitTool !== undefined && request.method === 'tools/call' && typeof request.params?.name === 'string') {
       try {
         limitTool(member.name, request.params.name);
@@ -222,7 +223,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     inflight,
     flavour: undefined,
 
-    dispatch(request, stream, session, carrier) {
+    dispatch(request, stream, session, carrier, caller) {
       const key = idKey(request.id);
       if (inflight.has(key)) {
         const error = new GatewayError('GW_INVALID_REQUEST', DUPLICATE, { reason: 'duplicate id' });
@@ -247,6 +248,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
         span,
         upstreamSpan: undefined,
         subject: timed ? subjectOf(request) : undefined,
+        caller,
         startedAt: timed ? performance.now() : 0,
         sentAt: 0,
         upstreamMs: 0,

@@ -22,7 +22,9 @@ import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts
 import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts';
 import { createSpares, type Spares } from '../upstream/spares.ts';
 import { createTokenCache } from '../upstream/token-cache.ts';
+import { compileStepUp, type StepUpRules } from '../router/step-up.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
+import { stepUpCheckOf } from './step-up.ts';
 import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 import { countChildren } from './limits.ts';
@@ -46,6 +48,8 @@ export interface Runtime {
   readonly stateless: StatelessServer;
   /** Told of every session, request and upstream event (log/observer.ts). */
   readonly observer: Observer;
+  /** The step-up rules in force (mcpServers.<name>.requiredScopes; reloads replace them); undefined: none. */
+  stepUp(): StepUpRules | undefined;
   /** Live stdio children per target: those sessions own, and those of shared pools. */
   children(): Map<string, number>;
   /** A reloaded config: its paths for new sessions; agents of targets it dropped close once unused. */
@@ -81,7 +85,8 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     caps: config.session,
     sessionChildren: (target) => countChildren(store.live(), target),
   });
-  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool, spares });
+  let stepUp = compileStepUp(config.requiredScopes);
+  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool, spares, stepUp: stepUpCheckOf(() => stepUp) });
   spares.fill();
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
@@ -96,6 +101,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     store,
     stateless,
     observer,
+    stepUp: () => stepUp,
     children() {
       const counts = pools.children();
       for (const [name, n] of spares.counts()) counts.set(name, (counts.get(name) ?? 0) + n);
@@ -109,6 +115,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       breakers.retain(next.targets.values());
       health.retain(next.targets.values());
       endpoints.update(next);
+      stepUp = compileStepUp(next.requiredScopes);
       agents.retain(next.targets.values());
       spares.retain(next.targets.values());
     },

@@ -15,7 +15,7 @@ import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
 import type { SpareRoom, SpareSource } from '../upstream/spares.ts';
 import { createInflightBudget, type InflightBudget } from './inflight.ts';
-import type { ToolLimit } from './flavour.ts';
+import type { StepUpCheck, ToolLimit } from './flavour.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, expiry, pickVictim, type SessionPolicy } from './limits.ts';
 import { createRoomKeeper } from './room.ts';
@@ -50,6 +50,8 @@ export interface SessionSeed {
   readonly limitTool?: ToolLimit | undefined;
   /** Warm spares a session's first start may take (upstream/spares.ts); absent: none. */
   readonly spares?: SpareSource | undefined;
+  /** Step-up (mcpServers.<name>.requiredScopes, as reloaded): absent, nothing is judged. */
+  readonly stepUp?: StepUpCheck | undefined;
 }
 
 /** Facts about the downstream peer that a session may need for its upstreams. */
@@ -77,7 +79,7 @@ export function observed(options: { readonly downstream?: DownstreamInfo | undef
 }
 
 /** What every kind of session passes on to its core from what its factory got. */
-export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'tracing' | 'observer' | 'limitTool'> {
+export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'tracing' | 'observer' | 'limitTool' | 'stepUp'> {
   readonly endpoint: string;
   readonly inflight?: InflightBudget | undefined;
   readonly downstream?: DownstreamInfo | undefined;
@@ -85,8 +87,8 @@ export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended
 
 /** The session-core options every kind of session shares, with its own `logger`. */
 export function coreOptionsOf(options: CoreSource, logger: Logger) {
-  const { id, endpoint, limits, onended, audit, tracing, inflight, limitTool } = options;
-  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, limitTool, held: options.downstream?.held === true, ...observed(options) };
+  const { id, endpoint, limits, onended, audit, tracing, inflight, limitTool, stepUp } = options;
+  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, limitTool, stepUp, held: options.downstream?.held === true, ...observed(options) };
 }
 
 /**
@@ -134,9 +136,11 @@ export interface SessionStoreOptions {
   limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
   /** Warm spares (upstream/spares.ts): ended before any session for room, refilled as sessions end. */
   spares?: (SpareRoom & SpareSource) | undefined;
+  /** Step-up over the rules in force (session/step-up.ts); absent: none. */
+  stepUp?: StepUpCheck | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool, spares }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool, spares, stepUp }: SessionStoreOptions): SessionStore {
   const inflight = createInflightBudget(config.limits);
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -206,6 +210,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         observer,
         limitTool: limitTool && ((target: string, tool: string) => limitTool(downstream.principal?.id ?? 'anonymous', target, tool)),
         spares,
+        stepUp,
       });
       sessions.set(id, session);
       observer.sessionOpened(session);
