@@ -72,6 +72,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       breakers: seed.breakers,
       observer: seed.observer,
       limitTool: seed.limitTool,
+      stepUp: seed.stepUp,
       spares: seed.spares,
       onended: (ended: SessionCore) => {
         live.delete(session);

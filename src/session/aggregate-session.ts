@@ -29,7 +29,7 @@ import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import { learn, learnerOf, learntOf, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import { createSessionCore } from './core.ts';
-import type { CoreParts, Flavour, LocalAnswer, ToolLimit } from './flavour.ts';
+import type { CoreParts, Flavour, LocalAnswer, StepUpCheck, ToolLimit } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session, SessionCore } from './session.ts';
 import { coreOptionsOf, type DownstreamInfo } from './store.ts';
@@ -65,8 +65,9 @@ export interface AggregateSessionOptions {
   /** See SessionSeed.inflight and SessionSeed.breakers. */
   inflight?: InflightBudget | undefined;
   breakers?: Breakers | undefined;
-  /** See SessionSeed.limitTool. */
+  /** See SessionSeed.limitTool and SessionSeed.stepUp. */
   limitTool?: ToolLimit | undefined;
+  stepUp?: StepUpCheck | undefined;
   /** Who hears about its requests and upstreams (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
   /** See SessionSeed.spares. */

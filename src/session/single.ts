@@ -28,7 +28,7 @@ import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import type { Observer } from '../log/observer.ts';
 import { coreOptionsOf, type DownstreamInfo } from './store.ts';
-import type { ToolLimit } from './flavour.ts';
+import type { StepUpCheck, ToolLimit } from './flavour.ts';
 import type { Session, SessionCore } from './session.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 
@@ -56,8 +56,9 @@ export interface SingleSessionOptions {
   /** See SessionSeed.inflight and SessionSeed.breakers. */
   inflight?: InflightBudget | undefined;
   breakers?: Breakers | undefined;
-  /** See SessionSeed.limitTool. */
+  /** See SessionSeed.limitTool and SessionSeed.stepUp. */
   limitTool?: ToolLimit | undefined;
+  stepUp?: StepUpCheck | undefined;
   /** Who hears about its requests and upstream (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
   /** See SessionSeed.spares. */

@@ -1,0 +1,63 @@
+/**
+ * A gateway with per-tool step-up for tests: two recorder targets (`files`, whose `ech*` tools need
+ * `files:write`, and `other`, which needs nothing more), a group `g` of `files`, JWTs from the
+ * real authorization server (oidc-provider) and every `files` child recording what it received to
+ * one file, so a test can prove what never reached the upstream.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AuthConfig, GatewayConfig } from '../../src/config/types.ts';
+import { startGateway, type RunningGateway } from '../../src/main.ts';
+import { buildAggregateConfig } from './aggregate.ts';
+import { jwtAuth } from './auth-server.ts';
+import { createTestLogger } from './gateway.ts';
+import type { AuthorizationServer } from './oidc-provider.ts';
+import { fixture, type Recorded } from './recorder.ts';
+
+export const SCOPES = ['mcp', 'files:write', 'files:admin'];
+
+export interface StepUpGateway {
+  readonly gw: RunningGateway;
+  /** Every message the `files` children received, in order. */
+  received(): Recorded[];
+  /** A token of `client` for `path` of this gateway with `scope`. */
+  token(client: string, path: string, scope: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startStepUpGateway(as: AuthorizationServer, stepUp: 'http' | 'jsonrpc', logLines?: string[]): Promise<StepUpGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'step-up-'));
+  const file = join(dir, 'files.ndjson');
+  const recorder = (...args: string[]) => ({ command: process.execPath, args: [fixture('recorder-server.mjs'), ...args] });
+  const base = buildAggregateConfig({ targets: { files: recorder(`--record-to=${file}`), other: recorder() }, groups: { g: ['files'] }, ...(logLines ? { logLines } : {}) });
+  const auth: AuthConfig = { ...jwtAuth(as, ['mcp']), stepUp };
+  const config: GatewayConfig = {
+    ...base,
+    auth,
+    requiredScopes: new Map([['files', { tools: { 'ech*': ['files:write'] }, prompts: {}, resources: {} }]]),
+  };
+  const gw = await startGateway(config, { logger: createTestLogger(logLines ? 'debug' : 'silent', logLines) });
+  return {
+    gw,
+    received() {
+      let text = '';
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        return [];
+      }
+      return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Recorded);
+    },
+    token: (client, path, scope) => as.issue(client, new URL(path, gw.url).href, scope),
+    async close() {
+      await gw.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The `tools/call`s the `files` children received whose arguments' text contains `marker`. */
+export function callsMarked(received: Recorded[], marker: string): Recorded[] {
+  return received.filter((m) => m.method === 'tools/call' && JSON.stringify(m.params?.arguments ?? {}).includes(marker));
+}
