@@ -41,7 +41,7 @@ export function resourcePathOf(url: string): string {
  * route that asks, so a Host that is not the gateway's never gets here; if one did, it is
  * refused as that check would.
  */
-export function originOf(request: FastifyRequest, auth: AuthConfig, origins: OriginPolicy): string {
+export function originOf(request: Pick<FastifyRequest, 'headers'>, auth: AuthConfig, origins: OriginPolicy): string {
   const origin = auth.publicUrl ?? origins.originOf(request.headers.host);
   if (origin === undefined) throw new GatewayError('GW_FORBIDDEN_HOST', `Forbidden: Host ${JSON.stringify(request.headers.host)} is not allowed`);
   return origin;
@@ -81,12 +81,15 @@ function challenge(auth: AuthConfig, origin: string, resourcePath: string, failu
   return `Bearer ${parts.join(', ')}`;
 }
 
+/** What a step-up challenge reads of a request: its Host (the origin) and URL (the resource path); a raw IncomingMessage will do. */
+export type StepUpRequest = Pick<FastifyRequest, 'headers'> & { readonly url?: string | undefined };
+
 /**
  * The step-up challenge (SEP-2350) of a request whose call needs `missing` scopes: 403's
  * `WWW-Authenticate` naming only those, and the metadata of the path the request came by.
  */
-export function stepUpChallenge(request: FastifyRequest, auth: AuthConfig, origins: OriginPolicy, missing: readonly string[]): string {
-  return challenge(auth, originOf(request, auth, origins), resourcePathOf(request.url), new AuthFailure(403, 'step-up', missing), true);
+export function stepUpChallenge(request: StepUpRequest, auth: AuthConfig, origins: OriginPolicy, missing: readonly string[]): string {
+  return challenge(auth, originOf(request, auth, origins), resourcePathOf(request.url ?? ''), new AuthFailure(403, 'step-up', missing), true);
 }
 
 /** 401 (or 403 insufficient_scope) with its challenge and a JSON-RPC error body. */

@@ -22,6 +22,7 @@ import { refusalIn } from '../session/room.ts';
 import type { SessionStore } from '../session/store.ts';
 import { checkGetHeaders, checkPostHeaders } from './guards.ts';
 import { createHttpSink, type KeepAlive } from './sink.ts';
+import type { StepUpRequest } from './auth-hook.ts';
 
 export interface McpRouteOptions {
   /** A fastify path, with `:name` for a family of endpoints (`/servers/:name/mcp`). */
@@ -40,7 +41,7 @@ export interface McpRouteOptions {
 }
 
 /** `WWW-Authenticate` of a step-up 403 (auth-hook.ts stepUpChallenge, bound to the config). */
-export type StepUpChallenge = (request: FastifyRequest, missing: readonly string[]) => string;
+export type StepUpChallenge = (request: StepUpRequest, missing: readonly string[]) => string;
 
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
@@ -161,7 +162,7 @@ function refuseModern(reply: FastifyReply): FastifyReply {
 
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
   const { path, resolve, store, keepAlive, logger, limits, stateless, stepUpChallenge } = options;
-  /** The challenge of one request (a closure per POST only with step-up over HTTP). */
+  /** A 2026 request's challenge (a closure per request only with step-up over HTTP; a 2025 sink reads its own request). */
   const challengeOf = (request: FastifyRequest) => stepUpChallenge && ((missing: readonly string[]) => stepUpChallenge(request, missing));
 
   const initialize = async (
@@ -247,7 +248,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     session.admit(requests.length);
 
     reply.hijack();
-    const sink = createHttpSink(reply.raw, session.id, keepAlive, challengeOf(request));
+    const sink = createHttpSink(reply.raw, session.id, keepAlive, stepUpChallenge);
     // The headers go along as they are: a client's traceparent is read from them only when tracing
     // is on. The principal is this request's own: step-up judges the token it came with.
     session.serve(requests, sink, batch ? BATCH_2025 : POST_2025, request.headers, request.principal);

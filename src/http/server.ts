@@ -27,7 +27,7 @@ import { registerLegacySseRoute } from './legacy-sse-route.ts';
 import { registerMcpRoute, type ResolveEndpoint } from './mcp-route.ts';
 import { registerRegistryRoute } from './registry-route.ts';
 import { replyError } from './reply-error.ts';
-import { registerAuthHook, registerResourceMetadata, stepUpChallenge } from './auth-hook.ts';
+import { registerAuthHook, registerResourceMetadata, stepUpChallenge, type StepUpRequest } from './auth-hook.ts';
 import { compileStepUp, type StepUpRules } from '../router/step-up.ts';
 import { createRequestLimits } from '../auth/rate-limit.ts';
 import { claimNamesOf } from '../router/policy.ts';
@@ -223,7 +223,7 @@ export function createHttpServer({ config, store, logger, isReady, endpoints, st
     const limits = createRequestLimits(config.rateLimits, () => observer.refused('rate-limit', 'GW_RATE_LIMITED'));
     // Step-up over HTTP (SEP-2350's 403) unless gateway.auth.stepUp says "jsonrpc".
     const auth = config.auth;
-    const challenge = auth === undefined || auth.stepUp === 'jsonrpc' ? undefined : (request: FastifyRequest, missing: readonly string[]) => stepUpChallenge(request, auth, origins, missing);
+    const challenge = auth === undefined || auth.stepUp === 'jsonrpc' ? undefined : (request: StepUpRequest, missing: readonly string[]) => stepUpChallenge(request, auth, origins, missing);
     for (const [base, resolve] of families) {
       registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless, stepUpChallenge: challenge });
       registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws, limits });
