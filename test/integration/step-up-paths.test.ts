@@ -119,6 +119,17 @@ describe('step-up on every path to one tool', () => {
     }
   });
 
+  it('a response that already turned into SSE (routing outlasted a second): the error as an event at 200', async () => {
+    const s = await session('/groups/lateg/mcp');
+    // The first call starts `late`, whose initialize takes 1.5 s, to learn its names.
+    const answer = await s.request(call('denied-late', 'late__echo'));
+    expect(answer.status).toBe(200);
+    expect(answer.contentType).toContain('text/event-stream');
+    expect(answer.headers.get('www-authenticate')).toBeNull();
+    expect(answer.json).toMatchObject({ id: 'denied-late', error: STEP_UP });
+    await s.delete();
+  });
+
   it('a 2025-03-26 batch answers each request in the array: the refused one with the error, the others served', async () => {
     const s = await session('/servers/files/mcp', 'mcp', 'svc-a', '2025-03-26');
     const answer = await s.postRaw(JSON.stringify([call('denied-batch', 'echo'), call('free-batch', 'whoami')]));

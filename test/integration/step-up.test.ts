@@ -142,4 +142,16 @@ describe('stepUp: jsonrpc', () => {
     expect(textOf(await client.callTool({ name: 'whoami', arguments: {} }))).toContain('pid');
     expect(callsMarked(jsonrpc.received(), 'sdk-jsonrpc')).toEqual([]);
   });
+
+  it('a reload changes the rules for live sessions and the metadata', async () => {
+    const narrow = await jsonrpc.token('svc-a', '/mcp', 'mcp');
+    const session = await rpc.initialize(new URL('/mcp', jsonrpc.gw.url), '2025-11-25', { authorization: `Bearer ${narrow}` });
+    const call = (id: string, name: string) => session.request({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { text: id } } });
+    expect((await call('before-files', 'files__echo')).json).toMatchObject({ error: { data: { code: 'GW_STEP_UP_REQUIRED' } } });
+    jsonrpc.gw.reload({ ...jsonrpc.config, requiredScopes: new Map([['other', { tools: {}, prompts: {}, resources: { 'x:*': ['other:read'] } }]]) });
+    expect(textOf((await call('reloaded-files', 'files__echo')).json.result)).toBe('reloaded-files');
+    const metadata = (await (await fetch(`${jsonrpc.gw.url}/.well-known/oauth-protected-resource/mcp`)).json()) as { scopes_supported: string[] };
+    expect([...metadata.scopes_supported].sort()).toEqual(['mcp', 'other:read']);
+    expect(await session.delete()).toBe(200);
+  });
 });

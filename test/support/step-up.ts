@@ -1,8 +1,10 @@
 /**
- * A gateway with per-tool step-up for tests: two recorder targets (`files`, whose `ech*` tools need
- * `files:write`, and `other`, which needs nothing more), a group `g` of `files`, JWTs from the
- * real authorization server (oidc-provider) and every `files` child recording what it received to
- * one file, so a test can prove what never reached the upstream.
+ * A gateway with per-tool step-up for tests: recorder targets `files`, whose `ech*` tools need
+ * `files:write`, `other`, which needs nothing more, and `late`, as `files` but answering its
+ * initialize after 1.5 s (so an aggregate's routing outlasts the second after which a response
+ * turns into SSE); groups `g` of `files` and `lateg` of `late`; JWTs from the real authorization
+ * server (oidc-provider); every `files` and `late` child recording what it received to one file,
+ * so a test can prove what never reached the upstream.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +21,8 @@ export const SCOPES = ['mcp', 'files:write', 'files:admin'];
 
 export interface StepUpGateway {
   readonly gw: RunningGateway;
+  /** The config it runs (for reload tests). */
+  readonly config: GatewayConfig;
   /** Every message the `files` children received, in order. */
   received(): Recorded[];
   /** A token of `client` for `path` of this gateway with `scope`. */
@@ -30,16 +34,18 @@ export async function startStepUpGateway(as: AuthorizationServer, stepUp: 'http'
   const dir = mkdtempSync(join(tmpdir(), 'step-up-'));
   const file = join(dir, 'files.ndjson');
   const recorder = (...args: string[]) => ({ command: process.execPath, args: [fixture('recorder-server.mjs'), ...args] });
-  const base = buildAggregateConfig({ targets: { files: recorder(`--record-to=${file}`), other: recorder() }, groups: { g: ['files'] }, ...(logLines ? { logLines } : {}) });
+  const targets = { files: recorder(`--record-to=${file}`), other: recorder(), late: recorder(`--record-to=${file}`, '--init-delay-ms=1500') };
+  const base = buildAggregateConfig({ targets, groups: { g: ['files'], lateg: ['late'] }, ...(logLines ? { logLines } : {}) });
   const auth: AuthConfig = { ...jwtAuth(as, ['mcp']), stepUp };
   const config: GatewayConfig = {
     ...base,
     auth,
-    requiredScopes: new Map([['files', { tools: { 'ech*': ['files:write'] }, prompts: {}, resources: {} }]]),
+    requiredScopes: new Map(['files', 'late'].map((name) => [name, { tools: { 'ech*': ['files:write'] }, prompts: {}, resources: {} }])),
   };
   const gw = await startGateway(config, { logger: createTestLogger(logLines ? 'debug' : 'silent', logLines) });
   return {
     gw,
+    config,
     received() {
       let text = '';
       try {
