@@ -7,7 +7,7 @@
  * call gets the documented JSON-RPC error at HTTP 200. What the refused calls never did is read
  * from what the recorder children received.
  */
-import { Client, ClientCredentialsProvider, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, ClientCredentialsProvider, ProtocolError, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
 import { rpc, textOf } from '../support/recorder.ts';
@@ -58,6 +58,43 @@ async function sdkClient(base: string, path: string, era: '2025-11-25' | '2026-0
 
 const scopesOf = (scope: string | undefined) => (scope ?? '').split(' ').filter(Boolean).sort();
 
+const REDIRECT = 'http://127.0.0.1:1/callback';
+
+/**
+ * A user's OAuth client (authorization code + PKCE, consent by the server's test handler), in
+ * memory, registered ahead (RFC 7591) with every scope it may ask for: the SDK registers a client
+ * dynamically with the scope of its first request only, and an authorization server that holds a
+ * client to its registered scopes (oidc-provider does) then refuses the union with invalid_scope.
+ */
+async function userClient() {
+  const discovered = (await (await fetch(`${as.issuer}/.well-known/openid-configuration`)).json()) as { registration_endpoint: string };
+  const clientMetadata = { client_name: 'step-up-user', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none', scope: SCOPES.join(' ') };
+  const registered = await fetch(discovered.registration_endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(clientMetadata) });
+  let info = (await registered.json()) as Parameters<OAuthClientProvider['saveClientInformation'] & object>[0] | undefined;
+  let saved: Parameters<OAuthClientProvider['saveTokens']>[0] | undefined;
+  let discovery: unknown;
+  let verifier = '';
+  const authorizations: URL[] = [];
+  let pending: Promise<string> | undefined;
+  const provider: OAuthClientProvider = {
+    redirectUrl: REDIRECT,
+    clientMetadata,
+    clientInformation: () => info,
+    saveClientInformation: (value) => void (info = value),
+    tokens: () => saved,
+    saveTokens: (value) => void (saved = value),
+    redirectToAuthorization: (url) => {
+      authorizations.push(new URL(url));
+      pending = as.followAuthorization(url);
+    },
+    saveCodeVerifier: (value) => void (verifier = value),
+    codeVerifier: () => verifier,
+    saveDiscoveryState: (state) => void (discovery = state),
+    discoveryState: () => discovery as never,
+  };
+  return { provider, authorizations, code: () => pending as Promise<string>, scope: () => saved?.scope };
+}
+
 describe('step-up over HTTP (the default)', () => {
   it('the SDK v2 client gets 403, re-authorizes with the union of scopes and the call succeeds on the same session', async () => {
     const { client, transport, provider, seen } = await sdkClient(http.gw.url, '/servers/files/mcp', '2025-11-25');
@@ -78,6 +115,29 @@ describe('step-up over HTTP (the default)', () => {
     expect(transport.sessionId, 'the same session carries on').toBe(session);
     // The refused attempt never reached the upstream; the retry did, once.
     expect(callsMarked(http.received(), 'stepped-up-2025')).toHaveLength(1);
+  });
+
+  it('a user re-consents: the SDK v2 client sends the user to authorize the union, then the call succeeds on the same session', async () => {
+    const url = new URL('/servers/files/mcp', http.gw.url);
+    const user = await userClient();
+    const first = new StreamableHTTPClientTransport(url, { authProvider: user.provider });
+    await expect(new Client({ name: 'step-up-user', version: '1' }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+    await first.finishAuth(await user.code(), as.issuer);
+    expect(scopesOf(user.scope())).toEqual(['mcp']);
+
+    const transport = new StreamableHTTPClientTransport(url, { authProvider: user.provider });
+    const client = new Client({ name: 'step-up-user', version: '1' });
+    await client.connect(transport);
+    clients.push(client);
+    const session = transport.sessionId;
+    // The 403 makes the SDK ask for the union; the user agent has to go through consent again.
+    await expect(client.callTool({ name: 'echo', arguments: { text: 'user-stepped-up' } })).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(scopesOf(user.authorizations.at(-1)?.searchParams.get('scope') ?? '')).toEqual(['files:write', 'mcp']);
+    await transport.finishAuth(await user.code(), as.issuer);
+    expect(scopesOf(user.scope())).toEqual(['files:write', 'mcp']);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'user-stepped-up' } }))).toBe('user-stepped-up');
+    expect(transport.sessionId).toBe(session);
+    expect(callsMarked(http.received(), 'user-stepped-up')).toHaveLength(1);
   });
 
   it('a 2026 request through the aggregate: 403, re-authorization, success', async () => {
