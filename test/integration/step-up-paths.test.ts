@@ -72,6 +72,29 @@ describe('step-up on every path to one tool', () => {
     await Promise.all([agg.delete(), group.delete()]);
   });
 
+  it('prompts by name and resources by URI, on the server path and through the aggregate', async () => {
+    const get = (id: string, name: string) => ({ jsonrpc: '2.0', id, method: 'prompts/get', params: { name } });
+    const read = (id: string, uri: string) => ({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri } });
+    const challenge = (path: string) => `Bearer error="insufficient_scope", ${metadata(path)}, scope="files:admin"`;
+    const own = await session('/servers/everything/mcp');
+    for (const request of [get('p-own', 'simple-prompt'), read('r-own', 'demo://resource/dynamic/text/1')]) {
+      const answer = await own.request(request);
+      expect(answer.status, answer.text).toBe(403);
+      expect(answer.headers.get('www-authenticate')).toBe(challenge('/servers/everything/mcp'));
+      expect(answer.json).toMatchObject({ error: { data: { code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['files:admin'] } } });
+    }
+    const agg = await session('/mcp');
+    for (const request of [get('p-agg', 'everything__simple-prompt'), read('r-agg', 'everything+demo://resource/dynamic/text/1')]) {
+      const answer = await agg.request(request);
+      expect(answer.status, answer.text).toBe(403);
+      expect(answer.headers.get('www-authenticate')).toBe(challenge('/mcp'));
+    }
+    const admin = await session('/mcp', 'mcp files:admin');
+    expect((await admin.request(get('p-admin', 'everything__simple-prompt'))).json).toHaveProperty('result.messages');
+    expect((await admin.request(read('r-admin', 'everything+demo://resource/dynamic/text/1'))).json).toHaveProperty('result.contents');
+    await Promise.all([own.delete(), agg.delete(), admin.delete()]);
+  });
+
   it('a 2026 request: 403 with its challenge; with the scope, served', async () => {
     const narrow = await su.token('svc-a', '/servers/files/mcp', 'mcp');
     const refused = await modern(url('/servers/files/mcp'), 'tools/call', { name: 'echo', arguments: { text: 'denied-2026' } }, { id: 'denied-2026', headers: bearer(narrow) });

@@ -172,7 +172,7 @@ describe('step-up over HTTP (the default)', () => {
 
   it('lists the step-up scopes in the protected-resource metadata', async () => {
     const metadata = (await (await fetch(`${http.gw.url}/.well-known/oauth-protected-resource/servers/files/mcp`)).json()) as { scopes_supported: string[] };
-    expect([...metadata.scopes_supported].sort()).toEqual(['files:write', 'mcp']);
+    expect([...metadata.scopes_supported].sort()).toEqual(['files:admin', 'files:write', 'mcp']);
   });
 });
 

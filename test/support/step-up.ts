@@ -2,7 +2,8 @@
  * A gateway with per-tool step-up for tests: recorder targets `files`, whose `ech*` tools need
  * `files:write`, `other`, which needs nothing more, and `late`, as `files` but answering its
  * initialize after 1.5 s (so an aggregate's routing outlasts the second after which a response
- * turns into SSE); groups `g` of `files` and `lateg` of `late`; JWTs from the real authorization
+ * turns into SSE), and server-everything, whose `simple-*` prompts and `demo://resource/dynamic/*`
+ * resources need `files:admin`; groups `g` of `files` and `lateg` of `late`; JWTs from the real authorization
  * server (oidc-provider); every `files` and `late` child recording what it received to one file,
  * so a test can prove what never reached the upstream.
  */
@@ -13,7 +14,7 @@ import type { AuthConfig, GatewayConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildAggregateConfig } from './aggregate.ts';
 import { jwtAuth } from './auth-server.ts';
-import { createTestLogger } from './gateway.ts';
+import { createTestLogger, everythingServer } from './gateway.ts';
 import type { AuthorizationServer } from './oidc-provider.ts';
 import { fixture, type Recorded } from './recorder.ts';
 
@@ -34,13 +35,16 @@ export async function startStepUpGateway(as: AuthorizationServer, stepUp: 'http'
   const dir = mkdtempSync(join(tmpdir(), 'step-up-'));
   const file = join(dir, 'files.ndjson');
   const recorder = (...args: string[]) => ({ command: process.execPath, args: [fixture('recorder-server.mjs'), ...args] });
-  const targets = { files: recorder(`--record-to=${file}`), other: recorder(), late: recorder(`--record-to=${file}`, '--init-delay-ms=1500') };
+  const targets = { files: recorder(`--record-to=${file}`), other: recorder(), late: recorder(`--record-to=${file}`, '--init-delay-ms=1500'), everything: everythingServer() };
   const base = buildAggregateConfig({ targets, groups: { g: ['files'], lateg: ['late'] }, ...(logLines ? { logLines } : {}) });
   const auth: AuthConfig = { ...jwtAuth(as, ['mcp']), stepUp };
   const config: GatewayConfig = {
     ...base,
     auth,
-    requiredScopes: new Map(['files', 'late'].map((name) => [name, { tools: { 'ech*': ['files:write'] }, prompts: {}, resources: {} }])),
+    requiredScopes: new Map([
+      ...['files', 'late'].map((name) => [name, { tools: { 'ech*': ['files:write'] }, prompts: {}, resources: {} }] as const),
+      ['everything', { tools: {}, prompts: { 'simple-*': ['files:admin'] }, resources: { 'demo://resource/dynamic/*': ['files:admin'] } }] as const,
+    ]),
   };
   const gw = await startGateway(config, { logger: createTestLogger(logLines ? 'debug' : 'silent', logLines) });
   return {
