@@ -10,7 +10,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AuthConfig, GatewayConfig } from '../../src/config/types.ts';
+import type { AuthConfig, GatewayConfig, RequiredScopesConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildAggregateConfig } from './aggregate.ts';
 import { jwtAuth } from './auth-server.ts';
@@ -19,6 +19,7 @@ import type { AuthorizationServer } from './oidc-provider.ts';
 import { fixture, type Recorded } from './recorder.ts';
 
 export const SCOPES = ['mcp', 'files:write', 'files:admin'];
+const ECHO_NEEDS_WRITE: RequiredScopesConfig = { tools: { 'ech*': ['files:write'] }, prompts: {}, resources: {} };
 
 export interface StepUpGateway {
   readonly gw: RunningGateway;
@@ -41,9 +42,10 @@ export async function startStepUpGateway(as: AuthorizationServer, stepUp: 'http'
   const config: GatewayConfig = {
     ...base,
     auth,
-    requiredScopes: new Map([
-      ...['files', 'late'].map((name) => [name, { tools: { 'ech*': ['files:write'] }, prompts: {}, resources: {} }] as const),
-      ['everything', { tools: {}, prompts: { 'simple-*': ['files:admin'] }, resources: { 'demo://resource/dynamic/*': ['files:admin'] } }] as const,
+    requiredScopes: new Map<string, RequiredScopesConfig>([
+      ['files', ECHO_NEEDS_WRITE],
+      ['late', ECHO_NEEDS_WRITE],
+      ['everything', { tools: {}, prompts: { 'simple-*': ['files:admin'] }, resources: { 'demo://resource/dynamic/*': ['files:admin'] } }],
     ]),
   };
   const gw = await startGateway(config, { logger: createTestLogger(logLines ? 'debug' : 'silent', logLines) });
