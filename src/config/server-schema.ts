@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { containmentKeys } from './containment-schema.ts';
-import { scope } from './auth-schema.ts';
+import { requiredScopesSchema } from './step-up-schema.ts';
 import { anObject, boolean, envName, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString, isPlainHttpUrl } from './schema-kit.ts';
 
 /** A tools/prompts/resources filter: glob lists; an empty allow list allows everything. */
@@ -21,24 +21,6 @@ const filterSchema = () =>
       anObject,
     )
     .prefault({});
-
-/** Glob -> the scopes a call naming a matching item needs (SEP-2350 step-up). */
-const scopeRules = (what: string) =>
-  z
-    .record(nonEmptyString(), z.array(scope, { error: 'expected a list of scopes' }).min(1, { error: 'name at least one scope' }), {
-      error: `expected an object of ${what} globs, each with a list of scopes`,
-    })
-    .refine((rules) => Object.keys(rules).length <= 256, { error: 'at most 256 globs per kind' })
-    .optional();
-
-/**
- * Unset: no item needs more than gateway.auth.scopes. Per kind, globs on the server's own names
- * (tools, prompts) or URIs (resources), whatever path or prefix the client used, each with the
- * scopes a call, get or read needs; a call needing scopes its token lacks gets 403 insufficient_scope.
- */
-const requiredScopesSchema = z
-  .strictObject({ tools: scopeRules('tool name'), prompts: scopeRules('prompt name'), resources: scopeRules('resource URI') }, anObject)
-  .optional();
 
 /** How a server appears behind an aggregate endpoint (`/mcp` with several servers, groups). */
 function aggregateExposure() {
