@@ -129,6 +129,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     health: runtime.health,
     cluster,
     pins: () => runtime.pins,
+    stepUp: runtime.stepUp,
     ...observability,
     sharedBuckets: shared?.buckets,
     generation: () => generation,

@@ -88,6 +88,13 @@ export const authSchema = z
       jwt: jwtSchema.optional(),
       /** Scopes every request needs ([]: none); 403 insufficient_scope names them. */
       scopes: z.array(scope, { error: 'expected a list of scopes' }).default([]),
+      /**
+       * How a call needing scopes the token lacks (mcpServers.<name>.requiredScopes) is refused.
+       * "http": 403 insufficient_scope naming the missing scopes, as the 2026-07-28 authorization
+       * rule (SEP-2350) says, so a spec client re-authorizes by itself. "jsonrpc": a JSON-RPC error
+       * at HTTP 200 with data.requiredScopes, for clients that take a 403 on POST for a dead connection.
+       */
+      stepUp: z.enum(['http', 'jsonrpc'], { error: 'expected "http" or "jsonrpc"' }).default('http'),
       /** Authorization servers named in the protected-resource metadata. Unset: the JWT issuers. */
       authorizationServers: z.array(httpUrl, { error: 'expected a list of URLs' }).optional(),
     },

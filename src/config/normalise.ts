@@ -8,7 +8,7 @@ import { DEFAULT_INHERITED_ENV } from './default-env.ts';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigFile, ServerEntry } from './schema.ts';
 import type { TelemetrySection } from './telemetry-schema.ts';
-import type { AggregateConfig, AuthConfig, BucketConfig, GatewayConfig, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig, TokenExchangeConfig, TracesConfig } from './types.ts';
+import type { AggregateConfig, AuthConfig, RequiredScopesConfig, BucketConfig, GatewayConfig, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig, TokenExchangeConfig, TracesConfig } from './types.ts';
 
 /**
  * Restart backoff is not exposed in the file yet: 250 ms first (a child that died at once usually
@@ -46,6 +46,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     corsOrigins: gateway.corsOrigins,
     allowedHosts: gateway.allowedHosts,
     auth: gateway.auth === undefined ? undefined : toAuthConfig(gateway.auth),
+    requiredScopes: toRequiredScopes(file, targets),
     policy: gateway.policy === undefined ? undefined : { rules: gateway.policy.rules.map(toPolicyRule) },
     rateLimits:
       gateway.rateLimits === undefined
@@ -109,7 +110,18 @@ function toAuthConfig(auth: AuthSection): AuthConfig {
         : { issuers: jwt.issuers, jwksUrl: jwt.jwksUrl, jwksRefetchSec: jwt.jwksRefetchSec, jwksMinCacheSec: jwt.jwksMinCacheSec, jwksMaxCacheSec: jwt.jwksMaxCacheSec, keys: jwt.keys, algorithms: jwt.algorithms, clockSkewSec: jwt.clockSkewSec, audiences: jwt.audiences },
     scopes: auth.scopes,
     authorizationServers: auth.authorizationServers ?? jwt?.issuers ?? [],
+    stepUp: auth.stepUp,
   };
+}
+
+/** The enabled targets that set requiredScopes; undefined when none does (nothing to check per call). */
+function toRequiredScopes(file: ConfigFile, targets: ReadonlyMap<string, TargetConfig>): ReadonlyMap<string, RequiredScopesConfig> | undefined {
+  const out = new Map<string, RequiredScopesConfig>();
+  for (const name of targets.keys()) {
+    const given = (file.mcpServers[name] as ServerEntry).requiredScopes;
+    if (given !== undefined) out.set(name, { tools: given.tools ?? {}, prompts: given.prompts ?? {}, resources: given.resources ?? {} });
+  }
+  return out.size === 0 ? undefined : out;
 }
 
 function toAggregateConfig(file: ConfigFile, targets: ReadonlyMap<string, TargetConfig>): AggregateConfig {

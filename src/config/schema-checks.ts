@@ -10,7 +10,7 @@ import type { ServerEntry } from './server-schema.ts';
 /** The parsed document, as far as these checks read it. */
 interface ParsedConfig {
   mcpServers: Record<string, ServerEntry>;
-  gateway: { groups: Record<string, { servers: string[] }> };
+  gateway: { groups: Record<string, { servers: string[] }>; auth?: unknown };
 }
 
 /** Every cross-entry check, each adding its issues at the path it is about. */
@@ -22,6 +22,16 @@ export function checkConfigFile(config: ParsedConfig, ctx: z.RefinementCtx): voi
   checkStderrInErrors(config.mcpServers, ctx);
   checkContainment(config.mcpServers, ctx);
   checkSpares(config.mcpServers, ctx);
+  checkRequiredScopes(config, ctx);
+}
+
+/** Step-up scopes come from the caller's token: without gateway.auth no call could ever hold one. */
+function checkRequiredScopes(config: ParsedConfig, ctx: z.RefinementCtx): void {
+  if (config.gateway.auth !== undefined) return;
+  for (const [name, server] of Object.entries(config.mcpServers)) {
+    if (server.requiredScopes === undefined) continue;
+    ctx.addIssue({ code: 'custom', path: ['mcpServers', name, 'requiredScopes'], message: 'needs gateway.auth: the scopes are read from the caller\'s token' });
+  }
 }
 
 /** A shared child's stderr mixes every session's traffic: it must never reach one session's errors. */

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { containmentKeys } from './containment-schema.ts';
+import { requiredScopesSchema } from './step-up-schema.ts';
 import { anObject, boolean, envName, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString, isPlainHttpUrl } from './schema-kit.ts';
 
 /** A tools/prompts/resources filter: glob lists; an empty allow list allows everything. */
@@ -103,6 +104,7 @@ const upstreamCommon = {
   circuitBreaker: circuitBreakerSchema.prefault({}),
   /** Unset: `gateway.pinning.mode`. "off", "warn" or "block" for this server alone (docs/governance.md). */
   pinning: z.enum(['off', 'warn', 'block'], { error: 'expected "off", "warn" or "block"' }).optional(),
+  requiredScopes: requiredScopesSchema,
   ...aggregateExposure(),
 };
 

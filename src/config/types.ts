@@ -44,6 +44,18 @@ export interface AuthConfig {
   readonly scopes: readonly string[];
   /** Named in the protected-resource metadata. */
   readonly authorizationServers: readonly string[];
+  /** How a call lacking a requiredScopes scope is refused (absent: "http", a 403 challenge). */
+  readonly stepUp?: 'http' | 'jsonrpc';
+}
+
+/** Glob (a server's own name, or a URI) -> the scopes a call naming a match needs. */
+export type ScopeRules = Readonly<Record<string, readonly string[]>>;
+
+/** `mcpServers.<name>.requiredScopes`: per kind, what a call, get or read needs beyond gateway.auth.scopes. */
+export interface RequiredScopesConfig {
+  readonly tools: ScopeRules;
+  readonly prompts: ScopeRules;
+  readonly resources: ScopeRules;
 }
 
 export interface BucketConfig {
@@ -109,6 +121,8 @@ export interface GatewayConfig {
   readonly pinning?: PinningConfig | undefined;
   /** undefined: no client authentication. */
   readonly auth?: AuthConfig | undefined;
+  /** Step-up scopes per target (only targets that set some); undefined: none anywhere. */
+  readonly requiredScopes?: ReadonlyMap<string, RequiredScopesConfig> | undefined;
   /** Token buckets per principal and per principal x tool; undefined: none. */
   readonly rateLimits?: RateLimitsConfig | undefined;
   /** undefined: one process (no replicas, no Redis). */

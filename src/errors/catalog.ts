@@ -34,6 +34,8 @@ export const catalog = Object.freeze({
   GW_FORBIDDEN_HOST: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: Host not allowed'),
   GW_UNAUTHORIZED: entry(JsonRpcCode.InvalidRequest, 401, 'Unauthorized: a valid bearer token or API key is required'),
   GW_INSUFFICIENT_SCOPE: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: the token lacks a required scope'),
+  // SEP-2350 step-up: a call whose item (mcpServers.<name>.requiredScopes) needs scopes the token lacks.
+  GW_STEP_UP_REQUIRED: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: this call needs scopes the token lacks; re-authorize with them'),
   GW_RATE_LIMITED: entry(JsonRpcCode.InvalidRequest, 429, 'Too Many Requests: slow down and retry after the time given'),
   GW_ROUTE_NOT_FOUND: entry(JsonRpcCode.InvalidRequest, 404, 'Not Found'),
   GW_REQUEST_REFUSED: entry(JsonRpcCode.InvalidRequest, 400, 'Request refused by the HTTP parser'),

@@ -42,7 +42,7 @@ export function resourcePathOf(url: string): string {
  * route that asks, so a Host that is not the gateway's never gets here; if one did, it is
  * refused as that check would.
  */
-export function originOf(request: FastifyRequest, auth: AuthConfig, origins: OriginPolicy): string {
+export function originOf(request: Pick<FastifyRequest, 'headers'>, auth: AuthConfig, origins: OriginPolicy): string {
   const origin = auth.publicUrl ?? origins.originOf(request.headers.host);
   if (origin === undefined) throw new GatewayError('GW_FORBIDDEN_HOST', `Forbidden: Host ${JSON.stringify(request.headers.host)} is not allowed`);
   return origin;
@@ -80,6 +80,17 @@ function challenge(auth: AuthConfig, origin: string, resourcePath: string, failu
   const scopes = failure.status === 403 ? failure.missing : auth.scopes;
   if (scopes.length > 0) parts.push(`scope="${scopes.join(' ')}"`);
   return `Bearer ${parts.join(', ')}`;
+}
+
+/** What a step-up challenge reads of a request: its Host (the origin) and URL (the resource path); a raw IncomingMessage will do. */
+export type StepUpRequest = Pick<FastifyRequest, 'headers'> & { readonly url?: string | undefined };
+
+/**
+ * The step-up challenge (SEP-2350) of a request whose call needs `missing` scopes: 403's
+ * `WWW-Authenticate` naming only those, and the metadata of the path the request came by.
+ */
+export function stepUpChallenge(request: StepUpRequest, auth: AuthConfig, origins: OriginPolicy, missing: readonly string[]): string {
+  return challenge(auth, originOf(request, auth, origins), resourcePathOf(request.url ?? ''), new AuthFailure(403, 'step-up', missing), true);
 }
 
 /** 401 (or 403 insufficient_scope) with its challenge and a JSON-RPC error body. */
@@ -163,7 +174,7 @@ export function registerAuthHook(mcp: FastifyInstance, auth: AuthConfig | undefi
  * resource. Behind the same Origin and Host checks as the resource itself (DNS rebinding: a Host
  * that is not the gateway's gets 403, never a document naming that Host as the resource).
  */
-export function registerResourceMetadata(app: FastifyInstance, auth: AuthConfig | undefined, origins: OriginPolicy): void {
+export function registerResourceMetadata(app: FastifyInstance, auth: AuthConfig | undefined, origins: OriginPolicy, stepUpScopes: () => readonly string[] = () => []): void {
   if (auth === undefined) return;
   app.get(`${METADATA_PREFIX}/*`, { onRequest: async (request) => origins.check(request.headers) }, async (request, reply) => {
     const resourcePath = (request.url.split('?', 1)[0] as string).slice(METADATA_PREFIX.length);
@@ -171,7 +182,8 @@ export function registerResourceMetadata(app: FastifyInstance, auth: AuthConfig 
     const body = {
       resource: originOf(request, auth, origins) + resourcePath,
       authorization_servers: auth.authorizationServers,
-      scopes_supported: auth.scopes,
+      // Every scope a caller may be asked for: those every request needs, and step-up's (SEP-2350).
+      scopes_supported: [...new Set([...auth.scopes, ...stepUpScopes()])],
       bearer_methods_supported: ['header'],
     };
     return reply.header('cache-control', 'public, max-age=3600').header('access-control-allow-origin', '*').send(body);

@@ -131,8 +131,9 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
     if (taking !== undefined) await taking;
     // The answer to initialize comes when the upstream is up; the POST need not wait for it. Any
     // other message is handed on before the 202, so the client's order is the upstream's order.
-    if (isRequest(message) && message.method === 'initialize') void channel.receive(message);
-    else await channel.receive(message);
+    // Each POST's own principal: step-up judges the token this message came with.
+    if (isRequest(message) && message.method === 'initialize') void channel.receive(message, request.principal);
+    else await channel.receive(message, request.principal);
     return reply.code(202).send();
   });
 }

@@ -23,6 +23,7 @@ import { refusalIn } from '../session/room.ts';
 import type { SessionStore } from '../session/store.ts';
 import { checkGetHeaders, checkPostHeaders } from './guards.ts';
 import { createHttpSink, type KeepAlive } from './sink.ts';
+import type { StepUpRequest } from './auth-hook.ts';
 
 export interface McpRouteOptions {
   /** A fastify path, with `:name` for a family of endpoints (`/servers/:name/mcp`). */
@@ -38,7 +39,12 @@ export interface McpRouteOptions {
   stateless: StatelessServer;
   /** Relays requests for another replica's sessions (gateway.cluster); undefined: one process. */
   forward?: Forward | undefined;
+  /** With gateway.auth.stepUp "http": the 403 challenge for a call of `request` lacking `missing` scopes; undefined: step-up answers a JSON-RPC error. */
+  stepUpChallenge?: StepUpChallenge | undefined;
 }
+
+/** `WWW-Authenticate` of a step-up 403 (auth-hook.ts stepUpChallenge, bound to the config). */
+export type StepUpChallenge = (request: StepUpRequest, missing: readonly string[]) => string;
 
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
@@ -167,7 +173,9 @@ function refuseModern(reply: FastifyReply): FastifyReply {
 type ModernMeta = Parameters<StatelessServer['serve']>[0]['meta'];
 
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
-  const { path, resolve, store, keepAlive, logger, limits, stateless, forward: hop } = options;
+  const { path, resolve, store, keepAlive, logger, limits, stateless, forward: hop, stepUpChallenge } = options;
+  /** A 2026 request's challenge (a closure per request only with step-up over HTTP; a 2025 sink reads its own request). */
+  const challengeOf = (request: FastifyRequest) => stepUpChallenge && ((missing: readonly string[]) => stepUpChallenge(request, missing));
 
   const initialize = async (
     entry: RouteEndpoint,
@@ -223,7 +231,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     }
     reply.hijack();
     const exchange = createExchange(reply.raw, keepAlive);
-    stateless.serve({ endpoint: entry, request: message, meta, principal: request.principal, authorization: request.headers.authorization, exchange });
+    stateless.serve({ endpoint: entry, request: message, meta, principal: request.principal, authorization: request.headers.authorization, exchange, challenge: challengeOf(request) });
     return reply;
   };
 
@@ -270,9 +278,10 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     session.admit(requests.length);
 
     reply.hijack();
-    const sink = createHttpSink(reply.raw, session.id, keepAlive);
-    // The headers go along as they are: a client's traceparent is read from them only when tracing is on.
-    session.serve(requests, sink, batch ? BATCH_2025 : POST_2025, request.headers);
+    const sink = createHttpSink(reply.raw, session.id, keepAlive, stepUpChallenge);
+    // The headers go along as they are: a client's traceparent is read from them only when tracing
+    // is on. The principal is this request's own: step-up judges the token it came with.
+    session.serve(requests, sink, batch ? BATCH_2025 : POST_2025, request.headers, request.principal);
     return reply;
   });
 

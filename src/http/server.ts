@@ -31,7 +31,8 @@ import { registerHopGuard } from './replica-hop-guard.ts';
 import { registerMcpRoute, type ResolveEndpoint } from './mcp-route.ts';
 import { registerRegistryRoute } from './registry-route.ts';
 import { replyError } from './reply-error.ts';
-import { registerAuthHook, registerResourceMetadata } from './auth-hook.ts';
+import { registerAuthHook, registerResourceMetadata, stepUpChallenge, type StepUpRequest } from './auth-hook.ts';
+import { compileStepUp, type StepUpRules } from '../router/step-up.ts';
 import { createRequestLimits, type SharedBuckets } from '../auth/rate-limit.ts';
 import { claimNamesOf } from '../router/policy.ts';
 import { createKeepAlive } from './sink.ts';
@@ -63,6 +64,8 @@ export interface HttpServerOptions {
   cluster?: Cluster | undefined;
   /** The pins (the Runtime's), for the admin API at /admin/pins; undefined while pinning is off. */
   pins?: (() => PinRegistry | undefined) | undefined;
+  /** The step-up rules in force (the Runtime's, following reloads); built from `config` (fixed) when absent. */
+  stepUp?: (() => StepUpRules | undefined) | undefined;
 }
 
 /** fastify's own error codes that are the client's fault, mapped onto the catalog. */
@@ -121,7 +124,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
-  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation, cluster, pins } = options;
+  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation, cluster, pins, stepUp } = options;
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -195,7 +198,9 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   );
 
   app.get('/healthz', async () => ({ status: 'ok' }));
-  registerResourceMetadata(app, config.auth, origins);
+  const fixedStepUp = stepUp === undefined ? compileStepUp(config.requiredScopes) : undefined;
+  const stepUpRules = stepUp ?? (() => fixedStepUp);
+  registerResourceMetadata(app, config.auth, origins, () => stepUpRules()?.scopes ?? []);
   // Open without credentials (load balancers); with gateway.auth it names no target (readiness.ts).
   const named = config.auth === undefined || config.auth.anonymous;
   app.get('/readyz', async (_request, reply) => {
@@ -236,8 +241,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const limits = createRequestLimits(config.rateLimits, (code) => observer.refused('rate-limit', code), sharedBuckets);
     // A WebSocket session stays on the replica that holds its socket: only HTTP requests hop.
     const forward = cluster && createForwarder(cluster, store, log);
+    // Step-up over HTTP (SEP-2350's 403) unless gateway.auth.stepUp says "jsonrpc".
+    const auth = config.auth;
+    const challenge = auth === undefined || auth.stepUp === 'jsonrpc' ? undefined : (request: StepUpRequest, missing: readonly string[]) => stepUpChallenge(request, auth, origins, missing);
     for (const [base, resolve] of families) {
-      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless, forward });
+      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless, forward, stepUpChallenge: challenge });
       registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws, limits });
       registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, resolve, store, keepAlive, logger, limits, forward });
     }

@@ -4,6 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { ResponseSink } from '../session/streams.ts';
+import type { StepUpRequest } from './auth-hook.ts';
 
 /** Past this many unsent bytes the client is too slow: drop the connection (it can resume). */
 export const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
@@ -55,8 +56,13 @@ export function writeJson(raw: ServerResponse, status: number, body: string, hea
   raw.end(payload);
 }
 
-/** `sessionId`: the 2025 session the stream belongs to (sent as Mcp-Session-Id); undefined for a 2026 stream. */
-export function createHttpSink(raw: ServerResponse, sessionId: string | undefined, keepAlive: KeepAlive): HttpSink {
+/**
+ * `sessionId`: the 2025 session the stream belongs to (sent as Mcp-Session-Id); undefined for a
+ * 2026 stream. `challenge`: with step-up answered over HTTP (gateway.auth.stepUp "http"), the
+ * `WWW-Authenticate` of a 403 for the missing scopes, from the response's own request (one
+ * function per route, nothing made per POST); undefined, the sink has no `challenge`.
+ */
+export function createHttpSink(raw: ServerResponse, sessionId: string | undefined, keepAlive: KeepAlive, challenge?: (request: StepUpRequest, missing: readonly string[]) => string): HttpSink {
   let closed = false;
   let lastWrite = Date.now();
 
@@ -114,6 +120,16 @@ export function createHttpSink(raw: ServerResponse, sessionId: string | undefine
       if (!closed && now - lastWrite >= idleMs) write(': keep-alive\n\n');
     },
   };
+
+  if (challenge !== undefined) {
+    sink.challenge = (body, scopes) => {
+      if (closed) return;
+      finish();
+      const headers: Record<string, string> = { 'www-authenticate': challenge(raw.req, scopes) };
+      if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
+      writeJson(raw, 403, body, headers);
+    };
+  }
 
   raw.on('close', () => {
     if (closed) return;

@@ -168,7 +168,8 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
         wire.send(JSON.stringify(toErrorResponse(message.id, message.rejected)));
         return;
       }
-      void channel.receive(message);
+      // The socket's credential was checked at the upgrade: its scopes are every message's.
+      void channel.receive(message, request.principal);
     });
 
     socket.on('close', (code: number) => {

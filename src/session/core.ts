@@ -55,7 +55,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
             transport: caller.transport,
           },
         };
-  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced, limitTool: options.limitTool });
+  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced, limitTool: options.limitTool, stepUp: options.stepUp });
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;
@@ -123,9 +123,9 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     admit(count) {
       checkInflight(budget, inflight.size, count);
     },
-    serve(batch, sink, streamOptions, carrier) {
+    serve(batch, sink, streamOptions, carrier, caller) {
       const stream = streams.open(sink, batch.length, streamOptions);
-      for (const request of batch) requests.dispatch(request, stream, session, carrier);
+      for (const request of batch) requests.dispatch(request, stream, session, carrier, caller);
     },
     async handleNotification(notification) {
       if (notification.method === 'notifications/cancelled') return requests.cancel(notification.params);

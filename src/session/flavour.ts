@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.ts';
 import type { ObservedRequest } from '../log/observer.ts';
 import type { NameTable } from '../router/name-table.ts';
 import type { Span } from '../telemetry/tracing.ts';
-import type { Caller } from '../upstream/caller.ts';
+import type { Caller, Principal } from '../upstream/caller.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionServices } from './services.ts';
@@ -40,6 +40,8 @@ export interface Pending extends ObservedRequest {
   span: Span | undefined;
   upstreamSpan: Span | undefined;
   subject: string | undefined;
+  /** Who sent this request, with its own token's scopes (step-up judges them, not the session's first token). */
+  readonly caller: Principal | undefined;
   startedAt: number;
   sentAt: number;
   upstreamMs: number;
@@ -104,6 +106,8 @@ export interface CoreOptions {
   caller: Caller;
   /** See SessionSeed.limitTool. */
   limitTool?: ToolLimit | undefined;
+  /** See SessionSeed.stepUp. */
+  stepUp?: StepUpCheck | undefined;
 }
 
 /**
@@ -122,3 +126,10 @@ export function takeToolToken(limit: ToolLimit | undefined, target: string, requ
   if (limit === undefined || request.method !== 'tools/call' || typeof request.params?.name !== 'string') return undefined;
   return limit(target, request.params.name);
 }
+
+/**
+ * The scopes a request routed to `target` (names restored to the server's own) needs that the
+ * principal's token lacks (router/step-up.ts); undefined when none. Judged after routing, like
+ * ToolLimit, so every path and spelling of one item meets one rule.
+ */
+export type StepUpCheck = (target: string, request: JsonRpcRequest, caller: Principal | undefined) => readonly string[] | undefined;

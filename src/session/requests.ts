@@ -25,7 +25,9 @@ import {
 } from '../telemetry/tracing.ts';
 import type { Observer, RequestOutcome } from '../log/observer.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
-import { takeToolToken, type Flavour, type LocalAnswer, type Pending, type ToolLimit } from './flavour.ts';
+import { takeToolToken, type Flavour, type LocalAnswer, type Pending, type StepUpCheck, type ToolLimit } from './flavour.ts';
+import type { Principal } from '../upstream/caller.ts';
+import { stepUpRefusal } from './step-up.ts';
 import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
@@ -52,7 +54,7 @@ export interface Requests {
   /** The flavour that routes and answers; set once, right after the core builds it. */
   flavour: Flavour | undefined;
   /** `carrier`: where the client's trace context may be besides `_meta` (the HTTP request's headers). */
-  dispatch(request: JsonRpcRequest, stream: OutStream, session: SessionCore, carrier?: TraceCarrier): void;
+  dispatch(request: JsonRpcRequest, stream: OutStream, session: SessionCore, carrier?: TraceCarrier, caller?: Principal): void;
   /** Cancels `rec` upstream and answers nothing more (HTTP still gets its fallback answer). */
   withdraw(rec: Pending, reason: string | undefined): void;
   /** The client's notifications/cancelled. */
@@ -90,9 +92,11 @@ export interface RequestsOptions {
   readonly traced: Traced | undefined;
   /** The per-tool rate limit, judged once the call's target and own tool name are known; undefined: none. */
   readonly limitTool?: ToolLimit | undefined;
+  /** Step-up (router/step-up.ts), judged once the call's target and own name are known; undefined: none. */
+  readonly stepUp?: StepUpCheck | undefined;
 }
 
-export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced, limitTool }: RequestsOptions): Requests {
+export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced, limitTool, stepUp }: RequestsOptions): Requests {
   const inflight = new Map<string, Pending>();
   // Clock reads only for someone who reads them.
   const timed = observer.observing;
@@ -185,7 +189,21 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts, trace === undefined ? undefined : { trace });
   };
 
+  /** SEP-2350: the caller's token lacks `scopes` this call needs; nothing goes upstream (step-up.ts). */
+  const challenge = (rec: Pending, member: Member, scopes: readonly string[]) => {
+    rec.member = member;
+    const answer = stepUpRefusal(rec, scopes, logger);
+    record(rec, 'denied', 'GW_STEP_UP_REQUIRED');
+    if (rec.span !== undefined) endSpans(rec, answer.error);
+    release(rec);
+    if (!rec.cancelled) streams.challenge(rec.stream, JSON.stringify(answer), scopes);
+  };
+
   const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {
+    // After routing: the aggregate restored the server's own name, so every path and spelling of
+    // one item meets one step-up rule (step-up.ts) and one rate-limit bucket.
+    const missing = stepUp === undefined ? undefined : stepUp(member.name, request, rec.caller);
+    if (missing !== undefined) return challenge(rec, member, missing);
     let taking: Promise<void> | undefined;
     try {
       taking = takeToolToken(limitTool, member.name, request);
@@ -220,7 +238,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     inflight,
     flavour: undefined,
 
-    dispatch(request, stream, session, carrier) {
+    dispatch(request, stream, session, carrier, caller) {
       const key = idKey(request.id);
       if (inflight.has(key)) {
         const error = new GatewayError('GW_INVALID_REQUEST', DUPLICATE, { reason: 'duplicate id' });
@@ -245,6 +263,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
         span,
         upstreamSpan: undefined,
         subject: timed ? observedSubject(request) : undefined,
+        caller,
         startedAt: timed ? performance.now() : 0,
         sentAt: 0,
         upstreamMs: 0,

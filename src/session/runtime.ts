@@ -29,7 +29,9 @@ import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts
 import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts';
 import { createSpares, type Spares } from '../upstream/spares.ts';
 import { createTokenCache } from '../upstream/token-cache.ts';
+import { compileStepUp, type StepUpRules } from '../router/step-up.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
+import { stepUpCheckOf } from './step-up.ts';
 import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 import { countChildren } from './limits.ts';
@@ -58,6 +60,8 @@ export interface Runtime {
   readonly cluster: Cluster | undefined;
   /** The pins (governance/), once some target has pinning on; undefined until then. */
   readonly pins: PinRegistry | undefined;
+  /** The step-up rules in force (mcpServers.<name>.requiredScopes; reloads replace them); undefined: none. */
+  stepUp(): StepUpRules | undefined;
   /** Live stdio children per target: those sessions own, and those of shared pools. */
   children(): Map<string, number>;
   /** A reloaded config: its paths for new sessions; agents of targets it dropped close once unused. */
@@ -99,7 +103,8 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   // Sealed ids name the owner and the principal; without a cluster the store's UUIDs as ever.
   const newId = cluster && ((principal: string) => cluster.sealer.seal({ replica: cluster.replicaId, local: randomUUID(), principal }));
   const pinning = createPinning(config, logger, services.observer);
-  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate });
+  let stepUp = compileStepUp(config.requiredScopes);
+  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, stepUp: stepUpCheckOf(() => stepUp) });
   spares.fill();
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
@@ -118,6 +123,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     get pins() {
       return pinning.registry;
     },
+    stepUp: () => stepUp,
     children() {
       const counts = pools.children();
       for (const [name, n] of spares.counts()) counts.set(name, (counts.get(name) ?? 0) + n);
@@ -132,6 +138,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       health.retain(next.targets.values());
       pinning.reload(next);
       endpoints.update(next);
+      stepUp = compileStepUp(next.requiredScopes);
       agents.retain(next.targets.values());
       spares.retain(next.targets.values());
     },

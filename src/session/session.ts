@@ -14,6 +14,7 @@
  */
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { DownstreamTransport } from '../log/observer.ts';
+import type { Caller } from '../router/policy.ts';
 import type { SessionUsage } from './limits.ts';
 import type { ResponseSink, StreamOptions } from './streams.ts';
 
@@ -52,9 +53,11 @@ export interface SessionCore {
   /**
    * Serves requests; their answers (and related messages) go to `sink`, one stream with `options`.
    * `carrier`: the HTTP request's headers, where a client's W3C trace context may be (read only when
-   * tracing is on; a request's own `_meta.traceparent` comes first).
+   * tracing is on; a request's own `_meta.traceparent` comes first). `caller`: who sent these
+   * requests, as its own credential says (gateway.auth); step-up judges its scopes, which may
+   * differ from those of the token the session was opened with.
    */
-  serve(requests: JsonRpcRequest[], sink: ResponseSink, options: StreamOptions, carrier?: Readonly<Record<string, unknown>>): void;
+  serve(requests: JsonRpcRequest[], sink: ResponseSink, options: StreamOptions, carrier?: Readonly<Record<string, unknown>>, caller?: Caller): void;
   /** Forwards a notification (a cancel is translated to the upstream's id). */
   handleNotification(notification: JsonRpcNotification): Promise<void>;
   /** Forwards the client's answer to a server->client request, with the upstream's id restored. */

@@ -11,7 +11,7 @@ import type { Logger } from '../log/logger.ts';
 import type { SessionCloseCause } from '../log/observer.ts';
 import type { Caller, Principal } from '../upstream/caller.ts';
 import type { PinGate } from '../governance/pin-gate.ts';
-import type { ToolLimit } from './flavour.ts';
+import type { StepUpCheck, ToolLimit } from './flavour.ts';
 import type { SessionServices } from './services.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, expiry, pickVictim, type SessionPolicy } from './limits.ts';
@@ -39,6 +39,8 @@ export interface SessionSeed {
   readonly limitTool?: ToolLimit | undefined;
   /** A target's pinning gate (governance/pin-gate.ts), undefined for a target with pinning off; absent: pinning off everywhere. */
   readonly pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
+  /** Step-up (mcpServers.<name>.requiredScopes, as reloaded): absent, nothing is judged. */
+  readonly stepUp?: StepUpCheck | undefined;
 }
 
 /** A caller without credentials (no gateway.auth, no Authorization). */
@@ -48,14 +50,14 @@ const NOBODY: Caller = Object.freeze({ principal: undefined, authorization: unde
 type CallerRecord = { -readonly [K in keyof Caller]: Caller[K] };
 
 /** What every kind of session passes on to its core from what its factory got. */
-export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'services' | 'limitTool' | 'caller'> {
+export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'services' | 'limitTool' | 'stepUp' | 'caller'> {
   readonly endpoint: string;
 }
 
 /** The session-core options every kind of session shares, with its own `logger`. */
 export function coreOptionsOf(options: CoreSource, logger: Logger) {
-  const { id, endpoint, limits, onended, audit, services, limitTool, caller } = options;
-  return { id, endpoint, limits, logger, onended, audit, services, limitTool, caller };
+  const { id, endpoint, limits, onended, audit, services, limitTool, stepUp, caller } = options;
+  return { id, endpoint, limits, logger, onended, audit, services, limitTool, stepUp, caller };
 }
 
 /**
@@ -103,9 +105,11 @@ export interface SessionStoreOptions {
   newId?: ((principal: string) => string) | undefined;
   /** See SessionSeed.pins (the Runtime's). */
   pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
+  /** Step-up over the rules in force (session/step-up.ts); absent: none. */
+  stepUp?: StepUpCheck | undefined;
 }
 
-export function createSessionStore({ config, logger, services, limitTool, newId, pins }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, services, limitTool, newId, pins, stepUp }: SessionStoreOptions): SessionStore {
   const { inflight, observer, spares } = services;
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -171,6 +175,7 @@ export function createSessionStore({ config, logger, services, limitTool, newId,
         audit: audit ? bound.child({ audit: true, session: id }) : undefined,
         limitTool: limitTool && ((target: string, tool: string) => limitTool(caller.principal?.id ?? 'anonymous', target, tool)),
         pins,
+        stepUp,
       });
       sessions.set(id, session);
       observer.sessionOpened(session);

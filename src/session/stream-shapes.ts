@@ -22,6 +22,11 @@ export interface ResponseSink {
    * (basic/utilities/cancellation: the receiver SHOULD NOT respond); an HTTP POST must get one.
    */
   readonly channel?: boolean;
+  /**
+   * Present where the response can still refuse with an HTTP status: answers with 403
+   * insufficient_scope for want of `scopes` (SEP-2350 step-up), `body` the JSON-RPC error.
+   */
+  challenge?(body: string, scopes: readonly string[]): void;
 }
 
 /** How one stream behaves; the routes pass shared constants (no allocation per request). */

@@ -26,6 +26,11 @@ export interface StreamSet {
   open(sink: ResponseSink, count: number, options: StreamOptions): OutStream;
   /** A message for `stream`; `final` when it answers one of the stream's requests. */
   deliver(stream: OutStream, data: string, final: boolean): void;
+  /**
+   * The stream's one request is refused for want of `scopes`: as a 403 challenge when nothing was
+   * sent yet and the sink can (StreamSet.challenge), else `data` as its final answer.
+   */
+  challenge(stream: OutStream, data: string, scopes: readonly string[]): void;
   /** One of the stream's requests ends with no answer to send (cancelled by the client). */
   drop(stream: OutStream, fallbackAnswer: string): void;
   /** Where a server-initiated message goes when nothing ties it to a request. */
@@ -180,6 +185,15 @@ export function createStreamSet({ log, logger, priming, keepFinished, onabandon 
       }
       write(stream, data);
       if (final && --stream.remaining === 0) finish(stream);
+    },
+
+    challenge(stream, data, scopes) {
+      const sink = stream.sink;
+      if (stream.mode !== PENDING || stream.options.batch || stream.complete || sink?.challenge === undefined || sink.closed) return set.deliver(stream, data, true);
+      stream.mode = JSON_MODE;
+      stream.remaining = 0;
+      sink.challenge(data, scopes);
+      finish(stream);
     },
 
     drop(stream, fallbackAnswer) {

@@ -100,8 +100,11 @@ export function toModernAnswer(message: JsonObject, id: RequestId, method: strin
   return { status: 200, body: JSON.stringify(message) };
 }
 
-/** `uri`: what a resources/read asked for (an unknown resource's error names it). */
-export function createRelay(exchange: Exchange, hostId: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string): Relay {
+/**
+ * `uri`: what a resources/read asked for (an unknown resource's error names it). `challenge`: with
+ * step-up over HTTP, the `WWW-Authenticate` of a 403 for the missing scopes (StreamSet.challenge).
+ */
+export function createRelay(exchange: Exchange, hostId: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string, challenge?: (missing: readonly string[]) => string): Relay {
   let current = exchange;
   let id = clientId;
   let level = logLevel;
@@ -246,6 +249,15 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
       }
     },
   };
+  if (challenge !== undefined) {
+    relay.challenge = (body, scopes) => {
+      if (finished || parked || streaming) return relay.json(body);
+      finished = true;
+      const message: unknown = JSON.parse(body);
+      current.json(403, toModernAnswer(isObject(message) ? message : {}, id, method).body, { 'www-authenticate': challenge(scopes) });
+      hooks.done(relay);
+    };
+  }
   watch(exchange);
   return relay;
 }

@@ -37,6 +37,8 @@ export interface StatelessRequest {
   readonly principal: Caller | undefined;
   readonly authorization: string | undefined;
   readonly exchange: Exchange;
+  /** Step-up over HTTP: the `WWW-Authenticate` of a 403 for `missing` scopes (relay.ts); undefined: a JSON-RPC error. */
+  readonly challenge?: ((missing: readonly string[]) => string) | undefined;
 }
 
 export interface StatelessOptions {
@@ -149,14 +151,15 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     }
     const hostId = host.nextCall++;
     const uri = subjectOf(request.method)?.kind === 'uri' ? namedBy(request.method, request.params) : undefined;
-    const relay = createRelay(exchange, hostId, request.id, request.method, logLevel, hooksFor(host), uri);
+    const relay = createRelay(exchange, hostId, request.id, request.method, logLevel, hooksFor(host), uri, input.challenge);
     if (asks) host.askers.add(relay);
     const params = withoutEnvelope(request.params);
     if (params !== undefined) {
       delete params.inputResponses;
       delete params.requestState;
     }
-    host.session.serve([{ jsonrpc: '2.0', id: hostId, method: request.method, ...(params === undefined ? {} : { params }) }], relay, CHANNEL_REQUEST);
+    // The caller is this request's own: step-up judges its token, not the one that opened the host.
+    host.session.serve([{ jsonrpc: '2.0', id: hostId, method: request.method, ...(params === undefined ? {} : { params }) }], relay, CHANNEL_REQUEST, undefined, input.principal);
   };
 
   const discover = async (input: StatelessRequest) => {

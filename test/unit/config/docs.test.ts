@@ -53,7 +53,7 @@ for (const key of ['url', 'pinning', 'tokenExchange.tokenEndpoint', 'tokenExchan
   remoteDefaults.set(key, undefined);
 }
 // Keys that only matter on aggregate endpoints (every kind has them) have a table of their own.
-const aggregateDefaults = new Map<string, unknown>([['prefix', undefined], ['eager', undefined]]);
+const aggregateDefaults = new Map<string, unknown>([['prefix', undefined], ['eager', undefined], ['requiredScopes.tools', undefined], ['requiredScopes.prompts', undefined], ['requiredScopes.resources', undefined]]);
 for (const [key, value] of serverDefaults) {
   if (/^(tools|prompts|resources)\./.test(key)) aggregateDefaults.set(key, value);
 }
