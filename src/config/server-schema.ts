@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { containmentKeys } from './containment-schema.ts';
+import { guardrailKeys } from './hooks-schema.ts';
 import { anObject, boolean, envName, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString, isPlainHttpUrl } from './schema-kit.ts';
 
 /** A tools/prompts/resources filter: glob lists; an empty allow list allows everything. */
@@ -101,6 +102,8 @@ const upstreamCommon = {
    */
   startupTimeoutMs: positive(MAX_DURATION_MS).default(10_000),
   circuitBreaker: circuitBreakerSchema.prefault({}),
+  /** hooks, redact: hooks-schema.ts. */
+  ...guardrailKeys,
   ...aggregateExposure(),
 };
 
