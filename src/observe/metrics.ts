@@ -7,7 +7,7 @@
  * are capped per label (label-cap.ts): past `maxLabelValues` distinct values the rest count as
  * `other`.
  */
-import type { ObservedRequest, ObservedSession, Observer, RequestOutcome, SessionCloseCause, UpstreamEvent } from '../log/observer.ts';
+import type { HookOutcome, ObservedRequest, ObservedSession, Observer, RequestOutcome, SessionCloseCause, UpstreamEvent } from '../log/observer.ts';
 import { observe } from './histogram.ts';
 import { createLabelCap, type LabelCap } from './label-cap.ts';
 import { counters, createTree, histograms, leaf, type Histogram, type Tree } from './tally.ts';
@@ -16,6 +16,8 @@ export const OUTCOMES: readonly RequestOutcome[] = ['ok', 'error', 'cancelled', 
 const OUTCOME_INDEX: Readonly<Record<RequestOutcome, number>> = { ok: 0, error: 1, cancelled: 2, denied: 3 };
 export const UPSTREAM_EVENTS: readonly UpstreamEvent[] = ['start', 'restart', 'exit', 'start-failed'];
 const EVENT_INDEX: Readonly<Record<UpstreamEvent, number>> = { start: 0, restart: 1, exit: 2, 'start-failed': 3 };
+export const HOOK_OUTCOMES: readonly HookOutcome[] = ['allow', 'deny', 'modify', 'failed-open', 'failed-closed', 'redacted'];
+const HOOK_INDEX: Readonly<Record<HookOutcome, number>> = { allow: 0, deny: 1, modify: 2, 'failed-open': 3, 'failed-closed': 4, redacted: 5 };
 /** Slot 0: opened; then one per close cause. */
 export const SESSION_SLOTS = ['opened', 'ended', 'evicted', 'reaped'] as const;
 const CAUSE_INDEX: Readonly<Record<SessionCloseCause, number>> = { ended: 1, evicted: 2, reaped: 3 };
@@ -45,6 +47,8 @@ export interface Tallies {
   /** status code ("401", "403"). */
   readonly authFailures: Tree<Float64Array>;
   readonly rateLimited: Float64Array;
+  /** target > phase: per hook outcome. */
+  readonly hooks: Tree<Float64Array>;
   /** read, written. */
   readonly bytes: Float64Array;
   readonly caps: Readonly<Record<'endpoint' | 'method' | 'target' | 'tool' | 'code', LabelCap>>;
@@ -68,6 +72,7 @@ export function createMetricsCollector(maxLabelValues: number): MetricsCollector
     upstreams: createTree(1, counters(UPSTREAM_EVENTS.length)),
     authFailures: createTree(1, counters(1)),
     rateLimited: new Float64Array(1),
+    hooks: createTree(2, counters(HOOK_OUTCOMES.length)),
     bytes: new Float64Array(2),
     caps,
   };
@@ -100,6 +105,7 @@ export function createMetricsCollector(maxLabelValues: number): MetricsCollector
       if (kind === 'rate-limit') bump(tallies.rateLimited, 0);
       else bump(leaf(tallies.authFailures, code), 0);
     },
+    hooked: (target, phase, outcome) => bump(leaf(tallies.hooks, caps.target.fold(target), phase), HOOK_INDEX[outcome]),
     bytes(read, written) {
       tallies.bytes[0] = (tallies.bytes[0] as number) + read;
       tallies.bytes[1] = (tallies.bytes[1] as number) + written;

@@ -195,6 +195,7 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
       version++;
     },
     refused: () => undefined,
+    hooked: () => undefined,
     bytes: () => undefined,
   };
 

@@ -72,6 +72,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       breakers: seed.breakers,
       observer: seed.observer,
       limitTool: seed.limitTool,
+      guard: seed.guard,
       spares: seed.spares,
       onended: (ended: SessionCore) => {
         live.delete(session);

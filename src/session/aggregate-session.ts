@@ -30,6 +30,7 @@ import { resolveRoute } from './aggregate-routing.ts';
 import { learn, learnerOf, learntOf, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import { createSessionCore } from './core.ts';
 import type { CoreParts, Flavour, LocalAnswer, ToolLimit } from './flavour.ts';
+import type { CallGuard } from './hooks/guard.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session, SessionCore } from './session.ts';
 import { coreOptionsOf, type DownstreamInfo } from './store.ts';
@@ -67,6 +68,8 @@ export interface AggregateSessionOptions {
   breakers?: Breakers | undefined;
   /** See SessionSeed.limitTool. */
   limitTool?: ToolLimit | undefined;
+  /** See SessionSeed.guard. */
+  guard?: CallGuard | undefined;
   /** Who hears about its requests and upstreams (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
   /** See SessionSeed.spares. */

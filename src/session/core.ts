@@ -56,7 +56,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
         };
   const budget = options.inflight ?? createInflightBudget(limits);
   const observer = options.observer ?? NOOP_OBSERVER;
-  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced, limitTool: options.limitTool });
+  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced, limitTool: options.limitTool, guard: options.guard });
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;

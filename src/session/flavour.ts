@@ -10,6 +10,7 @@ import type { Logger } from '../log/logger.ts';
 import type { DownstreamTransport, Observer, ObservedRequest } from '../log/observer.ts';
 import type { NameTable } from '../router/name-table.ts';
 import type { Span, Tracing } from '../telemetry/tracing.ts';
+import type { CallGuard } from './hooks/guard.ts';
 import type { InflightBudget } from './inflight.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
@@ -107,6 +108,8 @@ export interface CoreOptions {
   principal?: string | undefined;
   /** See SessionSeed.limitTool. */
   limitTool?: ToolLimit | undefined;
+  /** See SessionSeed.guard. */
+  guard?: CallGuard | undefined;
 }
 
 /**

@@ -25,29 +25,14 @@ import {
 import type { Observer, RequestOutcome } from '../log/observer.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { Flavour, LocalAnswer, Pending, ToolLimit } from './flavour.ts';
+import { AUDITED, auditedOf, subjectOf } from './audited.ts';
+import type { CallGuard } from './hooks/guard.ts';
 import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
-
-/** The requests that get an audit line (logging.audit): the param naming their subject, and the line's field for it (never `name`, the logger's own). */
-const AUDITED: Readonly<Record<string, readonly ['name' | 'uri', string]>> = { 'tools/call': ['name', 'tool'], 'prompts/get': ['name', 'prompt'], 'resources/read': ['uri', 'uri'] };
-
-function auditedOf(request: JsonRpcRequest): Pending['audited'] {
-  const field = AUDITED[request.method]?.[0];
-  if (field === undefined) return undefined;
-  const name = request.params?.[field];
-  return { name: typeof name === 'string' ? name : '', started: performance.now() };
-}
-
-/** What an observed request names (ObservedRequest.subject); list requests: their cursor, if any. */
-function subjectOf(request: JsonRpcRequest): string | undefined {
-  const field = AUDITED[request.method]?.[0] ?? (request.method.endsWith('/list') ? 'cursor' : undefined);
-  const value = field === undefined ? undefined : request.params?.[field];
-  return typeof value === 'string' ? value : undefined;
-}
 
 export interface Requests {
   /** Client id key -> the request being served. */
@@ -93,9 +78,11 @@ export interface RequestsOptions {
   readonly traced: Traced | undefined;
   /** The per-tool rate limit, judged once the call's target and own tool name are known; undefined: none. */
   readonly limitTool?: ToolLimit | undefined;
+  /** The targets' hooks and redaction, judged after routing and before answering; undefined: none. */
+  readonly guard?: CallGuard | undefined;
 }
 
-export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced, limitTool }: RequestsOptions): Requests {
+export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced, limitTool, guard }: RequestsOptions): Requests {
   const inflight = new Map<string, Pending>();
   // Clock reads only for someone who reads them.
   const timed = observer.observing;
@@ -143,6 +130,13 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     deliver(rec, JSON.stringify(answer));
   };
 
+  /** A member's answer, as the client gets it (after the response hooks, if any). */
+  const answer = (rec: Pending, response: JsonRpcResponse) => {
+    if (timed || rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
+    if (rec.span !== undefined) endSpans(rec, errorOf(response), isToolError(response));
+    deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
+  };
+
   const handler: PendingHandler<Pending> = {
     onresponse(response, rec) {
       if (rec.probe) rec.member?.breaker?.succeeded();
@@ -152,9 +146,10 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
           observer.listed(rec.member.name, rec.method, response.result, rec.subject === undefined);
         }
       }
-      if (timed || rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
-      if (rec.span !== undefined) endSpans(rec, errorOf(response), isToolError(response));
-      deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
+      // Hot path: one read when no target of the gateway has hooks or redaction (session/hooks/).
+      const judged = guard === undefined || rec.member === undefined ? undefined : guard.response(rec, rec.session.principal, rec.member.target, rec.method, response);
+      if (judged === undefined) return answer(rec, response);
+      judged.then((judgedResponse) => rec.cancelled || answer(rec, judgedResponse), (err: unknown) => rec.cancelled || fail(rec, err));
     },
     onerror(error, rec) {
       fail(rec, error);
@@ -197,6 +192,12 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
         return fail(rec, err);
       }
     }
+    const judged = guard === undefined ? undefined : guard.request(rec, rec.session.principal, member.target, request);
+    if (judged === undefined) return open(rec, member, request);
+    judged.then((judgedRequest) => rec.cancelled || open(rec, member, judgedRequest), (err: unknown) => rec.cancelled || fail(rec, err));
+  };
+
+  const open = (rec: Pending, member: Member, request: JsonRpcRequest) => {
     // Hot path: an open member takes the request at once; only a first use (or a restart) waits.
     if (member.connection !== undefined) return send(rec, member, request);
     member.connect().then(

@@ -15,6 +15,7 @@ import type { Logger } from '../log/logger.ts';
 import { NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
+import { createHookClient } from '../transport/hook-client.ts';
 import { createAgentPool, type AgentPool } from '../transport/http-pool.ts';
 import { createBreakers, type Breakers } from '../upstream/breakers.ts';
 import { createTargetHealth, type TargetHealthMonitor } from '../upstream/target-health.ts';
@@ -23,6 +24,7 @@ import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts'
 import { createSpares, type Spares } from '../upstream/spares.ts';
 import { createTokenCache } from '../upstream/token-cache.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
+import { createCallGuard } from './hooks/guard.ts';
 import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 import { countChildren } from './limits.ts';
@@ -81,7 +83,10 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     caps: config.session,
     sessionChildren: (target) => countChildren(store.live(), target),
   });
-  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool, spares });
+  // Hooks cost nothing until a target has some: the client dials nothing before its first call.
+  const hookClient = createHookClient();
+  const guard = createCallGuard({ client: hookClient, observer, logger });
+  const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool, guard, spares });
   spares.fill();
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
@@ -119,7 +124,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       await store.close(graceMs);
       await sparesClosed;
       // Sessions sent their DELETEs while ending; what is left of the agents and pools goes now.
-      await Promise.all([agents.close(), pools.close()]);
+      await Promise.all([agents.close(), pools.close(), hookClient.close()]);
       tokens.clear();
     },
   };

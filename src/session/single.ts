@@ -29,6 +29,7 @@ import { createMember } from './member.ts';
 import type { Observer } from '../log/observer.ts';
 import { coreOptionsOf, type DownstreamInfo } from './store.ts';
 import type { ToolLimit } from './flavour.ts';
+import type { CallGuard } from './hooks/guard.ts';
 import type { Session, SessionCore } from './session.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 
@@ -58,6 +59,8 @@ export interface SingleSessionOptions {
   breakers?: Breakers | undefined;
   /** See SessionSeed.limitTool. */
   limitTool?: ToolLimit | undefined;
+  /** See SessionSeed.guard. */
+  guard?: CallGuard | undefined;
   /** Who hears about its requests and upstream (log/observer.ts); default: nobody. */
   observer?: Observer | undefined;
   /** See SessionSeed.spares. */

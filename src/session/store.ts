@@ -16,6 +16,7 @@ import type { UpstreamFactory } from '../upstream/open.ts';
 import type { SpareRoom, SpareSource } from '../upstream/spares.ts';
 import { createInflightBudget, type InflightBudget } from './inflight.ts';
 import type { ToolLimit } from './flavour.ts';
+import type { CallGuard } from './hooks/guard.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, expiry, pickVictim, type SessionPolicy } from './limits.ts';
 import { createRoomKeeper } from './room.ts';
@@ -48,6 +49,8 @@ export interface SessionSeed {
   readonly observer?: Observer | undefined;
   /** The per-tool rate limit, bound to the session's principal; absent: none. */
   readonly limitTool?: ToolLimit | undefined;
+  /** The targets' guardrail hooks and redaction (session/hooks/, the Runtime's); absent: none. */
+  readonly guard?: CallGuard | undefined;
   /** Warm spares a session's first start may take (upstream/spares.ts); absent: none. */
   readonly spares?: SpareSource | undefined;
 }
@@ -77,7 +80,7 @@ export function observed(options: { readonly downstream?: DownstreamInfo | undef
 }
 
 /** What every kind of session passes on to its core from what its factory got. */
-export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'tracing' | 'observer' | 'limitTool'> {
+export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'tracing' | 'observer' | 'limitTool' | 'guard'> {
   readonly endpoint: string;
   readonly inflight?: InflightBudget | undefined;
   readonly downstream?: DownstreamInfo | undefined;
@@ -85,8 +88,8 @@ export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended
 
 /** The session-core options every kind of session shares, with its own `logger`. */
 export function coreOptionsOf(options: CoreSource, logger: Logger) {
-  const { id, endpoint, limits, onended, audit, tracing, inflight, limitTool } = options;
-  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, limitTool, held: options.downstream?.held === true, ...observed(options) };
+  const { id, endpoint, limits, onended, audit, tracing, inflight, limitTool, guard } = options;
+  return { id, endpoint, limits, logger, onended, audit, tracing, inflight, limitTool, guard, held: options.downstream?.held === true, ...observed(options) };
 }
 
 /**
@@ -132,11 +135,13 @@ export interface SessionStoreOptions {
   observer?: Observer | undefined;
   /** gateway.rateLimits.perTool keyed by principal id, target and tool (auth/rate-limit.ts); absent: none. */
   limitTool?: ((principal: string, target: string, tool: string) => void) | undefined;
+  /** The targets' guardrails (session/hooks/guard.ts); absent: none. */
+  guard?: CallGuard | undefined;
   /** Warm spares (upstream/spares.ts): ended before any session for room, refilled as sessions end. */
   spares?: (SpareRoom & SpareSource) | undefined;
 }
 
-export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool, spares }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, upstreams, tracing, breakers, observer = NOOP_OBSERVER, limitTool, guard, spares }: SessionStoreOptions): SessionStore {
   const inflight = createInflightBudget(config.limits);
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -205,6 +210,7 @@ export function createSessionStore({ config, logger, upstreams, tracing, breaker
         tracing,
         observer,
         limitTool: limitTool && ((target: string, tool: string) => limitTool(downstream.principal?.id ?? 'anonymous', target, tool)),
+        guard,
         spares,
       });
       sessions.set(id, session);
