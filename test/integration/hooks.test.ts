@@ -194,6 +194,27 @@ describe('a hook that does not answer in time', () => {
   });
 });
 
+describe('a request withdrawn while its hook decides', () => {
+  it('gets no answer when the hook comes back, and the session goes on', async () => {
+    const peer = await openWs(wsUrl(gw.url, '/ws'));
+    try {
+      await initializeWs(peer);
+      const before = hooks.calls.length;
+      // cls's hook hangs and fails closed after 300 ms: the cancel comes first.
+      peer.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'cls__echo', arguments: { text: 'never' } } });
+      while (hooks.calls.length === before) await new Promise((resolve) => setImmediate(resolve));
+      peer.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'changed my mind' } });
+      // opn's hook hangs as long and fails open, so its answer comes after cls's hook has given up.
+      peer.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'opn__echo', arguments: { text: 'after' } } });
+      const frames = await peer.until(2);
+      expect(frames.filter((frame) => frame.id === 1)).toEqual([]);
+      expect(frames.at(-1)).toMatchObject({ id: 2, result: { content: [{ text: 'after' }] } });
+    } finally {
+      peer.socket.close();
+    }
+  });
+});
+
 describe('signatures', () => {
   it('the documented check refuses a forged or altered call', async () => {
     const signed = hooks.calls.find((call) => call.path === '/judge');
