@@ -86,6 +86,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   // Hooks cost nothing until a target has some: the client dials nothing before its first call.
   const hookClient = createHookClient();
   const guard = createCallGuard({ client: hookClient, observer, logger });
+  guard.retain(config.targets.values());
   const store = createSessionStore({ config, logger, upstreams, tracing, breakers, observer, limitTool, guard, spares });
   spares.fill();
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
@@ -116,6 +117,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       endpoints.update(next);
       agents.retain(next.targets.values());
       spares.retain(next.targets.values());
+      guard.retain(next.targets.values());
     },
     async close(graceMs) {
       stateless.close();

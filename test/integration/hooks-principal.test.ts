@@ -4,7 +4,7 @@
  * fixture, a hook server started here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TargetConfig } from '../../src/config/types.ts';
+import type { GatewayConfig, TargetConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { keyAuth } from '../support/auth-server.ts';
 import { buildConfig, createTestLogger, stdioTarget } from '../support/gateway.ts';
@@ -17,6 +17,7 @@ const recorder = { command: process.execPath, args: [new URL('../fixtures/record
 
 let hooks: HookServer;
 let gw: RunningGateway;
+let withHook: GatewayConfig;
 
 beforeAll(async () => {
   // Frank may not call anything; erin may.
@@ -24,7 +25,8 @@ beforeAll(async () => {
   const config = buildConfig({ targets: { rec: recorder } });
   const hook = { url: `${hooks.url}/who`, methods: ['tools/*'], phase: 'request' as const, timeoutMs: 5_000, failureMode: 'closed' as const, maxConcurrent: 8, maxAnswerBytes: 65_536 };
   (config.targets as Map<string, TargetConfig>).set('rec', { ...stdioTarget('rec', recorder), hooks: [hook] });
-  gw = await startGateway({ ...config, auth: keyAuth(KEYS) }, { logger: createTestLogger('silent', undefined) });
+  withHook = { ...config, auth: keyAuth(KEYS) };
+  gw = await startGateway(withHook, { logger: createTestLogger('silent', undefined) });
 });
 
 afterAll(async () => {
@@ -32,7 +34,8 @@ afterAll(async () => {
   await hooks?.close();
 });
 
-async function call2025(who: keyof typeof KEYS, text: string) {
+/** A live 2025 session on /mcp as `who`. */
+async function session(who: keyof typeof KEYS) {
   const url = new URL('/mcp', gw.url);
   const auth = { authorization: `Bearer ${KEYS[who]}` };
   const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'p', version: '1' } } };
@@ -40,10 +43,23 @@ async function call2025(who: keyof typeof KEYS, text: string) {
   await opened.text();
   const id = { 'mcp-session-id': opened.headers.get('mcp-session-id')! };
   await (await fetch(url, { method: 'POST', headers: { ...HEADERS, ...auth, ...id }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
-  const res = await fetch(url, { method: 'POST', headers: { ...HEADERS, ...auth, ...id }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text } } }) });
-  const answer = (await res.json()) as Record<string, any>;
-  await fetch(url, { method: 'DELETE', headers: { ...auth, ...id } });
-  return answer;
+  let n = 1;
+  return {
+    async call(text: string): Promise<Record<string, any>> {
+      const body = { jsonrpc: '2.0', id: n++, method: 'tools/call', params: { name: 'echo', arguments: { text } } };
+      return (await (await fetch(url, { method: 'POST', headers: { ...HEADERS, ...auth, ...id }, body: JSON.stringify(body) })).json()) as Record<string, any>;
+    },
+    close: () => fetch(url, { method: 'DELETE', headers: { ...auth, ...id } }),
+  };
+}
+
+async function call2025(who: keyof typeof KEYS, text: string) {
+  const live = await session(who);
+  try {
+    return await live.call(text);
+  } finally {
+    await live.close();
+  }
 }
 
 describe('the principal a hook sees', () => {
@@ -57,5 +73,22 @@ describe('the principal a hook sees', () => {
     expect(errorOf(asFrank)).toMatchObject({ data: { code: 'GW_HOOK_DENIED' } });
     const seen = hooks.calls.map((c) => [c.body.principal, c.body.params.arguments.text]);
     expect(seen).toEqual([['key:erin', 'e1'], ['key:frank', 'f1'], ['key:erin', 'e2'], ['key:frank', 'f2']]);
+  });
+});
+
+describe('a reload', () => {
+  it('reaches the hooks of a live session at once, both ways', async () => {
+    const frank = await session('frank');
+    try {
+      expect((await frank.call('f3')).error).toMatchObject({ data: { code: 'GW_HOOK_DENIED' } });
+      const targets = new Map(withHook.targets);
+      targets.set('rec', stdioTarget('rec', recorder));
+      gw.reload({ ...withHook, targets });
+      expect((await frank.call('f4')).result.content[0].text).toBe('f4');
+      gw.reload(withHook);
+      expect((await frank.call('f5')).error).toMatchObject({ data: { code: 'GW_HOOK_DENIED' } });
+    } finally {
+      await frank.close();
+    }
   });
 });

@@ -34,6 +34,12 @@ export interface CallGuard {
    * `response` (redacted in place if the target redacts).
    */
   response(key: object, principal: string | undefined, target: TargetConfig, method: string, response: JsonRpcResponse): Promise<JsonRpcResponse> | undefined;
+  /**
+   * The targets of the config in force (start, reload): a target's hooks and redaction are read
+   * from here, so a reload reaches live sessions at once; a session of a target the reload removed
+   * keeps its own.
+   */
+  retain(targets: Iterable<TargetConfig>): void;
 }
 
 interface CompiledHook {
@@ -62,6 +68,11 @@ export function createCallGuard({ client, observer, logger }: CallGuardOptions):
   const log = logger.child({ component: 'hooks' });
   /** Per target config object: a reload's new target gets fresh hooks (and fresh counts). */
   const compiledOf = new WeakMap<TargetConfig, Compiled>();
+  /** Every target in force by name, and whether any of them has guardrails (false: the hot path returns at once). */
+  let current = new Map<string, TargetConfig>();
+  let guarded = false;
+  const effective = (target: TargetConfig): TargetConfig => (current.has(target.name) ? (current.get(target.name) as TargetConfig) : target);
+  const hasGuardrails = (target: TargetConfig) => target.hooks !== undefined || target.redact !== undefined;
   /** The params a request was forwarded with, for its response-phase hooks (only when some apply). */
   const paramsOf = new WeakMap<object, JsonObject | undefined>();
 
@@ -144,7 +155,9 @@ export function createCallGuard({ client, observer, logger }: CallGuardOptions):
   };
 
   return {
-    request(key, principal, target, request) {
+    request(key, principal, member, request) {
+      if (!guarded && member.hooks === undefined) return undefined;
+      const target = effective(member);
       if (target.hooks === undefined) return undefined;
       const compiled = compile(target);
       const hooks = matching(compiled.request, request.method);
@@ -155,9 +168,10 @@ export function createCallGuard({ client, observer, logger }: CallGuardOptions):
       }
       return judgeRequest(key, hooks, keep, principal, target.name, request);
     },
-    response(key, principal, target, method, response) {
-      if (target.hooks === undefined && target.redact === undefined) return undefined;
-      if (!('result' in response) || !isObject(response.result)) return undefined;
+    response(key, principal, member, method, response) {
+      if (!guarded && !hasGuardrails(member)) return undefined;
+      const target = effective(member);
+      if (!hasGuardrails(target) || !('result' in response) || !isObject(response.result)) return undefined;
       const compiled = compile(target);
       const hooks = matching(compiled.response, method);
       if (hooks.length === 0) {
@@ -167,6 +181,10 @@ export function createCallGuard({ client, observer, logger }: CallGuardOptions):
       const params = paramsOf.get(key);
       paramsOf.delete(key);
       return judgeResponse(hooks, compiled.redact, params, principal, target.name, method, response);
+    },
+    retain(targets) {
+      current = new Map([...targets].map((target) => [target.name, target]));
+      guarded = [...current.values()].some(hasGuardrails);
     },
   };
 }
