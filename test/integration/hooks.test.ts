@@ -1,7 +1,7 @@
 /**
  * Guardrail hooks and the redaction guard (docs/governance-hooks.md) with real parts: a hook server
  * started here (node:http, verifying the documented signature), a real gateway, the recorder
- * fixture as the upstream, and the MCP SDK client, a 2026 stateless request and a WebSocket as
+ * fixture as the upstream, and the MCP SDK client, a 2026 stateless request, a WebSocket and legacy SSE as
  * downstreams. Deny, modify and pass on both phases, on a server path and the aggregate; a hook
  * that hangs follows its failureMode both ways; the redaction guard strips a private key.
  */
@@ -13,6 +13,7 @@ import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildConfig, createTestLogger, stdioTarget } from '../support/gateway.ts';
 import { startHookServer, verifyAsDocumented, type HookServer } from '../support/hook-server.ts';
 import { errorOf, modern, resultOf } from '../support/modern.ts';
+import { openLegacyStream } from '../support/legacy-sse.ts';
 import { initializeWs, openWs, wsUrl } from '../support/ws-client.ts';
 
 const SECRET = 'hook-secret-0123456789abcdef';
@@ -169,6 +170,23 @@ describe('the same hooks on every path to the tool', () => {
       expect((await peer.until(8)).at(-1)).toMatchObject({ id: 8, result: { content: [{ text: 'ok' }] } });
     } finally {
       peer.socket.close();
+    }
+  });
+});
+
+describe('the legacy HTTP+SSE path', () => {
+  it('denies and modifies as the other paths do', async () => {
+    const stream = await openLegacyStream(new URL('/servers/rec/sse', gw.url));
+    try {
+      await stream.post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'old', version: '1' } } });
+      expect(await stream.nextMessage()).toMatchObject({ id: 0, result: {} });
+      await stream.post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      await stream.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'deny-me' } } });
+      expect(await stream.nextMessage()).toMatchObject({ id: 1, error: { data: { code: 'GW_HOOK_DENIED', phase: 'request' } } });
+      await stream.post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'swap-me' } } });
+      expect(await stream.nextMessage()).toMatchObject({ id: 2, result: { content: [{ text: 'swapped' }] } });
+    } finally {
+      stream.close();
     }
   });
 });
