@@ -8,7 +8,7 @@ import { DEFAULT_INHERITED_ENV } from './default-env.ts';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigFile, ServerEntry } from './schema.ts';
 import type { TelemetrySection } from './telemetry-schema.ts';
-import type { AggregateConfig, AuthConfig, RequiredScopesConfig, BucketConfig, GatewayConfig, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig, TokenExchangeConfig, TracesConfig } from './types.ts';
+import type { AggregateConfig, AuthConfig, RequiredScopesConfig, BucketConfig, GatewayConfig, Guardrails, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig, TokenExchangeConfig, TracesConfig } from './types.ts';
 
 /**
  * Restart backoff is not exposed in the file yet: 250 ms first (a child that died at once usually
@@ -143,6 +143,14 @@ function toAggregateConfig(file: ConfigFile, targets: ReadonlyMap<string, Target
   return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, exposure, groups: groupMap };
 }
 
+/** The target's hooks and redaction, copied out of the parsed entry (absent when none: the call path checks for absence). */
+function guardrailsOf(server: ServerEntry): Guardrails {
+  return {
+    ...(server.hooks.length === 0 ? {} : { hooks: server.hooks.map((hook) => ({ ...hook, methods: [...hook.methods] })) }),
+    ...(server.redact === undefined ? {} : { redact: { ...server.redact, patterns: [...server.redact.patterns] } }),
+  };
+}
+
 function toTargetConfig(name: string, server: ServerEntry, baseDir: string): TargetConfig {
   const timeouts = {
     requestMs: server.timeoutMs,
@@ -172,6 +180,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
       maxMessageBytes: server.maxMessageBytes,
       ...(server.type === 'http' ? { protocol: server.protocol } : {}),
       circuitBreaker: { ...server.circuitBreaker },
+      ...guardrailsOf(server),
     };
   }
   return {
@@ -196,6 +205,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
       spares: server.upstream.mode === 'shared' ? 0 : server.upstream.spares,
     },
     circuitBreaker: { ...server.circuitBreaker },
+    ...guardrailsOf(server),
     ...(server.sandbox === undefined ? {} : { sandbox: { writable: server.sandbox.writable, readable: server.sandbox.readable, network: server.sandbox.network } }),
     ...(server.limits === undefined ? {} : { limits: { ...server.limits } }),
   };

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { containmentKeys } from './containment-schema.ts';
 import { requiredScopesSchema } from './step-up-schema.ts';
+import { guardrailKeys } from './hooks-schema.ts';
 import { anObject, boolean, envName, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString, isPlainHttpUrl } from './schema-kit.ts';
 
 /** A tools/prompts/resources filter: glob lists; an empty allow list allows everything. */
@@ -105,6 +106,8 @@ const upstreamCommon = {
   /** Unset: `gateway.pinning.mode`. "off", "warn" or "block" for this server alone (docs/governance.md). */
   pinning: z.enum(['off', 'warn', 'block'], { error: 'expected "off", "warn" or "block"' }).optional(),
   requiredScopes: requiredScopesSchema,
+  /** hooks, redact: hooks-schema.ts. */
+  ...guardrailKeys,
   ...aggregateExposure(),
 };
 

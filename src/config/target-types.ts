@@ -166,4 +166,34 @@ export interface RemoteTargetConfig {
 /** Which protocol family a Streamable HTTP target speaks: found out, or fixed by the config. */
 export type UpstreamProtocol = 'auto' | '2025' | '2026';
 
-export type TargetConfig = StdioTargetConfig | RemoteTargetConfig;
+/** One HTTP hook of a target (`mcpServers.<name>.hooks[]`, session/hooks/). */
+export interface HookConfig {
+  readonly url: string;
+  /** Method globs the hook is asked about. */
+  readonly methods: readonly string[];
+  readonly phase: 'request' | 'response' | 'both';
+  readonly timeoutMs: number;
+  /** What a hook that fails or times out means: pass the message on (`open`) or refuse it (`closed`). */
+  readonly failureMode: 'open' | 'closed';
+  /** HMAC-SHA256 key of the signature header; a secret: never logged, never in error data. */
+  readonly secret?: string | undefined;
+  readonly maxConcurrent: number;
+  readonly maxAnswerBytes: number;
+}
+
+/** The built-in redaction of tool results (`mcpServers.<name>.redact`). */
+export interface RedactConfig {
+  /** The built-in patterns (private keys, cloud keys, tokens). */
+  readonly secrets: boolean;
+  /** The operator's own regular expressions. */
+  readonly patterns: readonly string[];
+  readonly marker: string;
+}
+
+/** The guardrails of a target; both absent (hand-built configs) or empty: none. */
+export interface Guardrails {
+  readonly hooks?: readonly HookConfig[];
+  readonly redact?: RedactConfig | undefined;
+}
+
+export type TargetConfig = (StdioTargetConfig | RemoteTargetConfig) & Guardrails;

@@ -57,6 +57,9 @@ export type SessionCloseCause = 'ended' | 'evicted' | 'reaped';
 /** One upstream (a member of a session) changing state; `start-failed`: a start or handshake that did not succeed. */
 export type UpstreamEvent = 'start' | 'restart' | 'exit' | 'start-failed';
 
+/** What one guardrail hook (or the redaction guard) did to a message (session/hooks/). */
+export type HookOutcome = 'allow' | 'deny' | 'modify' | 'failed-open' | 'failed-closed' | 'redacted';
+
 /** Refused at the edge before any session saw it. */
 export type RefusalKind = 'auth' | 'rate-limit';
 
@@ -76,6 +79,8 @@ export interface Observer {
   listed(target: string, method: string, result: unknown, first: boolean): void;
   upstream(target: string, event: UpstreamEvent): void;
   refused(kind: RefusalKind, code: string): void;
+  /** A hook of `target` judged a request or a result (`redacted`: the built-in guard replaced something). */
+  hooked(target: string, phase: 'request' | 'response', outcome: HookOutcome): void;
   /** Bytes read from and written to downstream sockets since the last report. */
   bytes(read: number, written: number): void;
   /** A pinning decision about an item of `target` (governance/pin-registry.ts): rare, never per message. */
@@ -97,6 +102,7 @@ export const NOOP_OBSERVER: Observer = Object.freeze({
   listed: nothing,
   upstream: nothing,
   refused: nothing,
+  hooked: nothing,
   bytes: nothing,
   pinned: nothing,
 });
@@ -119,6 +125,7 @@ export function combineObservers(observers: readonly Observer[]): Observer {
     listed: (target, method, result, first) => live.forEach((o) => o.listed(target, method, result, first)),
     upstream: (target, event) => live.forEach((o) => o.upstream(target, event)),
     refused: (kind, code) => live.forEach((o) => o.refused(kind, code)),
+    hooked: (target, phase, outcome) => live.forEach((o) => o.hooked(target, phase, outcome)),
     bytes: (read, written) => live.forEach((o) => o.bytes(read, written)),
     pinned: (target, decision) => live.forEach((o) => o.pinned(target, decision)),
   };

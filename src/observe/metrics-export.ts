@@ -5,7 +5,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram as PromHistogram, Registry } from 'prom-client';
 import type { Histogram } from './histogram.ts';
-import { OUTCOMES, PIN_DECISIONS, SESSION_SLOTS, UPSTREAM_EVENTS, type Tallies } from './metrics.ts';
+import { HOOK_OUTCOMES, OUTCOMES, PIN_DECISIONS, SESSION_SLOTS, UPSTREAM_EVENTS, type Tallies } from './metrics.ts';
 import { leaves, type Tree } from './tally.ts';
 
 /** What the gateway holds now, counted when scraped. */
@@ -125,6 +125,9 @@ export function createMetricsRegistry(t: Tallies, census: Census): MetricsRegist
   });
   counter(registry, `${p}pin_decisions_total`, 'Pinning decisions per target: recorded (first sight), blocked, warned, approved, refused (a call)', ['target', 'decision'], () =>
     perSlot(t.pins, ['target'], 'decision', PIN_DECISIONS),
+  );
+  counter(registry, `${p}hook_outcomes_total`, 'Guardrail hook decisions per target and phase: allow, deny, modify, failed-open, failed-closed, redacted (mcpServers.<name>.hooks, .redact)', ['target', 'phase', 'outcome'], () =>
+    perSlot(t.hooks, ['target', 'phase'], 'outcome', HOOK_OUTCOMES),
   );
   counter(registry, `${p}downstream_bytes_total`, 'Bytes read from and written to downstream connections', ['direction'], function* () {
     yield [{ direction: 'in' }, t.bytes[0] as number];

@@ -8,7 +8,7 @@
  * `other`.
  */
 import { eraOf } from '../jsonrpc/versions.ts';
-import type { ObservedRequest, ObservedSession, Observer, PinDecisionName, RequestOutcome, SessionCloseCause, UpstreamEvent } from '../log/observer.ts';
+import type { HookOutcome, ObservedRequest, ObservedSession, Observer, PinDecisionName, RequestOutcome, SessionCloseCause, UpstreamEvent } from '../log/observer.ts';
 import { observe } from './histogram.ts';
 import { createLabelCap, type LabelCap } from './label-cap.ts';
 import { counters, createTree, histograms, leaf, type Histogram, type Tree } from './tally.ts';
@@ -19,6 +19,8 @@ export const UPSTREAM_EVENTS: readonly UpstreamEvent[] = ['start', 'restart', 'e
 const EVENT_INDEX: Readonly<Record<UpstreamEvent, number>> = { start: 0, restart: 1, exit: 2, 'start-failed': 3 };
 export const PIN_DECISIONS: readonly PinDecisionName[] = ['recorded', 'blocked', 'warned', 'approved', 'refused'];
 const PIN_INDEX: Readonly<Record<PinDecisionName, number>> = { recorded: 0, blocked: 1, warned: 2, approved: 3, refused: 4 };
+export const HOOK_OUTCOMES: readonly HookOutcome[] = ['allow', 'deny', 'modify', 'failed-open', 'failed-closed', 'redacted'];
+const HOOK_INDEX: Readonly<Record<HookOutcome, number>> = { allow: 0, deny: 1, modify: 2, 'failed-open': 3, 'failed-closed': 4, redacted: 5 };
 /** Slot 0: opened; then one per close cause. */
 export const SESSION_SLOTS = ['opened', 'ended', 'evicted', 'reaped'] as const;
 const CAUSE_INDEX: Readonly<Record<SessionCloseCause, number>> = { ended: 1, evicted: 2, reaped: 3 };
@@ -50,6 +52,8 @@ export interface Tallies {
   readonly rateLimited: Float64Array;
   /** target: per pinning decision. */
   readonly pins: Tree<Float64Array>;
+  /** target > phase: per hook outcome. */
+  readonly hooks: Tree<Float64Array>;
   /** read, written. */
   readonly bytes: Float64Array;
   readonly caps: Readonly<Record<'endpoint' | 'method' | 'target' | 'tool' | 'code', LabelCap>>;
@@ -74,6 +78,7 @@ export function createMetricsCollector(maxLabelValues: number): MetricsCollector
     authFailures: createTree(1, counters(1)),
     rateLimited: new Float64Array(1),
     pins: createTree(1, counters(PIN_DECISIONS.length)),
+    hooks: createTree(2, counters(HOOK_OUTCOMES.length)),
     bytes: new Float64Array(2),
     caps,
   };
@@ -107,6 +112,7 @@ export function createMetricsCollector(maxLabelValues: number): MetricsCollector
       else bump(leaf(tallies.authFailures, code), 0);
     },
     pinned: (target, decision) => bump(leaf(tallies.pins, caps.target.fold(target)), PIN_INDEX[decision]),
+    hooked: (target, phase, outcome) => bump(leaf(tallies.hooks, caps.target.fold(target), phase), HOOK_INDEX[outcome]),
     bytes(read, written) {
       tallies.bytes[0] = (tallies.bytes[0] as number) + read;
       tallies.bytes[1] = (tallies.bytes[1] as number) + written;

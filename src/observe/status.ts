@@ -215,6 +215,7 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
     pinned: () => {
       version++;
     },
+    hooked: () => undefined,
     bytes: () => undefined,
   };
 

@@ -55,7 +55,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
             transport: caller.transport,
           },
         };
-  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced, limitTool: options.limitTool, stepUp: options.stepUp });
+  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced, limitTool: options.limitTool, stepUp: options.stepUp, guard: options.guard });
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;

@@ -11,6 +11,7 @@ import type { ObservedRequest } from '../log/observer.ts';
 import type { NameTable } from '../router/name-table.ts';
 import type { Span } from '../telemetry/tracing.ts';
 import type { Caller, Principal } from '../upstream/caller.ts';
+import type { CallGuard } from './hooks/guard.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionServices } from './services.ts';
@@ -108,6 +109,8 @@ export interface CoreOptions {
   limitTool?: ToolLimit | undefined;
   /** See SessionSeed.stepUp. */
   stepUp?: StepUpCheck | undefined;
+  /** See SessionSeed.guard. */
+  guard?: CallGuard | undefined;
 }
 
 /**

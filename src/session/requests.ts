@@ -28,6 +28,7 @@ import type { PendingHandler } from '../upstream/correlator.ts';
 import { takeToolToken, type Flavour, type LocalAnswer, type Pending, type StepUpCheck, type ToolLimit } from './flavour.ts';
 import type { Principal } from '../upstream/caller.ts';
 import { stepUpRefusal } from './step-up.ts';
+import type { CallGuard } from './hooks/guard.ts';
 import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
@@ -94,9 +95,11 @@ export interface RequestsOptions {
   readonly limitTool?: ToolLimit | undefined;
   /** Step-up (router/step-up.ts), judged once the call's target and own name are known; undefined: none. */
   readonly stepUp?: StepUpCheck | undefined;
+  /** The targets' hooks and redaction, judged after routing and before answering; undefined: none. */
+  readonly guard?: CallGuard | undefined;
 }
 
-export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced, limitTool, stepUp }: RequestsOptions): Requests {
+export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced, limitTool, stepUp, guard }: RequestsOptions): Requests {
   const inflight = new Map<string, Pending>();
   // Clock reads only for someone who reads them.
   const timed = observer.observing;
@@ -144,6 +147,13 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     deliver(rec, JSON.stringify(answer));
   };
 
+  /** A member's answer, as the client gets it (after the response hooks, if any). */
+  const answer = (rec: Pending, response: JsonRpcResponse) => {
+    if (timed || rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
+    if (rec.span !== undefined) endSpans(rec, errorOf(response), isToolError(response));
+    deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
+  };
+
   const handler: PendingHandler<Pending> = {
     onresponse(response, rec) {
       if (rec.probe) rec.member?.breaker?.succeeded();
@@ -153,9 +163,10 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
           observer.listed(rec.member.name, rec.method, response.result, rec.subject === undefined);
         }
       }
-      if (timed || rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
-      if (rec.span !== undefined) endSpans(rec, errorOf(response), isToolError(response));
-      deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
+      // Hot path: one read when no target of the gateway has hooks or redaction (session/hooks/).
+      const judged = guard === undefined || rec.member === undefined ? undefined : guard.response(rec, rec.session.principal, rec.member.target, rec.method, response);
+      if (judged === undefined) return answer(rec, response);
+      judged.then((judgedResponse) => rec.cancelled || answer(rec, judgedResponse), (err: unknown) => rec.cancelled || fail(rec, err));
     },
     onerror(error, rec) {
       fail(rec, error);
@@ -211,8 +222,15 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
       return fail(rec, err);
     }
     // Shared buckets (a cluster) answer later; a call cancelled meanwhile is never sent (send()).
-    if (taking !== undefined) return void taking.then(() => connectAndSend(rec, member, request), (err: unknown) => fail(rec, err));
-    connectAndSend(rec, member, request);
+    if (taking !== undefined) return void taking.then(() => guarded(rec, member, request), (err: unknown) => fail(rec, err));
+    guarded(rec, member, request);
+  };
+
+  /** The target's hooks judge the routed request (hooks/guard.ts); without any, it goes on at once. */
+  const guarded = (rec: Pending, member: Member, request: JsonRpcRequest) => {
+    const judged = guard === undefined ? undefined : guard.request(rec, rec.session.principal, member.target, request);
+    if (judged === undefined) return connectAndSend(rec, member, request);
+    judged.then((judgedRequest) => rec.cancelled || connectAndSend(rec, member, judgedRequest), (err: unknown) => rec.cancelled || fail(rec, err));
   };
 
   const connectAndSend = (rec: Pending, member: Member, request: JsonRpcRequest) => {

@@ -22,6 +22,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Observer } from '../log/observer.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
+import { createHookClient } from '../transport/hook-client.ts';
 import { createAgentPool, type AgentPool } from '../transport/http-pool.ts';
 import { createBreakers, type Breakers } from '../upstream/breakers.ts';
 import { createTargetHealth, type TargetHealthMonitor } from '../upstream/target-health.ts';
@@ -32,6 +33,7 @@ import { createTokenCache } from '../upstream/token-cache.ts';
 import { compileStepUp, type StepUpRules } from '../router/step-up.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
 import { stepUpCheckOf } from './step-up.ts';
+import { createCallGuard } from './hooks/guard.ts';
 import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 import { countChildren } from './limits.ts';
@@ -104,7 +106,11 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   const newId = cluster && ((principal: string) => cluster.sealer.seal({ replica: cluster.replicaId, local: randomUUID(), principal }));
   const pinning = createPinning(config, logger, services.observer);
   let stepUp = compileStepUp(config.requiredScopes);
-  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, stepUp: stepUpCheckOf(() => stepUp) });
+  // Hooks cost nothing until a target has some: the client dials nothing before its first call.
+  const hookClient = createHookClient();
+  const guard = createCallGuard({ client: hookClient, observer: services.observer, logger });
+  guard.retain(config.targets.values());
+  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, stepUp: stepUpCheckOf(() => stepUp), guard });
   spares.fill();
   const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
   return {
@@ -141,6 +147,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       stepUp = compileStepUp(next.requiredScopes);
       agents.retain(next.targets.values());
       spares.retain(next.targets.values());
+      guard.retain(next.targets.values());
     },
     async close(graceMs) {
       stateless.close();
@@ -149,7 +156,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       await store.close(graceMs);
       await sparesClosed;
       // Sessions sent their DELETEs while ending; what is left of the agents and pools goes now.
-      await Promise.all([agents.close(), pools.close()]);
+      await Promise.all([agents.close(), pools.close(), hookClient.close()]);
       tokens.clear();
       // Last: the replica served its sessions to the end; now it leaves the directory.
       await cluster?.close();

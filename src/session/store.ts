@@ -13,6 +13,7 @@ import type { Caller, Principal } from '../upstream/caller.ts';
 import type { PinGate } from '../governance/pin-gate.ts';
 import type { StepUpCheck, ToolLimit } from './flavour.ts';
 import type { SessionServices } from './services.ts';
+import type { CallGuard } from './hooks/guard.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, expiry, pickVictim, type SessionPolicy } from './limits.ts';
 import { createRoomKeeper } from './room.ts';
@@ -41,6 +42,8 @@ export interface SessionSeed {
   readonly pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
   /** Step-up (mcpServers.<name>.requiredScopes, as reloaded): absent, nothing is judged. */
   readonly stepUp?: StepUpCheck | undefined;
+  /** The targets' guardrail hooks and redaction (session/hooks/, the Runtime's); absent: none. */
+  readonly guard?: CallGuard | undefined;
 }
 
 /** A caller without credentials (no gateway.auth, no Authorization). */
@@ -50,14 +53,14 @@ const NOBODY: Caller = Object.freeze({ principal: undefined, authorization: unde
 type CallerRecord = { -readonly [K in keyof Caller]: Caller[K] };
 
 /** What every kind of session passes on to its core from what its factory got. */
-export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'services' | 'limitTool' | 'stepUp' | 'caller'> {
+export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'services' | 'limitTool' | 'stepUp' | 'guard' | 'caller'> {
   readonly endpoint: string;
 }
 
 /** The session-core options every kind of session shares, with its own `logger`. */
 export function coreOptionsOf(options: CoreSource, logger: Logger) {
-  const { id, endpoint, limits, onended, audit, services, limitTool, stepUp, caller } = options;
-  return { id, endpoint, limits, logger, onended, audit, services, limitTool, stepUp, caller };
+  const { id, endpoint, limits, onended, audit, services, limitTool, stepUp, guard, caller } = options;
+  return { id, endpoint, limits, logger, onended, audit, services, limitTool, stepUp, guard, caller };
 }
 
 /**
@@ -107,9 +110,11 @@ export interface SessionStoreOptions {
   pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
   /** Step-up over the rules in force (session/step-up.ts); absent: none. */
   stepUp?: StepUpCheck | undefined;
+  /** The targets' guardrails (session/hooks/guard.ts); absent: none. */
+  guard?: CallGuard | undefined;
 }
 
-export function createSessionStore({ config, logger, services, limitTool, newId, pins, stepUp }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, services, limitTool, newId, pins, stepUp, guard }: SessionStoreOptions): SessionStore {
   const { inflight, observer, spares } = services;
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -176,6 +181,7 @@ export function createSessionStore({ config, logger, services, limitTool, newId,
         limitTool: limitTool && ((target: string, tool: string) => limitTool(caller.principal?.id ?? 'anonymous', target, tool)),
         pins,
         stepUp,
+        guard,
       });
       sessions.set(id, session);
       observer.sessionOpened(session);

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { authSchema, rateLimitsSchema, ruleSchema } from '../../../src/config/auth-schema.ts';
 import { clusterSchema } from '../../../src/config/cluster-schema.ts';
+import { hookSchema } from '../../../src/config/hooks-schema.ts';
 import { gatewaySchema, httpServerSchema, sseServerSchema, stdioServerSchema } from '../../../src/config/schema.ts';
 
 const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
@@ -44,11 +45,17 @@ for (const key of ['command', 'cwd', 'pinning']) serverDefaults.set(key, undefin
 for (const [key, value] of flatten(stdioServerSchema.parse({ type: 'stdio', command: 'x', sandbox: {} }))) {
   if (key.startsWith('sandbox.')) serverDefaults.set(key, value);
 }
+// redact is unset by default: parsed empty so its keys' defaults are checked too.
+for (const [key, value] of flatten(stdioServerSchema.parse({ type: 'stdio', command: 'x', redact: {} }))) {
+  if (key.startsWith('redact.')) serverDefaults.set(key, value);
+}
+serverDefaults.set('redact', undefined);
 for (const key of ['sandbox', 'sandbox.readable', 'limits', 'limits.memoryMiB', 'limits.processes', 'limits.cpuSeconds', 'limits.openFiles']) serverDefaults.set(key, undefined);
 // Both remote kinds have the same keys; the docs give them one table.
 // tokenExchange is optional: parsed with its required keys so its defaults are checked too.
 const tokenExchange = { tokenEndpoint: 'http://as/token', clientId: 'c', clientSecret: 's' };
-const remoteDefaults = flatten(httpServerSchema.parse({ type: 'http', url: 'http://x/mcp', tokenExchange }));
+const remoteDefaults = flatten(httpServerSchema.parse({ type: 'http', url: 'http://x/mcp', tokenExchange, redact: {} }));
+remoteDefaults.set('redact', undefined);
 for (const key of ['url', 'pinning', 'tokenExchange.tokenEndpoint', 'tokenExchange.clientId', 'tokenExchange.clientSecret', 'tokenExchange.audience', 'tokenExchange.resource', 'tokenExchange.scope']) {
   remoteDefaults.set(key, undefined);
 }
@@ -106,9 +113,18 @@ describe.each(sections)('docs/configuration.md, $name keys', ({ defaults, rows }
 describe('docs/configuration.md, remote servers', () => {
   it('documents http and sse in one table because their keys are the same (but `protocol`, http only)', () => {
     // `pinning` is optional with no default: it has a row, and no parsed value to compare.
-    const sse = [...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse', tokenExchange })).keys()].filter((key) => !aggregateDefaults.has(key));
+    const sse = [...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse', tokenExchange, redact: {} })).keys(), 'redact'].filter((key) => !aggregateDefaults.has(key));
     expect(sse.sort()).toEqual([...remoteDefaults.keys()].filter((key) => key !== 'protocol' && key !== 'pinning' && (sse.includes(key) || !key.startsWith('tokenExchange.'))).sort());
     expect(docs).toMatch(/\| `protocol` \| [^|]*`http` only/);
+  });
+});
+
+describe('docs/configuration.md, hooks', () => {
+  it('documents every key of a hook with its default, and nothing else', () => {
+    const rows = new Map([...docs.matchAll(/^\| `hooks\[\]\.([A-Za-z]+)` \| [^|]+ \|\s*([^|]*?)\s*\|/gm)].map((m) => [m[1]!, m[2]!]));
+    const defaults = hookSchema.parse({ url: 'http://hook/x' });
+    expect([...rows.keys()].sort()).toEqual(Object.keys(hookSchema.shape).sort());
+    for (const [key, value] of Object.entries(defaults)) if (key !== 'url') expect(rows.get(key), key).toMatch(new RegExp(`^\`${escape(JSON.stringify(value))}\``));
   });
 });
 

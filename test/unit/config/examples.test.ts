@@ -49,6 +49,15 @@ describe('config/ examples', () => {
     expect(protocols).toEqual(['2026', 'auto', 'stdio']);
   });
 
+  it('hooks.yaml gives one server a closed, signed hook on both phases and redaction, the other an open one', async () => {
+    const config = await loadConfigFile(join(folder, 'hooks.yaml'), { env: { HOOK_SECRET: 'a-secret-of-32-characters-at-least' } });
+    const tools = config.targets.get('tools');
+    expect(tools?.hooks).toMatchObject([{ methods: ['tools/call'], phase: 'both', timeoutMs: 1500, failureMode: 'closed', secret: 'a-secret-of-32-characters-at-least' }]);
+    expect(tools?.redact).toEqual({ secrets: true, patterns: ['internal-ticket-[0-9]{6}'], marker: '[REDACTED]' });
+    expect(config.targets.get('audited')?.hooks).toMatchObject([{ phase: 'request', failureMode: 'open', timeoutMs: 2000 }]);
+    expect(config.targets.get('audited')?.redact).toBeUndefined();
+  });
+
   it('production.yaml takes its settings from the environment', async () => {
     const path = join(folder, 'production.yaml');
     const config = await loadConfigFile(path, { env: { ...env, PORT: '9000', LOG_LEVEL: 'warn', GITHUB_DISABLED: 'true' } });

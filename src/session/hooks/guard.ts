@@ -1,0 +1,190 @@
+/**
+ * The guardrails of the call path (docs/governance-hooks.md): a target's HTTP hooks, asked about
+ * each matching request before it is forwarded and about each result before it is answered, and
+ * the built-in redaction of tool results. The session core (requests.ts) calls `request` once a
+ * request is routed (so the target and the server's own names are known, on every path and era)
+ * and `response` when its answer comes back; both return undefined, synchronously and without
+ * allocating, for a target with nothing configured.
+ *
+ * Hooks run in config order; each sees what the previous one let through (a `modify` replaces
+ * it); the first `deny` ends the walk. A hook that fails follows its failureMode.
+ */
+import { randomUUID } from 'node:crypto';
+import type { HookConfig, TargetConfig } from '../../config/types.ts';
+import { GatewayError } from '../../errors/gateway-error.ts';
+import { isObject } from '../../jsonrpc/envelope.ts';
+import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../../jsonrpc/types.ts';
+import type { Logger } from '../../log/logger.ts';
+import type { Observer } from '../../log/observer.ts';
+import { compileGlobs } from '../../router/glob.ts';
+import { HookCallError, type HookClient } from '../../transport/hook-client.ts';
+import { type HookPhase, type HookVerdict, parseHookAnswer } from './answer.ts';
+import { createRedactor, type Redactor } from './redact.ts';
+import { SIGNATURE_HEADER, signHookBody } from './signature.ts';
+
+export interface CallGuard {
+  /**
+   * The request to forward once the target's request-phase hooks let it through (params maybe
+   * replaced); rejects with GW_HOOK_DENIED or GW_HOOK_FAILED. Undefined: no hook applies, forward
+   * `request` as it is. `key`: the request's own record, which its response is judged under.
+   */
+  request(key: object, principal: string | undefined, target: TargetConfig, request: JsonRpcRequest): Promise<JsonRpcRequest> | undefined;
+  /**
+   * The answer to deliver once the response-phase hooks let it through; undefined: deliver
+   * `response` (redacted in place if the target redacts).
+   */
+  response(key: object, principal: string | undefined, target: TargetConfig, method: string, response: JsonRpcResponse): Promise<JsonRpcResponse> | undefined;
+  /**
+   * The targets of the config in force (start, reload): a target's hooks and redaction are read
+   * from here, so a reload reaches live sessions at once; a session of a target the reload removed
+   * keeps its own.
+   */
+  retain(targets: Iterable<TargetConfig>): void;
+}
+
+interface CompiledHook {
+  readonly index: number;
+  readonly config: HookConfig;
+  readonly methods: RegExp;
+  /** Calls waiting on this hook now (all sessions): capped by config.maxConcurrent. */
+  inflight: number;
+}
+
+interface Compiled {
+  readonly request: readonly CompiledHook[];
+  readonly response: readonly CompiledHook[];
+  readonly redact: Redactor | undefined;
+}
+
+export interface CallGuardOptions {
+  readonly client: HookClient;
+  readonly observer: Observer;
+  readonly logger: Logger;
+}
+
+const matching = (hooks: readonly CompiledHook[], method: string) => hooks.filter((hook) => hook.methods.test(method));
+
+export function createCallGuard({ client, observer, logger }: CallGuardOptions): CallGuard {
+  const log = logger.child({ component: 'hooks' });
+  /** Per target config object: a reload's new target gets fresh hooks (and fresh counts). */
+  const compiledOf = new WeakMap<TargetConfig, Compiled>();
+  /** Every target in force by name, and whether any of them has guardrails (false: the hot path returns at once). */
+  let current = new Map<string, TargetConfig>();
+  let guarded = false;
+  const effective = (target: TargetConfig): TargetConfig => (current.has(target.name) ? (current.get(target.name) as TargetConfig) : target);
+  const hasGuardrails = (target: TargetConfig) => target.hooks !== undefined || target.redact !== undefined;
+  /** The params a request was forwarded with, for its response-phase hooks (only when some apply). */
+  const paramsOf = new WeakMap<object, JsonObject | undefined>();
+
+  const compile = (target: TargetConfig): Compiled => {
+    let compiled = compiledOf.get(target);
+    if (compiled !== undefined) return compiled;
+    const hooks = (target.hooks ?? []).map((config, index) => ({ index, config, methods: compileGlobs(config.methods) as RegExp, inflight: 0 }));
+    compiled = {
+      request: hooks.filter((h) => h.config.phase !== 'response'),
+      response: hooks.filter((h) => h.config.phase !== 'request'),
+      redact: target.redact === undefined ? undefined : createRedactor(target.redact),
+    };
+    compiledOf.set(target, compiled);
+    return compiled;
+  };
+
+  /** A hook that could not judge: pass (open) or refuse (closed); never its URL or secret in the line. */
+  const failed = (hook: CompiledHook, target: string, phase: HookPhase, failure: string, detail: string): undefined => {
+    const line = { target, hook: hook.index, phase, failure, detail };
+    if (hook.config.failureMode === 'open') {
+      observer.hooked(target, phase, 'failed-open');
+      log.warn(line, 'a hook failed; the message passes (failureMode open)');
+      return undefined;
+    }
+    const correlationId = randomUUID();
+    observer.hooked(target, phase, 'failed-closed');
+    log.warn({ ...line, correlationId }, 'a hook failed; the message is refused (failureMode closed)');
+    throw new GatewayError('GW_HOOK_FAILED', undefined, { target, phase, correlationId });
+  };
+
+  /** One hook's verdict; undefined when it failed open. */
+  const ask = async (hook: CompiledHook, target: string, phase: HookPhase, method: string, payload: JsonObject, params: JsonObject | undefined): Promise<HookVerdict | undefined> => {
+    const { config } = hook;
+    if (hook.inflight >= config.maxConcurrent) return failed(hook, target, phase, 'busy', `${config.maxConcurrent} calls already wait on this hook`);
+    hook.inflight++;
+    let answer: unknown;
+    try {
+      const body = JSON.stringify(payload);
+      const headers: Record<string, string> = config.secret === undefined ? {} : { [SIGNATURE_HEADER]: signHookBody(config.secret, body) };
+      answer = await client.post({ url: config.url, body, headers, timeoutMs: config.timeoutMs, maxAnswerBytes: config.maxAnswerBytes });
+    } catch (err) {
+      return err instanceof HookCallError ? failed(hook, target, phase, err.failure, err.message) : failed(hook, target, phase, 'error', 'the hook call failed');
+    } finally {
+      hook.inflight--;
+    }
+    const verdict = parseHookAnswer(answer, phase, method, params);
+    if (typeof verdict === 'string') return failed(hook, target, phase, 'invalid-answer', verdict);
+    observer.hooked(target, phase, verdict.action);
+    if (verdict.action === 'deny') {
+      log.info({ target, hook: hook.index, phase, method }, 'a hook denied a message');
+      throw new GatewayError('GW_HOOK_DENIED', `Denied by a gateway hook: ${verdict.reason}`, { target, phase, reason: verdict.reason });
+    }
+    return verdict;
+  };
+
+  const judgeRequest = async (key: object, hooks: readonly CompiledHook[], keep: boolean, principal: string | undefined, target: string, request: JsonRpcRequest) => {
+    const { method } = request;
+    let params = request.params;
+    for (const hook of hooks) {
+      const verdict = await ask(hook, target, 'request', method, { phase: 'request', principal: principal ?? null, target, method, params: params ?? {} }, params);
+      // The gateway's own _meta (progress token, trace context) stays what it was.
+      if (verdict?.action === 'modify') params = request.params?._meta === undefined ? { ...verdict.value } : { ...verdict.value, _meta: request.params._meta };
+    }
+    if (keep) paramsOf.set(key, params);
+    return params === request.params ? request : { ...request, params: params as JsonObject };
+  };
+
+  const judgeResponse = async (hooks: readonly CompiledHook[], redact: Redactor | undefined, params: JsonObject | undefined, principal: string | undefined, target: string, method: string, response: JsonRpcResponse) => {
+    let result = (response as { result: JsonObject }).result;
+    for (const hook of hooks) {
+      const verdict = await ask(hook, target, 'response', method, { phase: 'response', principal: principal ?? null, target, method, params: params ?? {}, result }, params);
+      if (verdict?.action === 'modify') result = verdict.value;
+    }
+    redactIn(redact, target, method, result);
+    return result === (response as { result: JsonObject }).result ? response : { ...response, result };
+  };
+
+  const redactIn = (redact: Redactor | undefined, target: string, method: string, result: JsonObject) => {
+    if (redact !== undefined && method === 'tools/call' && redact(result) > 0) observer.hooked(target, 'response', 'redacted');
+  };
+
+  return {
+    request(key, principal, member, request) {
+      if (!guarded && member.hooks === undefined) return undefined;
+      const target = effective(member);
+      if (target.hooks === undefined) return undefined;
+      const compiled = compile(target);
+      const hooks = matching(compiled.request, request.method);
+      const keep = compiled.response.some((hook) => hook.methods.test(request.method));
+      if (hooks.length === 0) {
+        if (keep) paramsOf.set(key, request.params);
+        return undefined;
+      }
+      return judgeRequest(key, hooks, keep, principal, target.name, request);
+    },
+    response(key, principal, member, method, response) {
+      if (!guarded && !hasGuardrails(member)) return undefined;
+      const target = effective(member);
+      if (!hasGuardrails(target) || !('result' in response) || !isObject(response.result)) return undefined;
+      const compiled = compile(target);
+      const hooks = matching(compiled.response, method);
+      if (hooks.length === 0) {
+        redactIn(compiled.redact, target.name, method, response.result);
+        return undefined;
+      }
+      const params = paramsOf.get(key);
+      paramsOf.delete(key);
+      return judgeResponse(hooks, compiled.redact, params, principal, target.name, method, response);
+    },
+    retain(targets) {
+      current = new Map([...targets].map((target) => [target.name, target]));
+      guarded = [...current.values()].some(hasGuardrails);
+    },
+  };
+}
