@@ -7,6 +7,7 @@ import type { JsonObject } from '../jsonrpc/types.ts';
 import type { FanOutOutcome } from './fan-out.ts';
 import type { NameFilter } from './glob.ts';
 import type { Collision, NameTable } from './name-table.ts';
+import { clientName, overrideItem, passesBoth, type Overrides } from './overrides.ts';
 import { encodeResourceUri } from './resource-uri.ts';
 
 /** The four list methods and where their items and keys are. */
@@ -43,6 +44,8 @@ export interface Exposure {
   readonly tools: NameFilter;
   readonly prompts: NameFilter;
   readonly resources: NameFilter;
+  /** Renames and rewrites of its tools and prompts (overrides.ts); undefined: none. */
+  readonly overrides?: Overrides | undefined;
 }
 
 export interface MergedPage {
@@ -81,12 +84,17 @@ export function mergePage(
         if (typeof item !== 'object' || item === null) continue;
         const record = item as JsonObject;
         const key = record[kind.field];
-        if (typeof key !== 'string' || !filter(key)) continue;
+        if (typeof key !== 'string') continue;
         if (table !== undefined) {
-          const exposed = table.expose(outcome.target, exposure.prefix, key);
+          const nameKind = kind.filter as 'tools' | 'prompts';
+          const client = clientName(exposure.overrides, nameKind, key);
+          if (client === undefined || !passesBoth(filter, key, client)) continue;
+          if (exposure.overrides !== undefined) overrideItem(exposure.overrides, nameKind, record, client);
+          const exposed = table.expose(outcome.target, exposure.prefix, client);
           if (exposed === undefined) continue;
           record[kind.field] = exposed;
         } else {
+          if (!filter(key)) continue;
           record[kind.field] = encodeResourceUri(outcome.target, key);
         }
         items.push(record);
