@@ -33,7 +33,7 @@ function targets(): Record<string, AggregateTarget> {
 async function start(policy?: PolicyRule[]): Promise<RunningGateway> {
   const config = buildAggregateConfig({ targets: targets() });
   const withPolicy = policy === undefined ? config : { ...config, policy: { rules: policy } };
-  return startGateway(withPolicy, { logger: createTestLogger(config.logging.level) });
+  return startGateway(withPolicy, { logger: createTestLogger(config.logging.level, undefined) });
 }
 
 type Tool = { name: string; description?: string; title?: string; annotations?: Record<string, unknown> };
@@ -143,7 +143,7 @@ describe('overrides in a 2026 stateless request', () => {
     const called = resultOf(await modern(own, 'tools/call', { name: 'say', arguments: { message: 'modern' } }));
     expect(textOf(called)).toBe('collider echo: modern');
     const old = await modern(own, 'tools/call', { name: 'echo', arguments: { message: 'modern' } });
-    expect(old.json.error?.code).toBe(-32602);
+    expect(old.json.error).toMatchObject({ code: -32602 });
     const discover = resultOf(await modern(own, 'server/discover'));
     expect((discover.serverInfo as { name: string }).name).toBe('renamed-collider');
     expect(discover.instructions).toBe('Use say, not echo.');

@@ -6,7 +6,10 @@
  * spellings and a policy on the server's own names hold on this path too.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
@@ -14,7 +17,7 @@ import { colliderServer, connectClient, errorOf, textOf } from '../support/aggre
 import { createTestLogger, everythingServer } from '../support/gateway.ts';
 import { modern, resultOf } from '../support/modern.ts';
 
-function document(policy?: unknown): Record<string, unknown> {
+function document(policy?: unknown, kit?: unknown): Record<string, unknown> {
   const collider = colliderServer('--page-size=50');
   const everything = everythingServer();
   return {
@@ -27,7 +30,7 @@ function document(policy?: unknown): Record<string, unknown> {
       logging: { level: 'silent' },
       ...(policy === undefined ? {} : { policy }),
       virtualServers: {
-        kit: {
+        kit: kit ?? {
           tools: [
             { server: 'collider', tool: 'echo', as: 'say', description: 'Repeat a message' },
             { server: 'collider', tool: 'whoami' },
@@ -43,7 +46,7 @@ function document(policy?: unknown): Record<string, unknown> {
 
 async function start(policy?: unknown): Promise<RunningGateway> {
   const config = parseConfig(document(policy));
-  return startGateway(config, { logger: createTestLogger('silent') });
+  return startGateway(config, { logger: createTestLogger('silent', undefined) });
 }
 
 type Tool = { name: string; description?: string; annotations?: Record<string, unknown> };
@@ -101,15 +104,18 @@ describe('a virtual server over two targets', () => {
     await expect(client.readResource({ uri: 'collider+collider://notes/2' })).rejects.toThrow(/not found/i);
   });
 
-  it('is served over WebSocket too', async () => {
-    const ws = new Client({ name: 'virtual-ws', version: '1.0.0' });
-    await ws.connect(new WebSocketClientTransport(new URL('/virtual/kit/ws', gw.url.replace(/^http/, 'ws'))));
+  it.each([
+    ['WebSocket at /virtual/kit/ws', (base: string): Transport => new WebSocketClientTransport(new URL('/virtual/kit/ws', base.replace(/^http/, 'ws')))],
+    ['legacy HTTP+SSE at /virtual/kit/sse', (base: string): Transport => new SSEClientTransport(new URL('/virtual/kit/sse', base))],
+  ])('is served over %s too', async (_label, transportFor) => {
+    const other = new Client({ name: 'virtual-transports', version: '1.0.0' });
+    await other.connect(transportFor(gw.url));
     try {
-      expect(((await ws.listTools()).tools as Tool[]).map((t) => t.name).sort()).toEqual(['add', 'say', 'who']);
-      expect(textOf(await ws.callTool({ name: 'say', arguments: { message: 'ws' } }))).toBe('collider echo: ws');
-      expect((await errorOf(ws.callTool({ name: 'echo', arguments: { message: 'ws' } }))).code).toBe(-32602);
+      expect(((await other.listTools()).tools as Tool[]).map((t) => t.name).sort()).toEqual(['add', 'say', 'who']);
+      expect(textOf(await other.callTool({ name: 'say', arguments: { message: 'other' } }))).toBe('collider echo: other');
+      expect((await errorOf(other.callTool({ name: 'echo', arguments: { message: 'other' } }))).code).toBe(-32602);
     } finally {
-      await ws.close();
+      await other.close();
     }
   });
 
@@ -117,7 +123,7 @@ describe('a virtual server over two targets', () => {
     const url = new URL('/virtual/kit/mcp', gw.url);
     expect((resultOf(await modern(url, 'tools/list')).tools as Tool[]).map((t) => t.name).sort()).toEqual(['add', 'say', 'who']);
     expect(textOf(resultOf(await modern(url, 'tools/call', { name: 'say', arguments: { message: 'modern' } })))).toBe('collider echo: modern');
-    expect((await modern(url, 'tools/call', { name: 'echo', arguments: { message: 'modern' } })).json.error?.code).toBe(-32602);
+    expect((await modern(url, 'tools/call', { name: 'echo', arguments: { message: 'modern' } })).json.error).toMatchObject({ code: -32602 });
   });
 
   it('answers 404 for a virtual server that is not configured', async () => {
@@ -149,6 +155,32 @@ describe('a virtual server under a policy on the server\'s own names', () => {
     try {
       expect(((await client.listTools()).tools as Tool[]).map((t) => t.name).sort()).toEqual(['add', 'who']);
       expect((await errorOf(client.callTool({ name: 'say', arguments: { message: 'x' } }))).code).toBe(-32602);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('a virtual server across a reload', () => {
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    gw = await start();
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('tells a live session its picks changed, and then lists and routes only the new ones', async () => {
+    const client = await connectClient(gw, '/virtual/kit/mcp');
+    try {
+      expect(((await client.listTools()).tools as Tool[]).map((t) => t.name).sort()).toEqual(['add', 'say', 'who']);
+      const changed = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+      gw.reload(parseConfig(document(undefined, { tools: [{ server: 'collider', tool: 'echo', as: 'repeat' }] })));
+      await changed;
+      expect(((await client.listTools()).tools as Tool[]).map((t) => t.name)).toEqual(['repeat']);
+      expect(textOf(await client.callTool({ name: 'repeat', arguments: { message: 'again' } }))).toBe('collider echo: again');
+      expect((await errorOf(client.callTool({ name: 'say', arguments: { message: 'x' } }))).code).toBe(-32602);
+      expect((await errorOf(client.callTool({ name: 'add', arguments: { a: 1, b: 2 } }))).code).toBe(-32602);
     } finally {
       await client.close();
     }
