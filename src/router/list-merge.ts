@@ -7,7 +7,7 @@ import type { JsonObject } from '../jsonrpc/types.ts';
 import type { FanOutOutcome } from './fan-out.ts';
 import type { NameFilter } from './glob.ts';
 import type { Collision, NameTable } from './name-table.ts';
-import { clientName, overrideItem, passesBoth, type Overrides } from './overrides.ts';
+import { clientName, overrideItem, passesBoth, serverName, type Overrides } from './overrides.ts';
 import { encodeResourceUri } from './resource-uri.ts';
 
 /** The four list methods and where their items and keys are. */
@@ -70,6 +70,7 @@ export function mergePage(
   const items: JsonObject[] = [];
   const next: Record<string, string> = {};
   const failed: Array<{ target: string; reason: string }> = [];
+  const withheld: Collision[] = [];
   const table = kind.filter === 'tools' ? tables.tools : kind.filter === 'prompts' ? tables.prompts : undefined;
   for (const outcome of outcomes) {
     if (!outcome.ok) {
@@ -88,7 +89,13 @@ export function mergePage(
         if (table !== undefined) {
           const nameKind = kind.filter as 'tools' | 'prompts';
           const client = clientName(exposure.overrides, nameKind, key);
-          if (client === undefined || !passesBoth(filter, key, client)) continue;
+          if (client === undefined) {
+            // The server lists a name an override gave to another of its items: the rename wins.
+            const kept = { target: outcome.target, name: serverName(exposure.overrides, nameKind, key) ?? key };
+            withheld.push({ exposed: key, kept, dropped: { target: outcome.target, name: key } });
+            continue;
+          }
+          if (!passesBoth(filter, key, client)) continue;
           if (exposure.overrides !== undefined) overrideItem(exposure.overrides, nameKind, record, client);
           const exposed = table.expose(outcome.target, exposure.prefix, client);
           if (exposed === undefined) continue;
@@ -103,6 +110,6 @@ export function mergePage(
     const cursor = outcome.value.nextCursor;
     if (typeof cursor === 'string' && cursor !== '') next[outcome.target] = cursor;
   }
-  const collisions = [...tables.tools.takeCollisions(), ...tables.prompts.takeCollisions()];
+  const collisions = [...tables.tools.takeCollisions(), ...tables.prompts.takeCollisions(), ...withheld];
   return { items, next, failed, collisions };
 }

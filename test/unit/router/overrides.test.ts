@@ -72,6 +72,7 @@ describe('lists', () => {
       { name: 'a__keep', description: 'kept', title: 'T' },
     ]);
     expect(tables.tools.resolve('a__say')).toEqual({ target: 'a', name: 'say' });
+    expect(page.collisions).toEqual([{ exposed: 'say', kept: { target: 'a', name: 'echo' }, dropped: { target: 'a', name: 'say' } }]);
     expect(tables.tools.resolve('a__echo')).toBeUndefined();
   });
 
