@@ -7,6 +7,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -17,7 +18,7 @@ import { colliderServer, connectClient, errorOf, textOf } from '../support/aggre
 import { createTestLogger, everythingServer } from '../support/gateway.ts';
 import { modern, resultOf } from '../support/modern.ts';
 
-function document(policy?: unknown, kit?: unknown): Record<string, unknown> {
+function document(policy?: unknown, kit?: unknown, auth?: unknown): Record<string, unknown> {
   const collider = colliderServer('--page-size=50');
   const everything = everythingServer();
   return {
@@ -29,6 +30,7 @@ function document(policy?: unknown, kit?: unknown): Record<string, unknown> {
       port: 0,
       logging: { level: 'silent' },
       ...(policy === undefined ? {} : { policy }),
+      ...(auth === undefined ? {} : { auth }),
       virtualServers: {
         kit: kit ?? {
           tools: [
@@ -183,6 +185,47 @@ describe('a virtual server across a reload', () => {
       expect((await errorOf(client.callTool({ name: 'add', arguments: { a: 1, b: 2 } }))).code).toBe(-32602);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('a virtual server for two principals', () => {
+  const keys = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' };
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    const auth = { apiKeys: Object.entries(keys).map(([name, key]) => ({ name, key })) };
+    // Alice may not use collider's echo (named by its client name here); Bob may.
+    const policy = { rules: [{ servers: ['*'] }, { effect: 'deny', principals: ['key:alice'], servers: ['collider'], tools: ['say'] }] };
+    gw = await startGateway(parseConfig(document(policy, undefined, auth)), { logger: createTestLogger('silent', undefined) });
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const connectAs = async (who: keyof typeof keys): Promise<Client> => {
+    const client = new Client({ name: `virtual-${who}`, version: '1.0.0' });
+    const headers = { authorization: `Bearer ${keys[who]}` };
+    await client.connect(new StreamableHTTPClientTransport(new URL('/virtual/kit/mcp', gw.url), { requestInit: { headers } }));
+    return client;
+  };
+
+  it('gives each principal its own view of the same picks, on every call', async () => {
+    const alice = await connectAs('alice');
+    const bob = await connectAs('bob');
+    try {
+      expect(((await alice.listTools()).tools as Tool[]).map((t) => t.name).sort()).toEqual(['add', 'who']);
+      expect(((await bob.listTools()).tools as Tool[]).map((t) => t.name).sort()).toEqual(['add', 'say', 'who']);
+      expect((await errorOf(alice.callTool({ name: 'say', arguments: { message: 'x' } }))).code).toBe(-32602);
+      expect(textOf(await bob.callTool({ name: 'say', arguments: { message: 'bob' } }))).toBe('collider echo: bob');
+      // Each 2026 stateless request is judged by its own key.
+      const url = new URL('/virtual/kit/mcp', gw.url);
+      const asAlice = await modern(url, 'tools/call', { name: 'say', arguments: { message: 'x' } }, { headers: { authorization: `Bearer ${keys.alice}` } });
+      expect(asAlice.json.error).toMatchObject({ code: -32602 });
+      const asBob = await modern(url, 'tools/call', { name: 'say', arguments: { message: 'b' } }, { headers: { authorization: `Bearer ${keys.bob}` } });
+      expect(textOf(resultOf(asBob))).toBe('collider echo: b');
+    } finally {
+      await alice.close();
+      await bob.close();
     }
   });
 });
