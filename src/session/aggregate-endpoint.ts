@@ -24,7 +24,7 @@ export interface AggregateEndpoint {
   /** Session key (see Session.endpoint). */
   readonly endpoint: string;
   readonly factory: SessionFactory;
-  /** Group name, or undefined for the endpoint over every target. */
+  /** Group name; undefined for the endpoint over every target and for a virtual server. */
   readonly group: string | undefined;
   /** The targets it serves now, in config order. */
   readonly targets: () => readonly string[];
