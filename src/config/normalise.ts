@@ -8,6 +8,7 @@ import { DEFAULT_INHERITED_ENV } from './default-env.ts';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigFile, ServerEntry } from './schema.ts';
 import type { TelemetrySection } from './telemetry-schema.ts';
+import { toOverridesConfig, toVirtuals } from './overrides-normalise.ts';
 import type { AggregateConfig, AuthConfig, RequiredScopesConfig, BucketConfig, GatewayConfig, Guardrails, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig, TokenExchangeConfig, TracesConfig } from './types.ts';
 
 /**
@@ -135,12 +136,14 @@ function toAggregateConfig(file: ConfigFile, targets: ReadonlyMap<string, Target
       tools: server.tools,
       prompts: server.prompts,
       resources: server.resources,
+      overrides: toOverridesConfig(server.overrides),
     });
   }
   const groupMap = new Map<string, readonly string[]>();
   // Disabled servers are left out of a group (the group still exists, and may end up empty).
   for (const [name, group] of Object.entries(groups)) groupMap.set(name, group.servers.filter((server) => targets.has(server)));
-  return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, exposure, groups: groupMap };
+  const virtuals = toVirtuals(file.gateway.virtualServers, file.mcpServers, exposure);
+  return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, exposure, groups: groupMap, virtuals };
 }
 
 /** The target's hooks and redaction, copied out of the parsed entry (absent when none: the call path checks for absence). */

@@ -5,12 +5,13 @@
  */
 import type { z } from 'zod';
 import { checkContainment } from './containment-schema.ts';
+import { checkOverrides, type VirtualServerEntry } from './overrides-schema.ts';
 import type { ServerEntry } from './server-schema.ts';
 
 /** The parsed document, as far as these checks read it. */
 interface ParsedConfig {
   mcpServers: Record<string, ServerEntry>;
-  gateway: { groups: Record<string, { servers: string[] }>; auth?: unknown };
+  gateway: { groups: Record<string, { servers: string[] }>; virtualServers: Record<string, VirtualServerEntry>; auth?: unknown };
 }
 
 /** Every cross-entry check, each adding its issues at the path it is about. */
@@ -19,6 +20,7 @@ export function checkConfigFile(config: ParsedConfig, ctx: z.RefinementCtx): voi
     ctx.addIssue({ code: 'custom', path: ['mcpServers'], message: 'at least one enabled server is required' });
   }
   checkAggregate(config, ctx);
+  checkOverrides(config, ctx);
   checkStderrInErrors(config.mcpServers, ctx);
   checkContainment(config.mcpServers, ctx);
   checkSpares(config.mcpServers, ctx);

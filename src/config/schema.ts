@@ -13,6 +13,7 @@ import { clusterSchema } from './cluster-schema.ts';
 import { anObject, boolean, integer, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, origin, hostHeader, TARGET_NAME_PATTERN, LOG_LEVELS } from './schema-kit.ts';
 import { checkConfigFile } from './schema-checks.ts';
 import { serverSchema } from './server-schema.ts';
+import { virtualServerSchema } from './overrides-schema.ts';
 
 export { LOG_LEVELS, MAX_DURATION_MS, TARGET_NAME_PATTERN } from './schema-kit.ts';
 export { httpServerSchema, RESERVED_UPSTREAM_HEADERS, serverSchema, sseServerSchema, stdioServerSchema, type ServerEntry } from './server-schema.ts';
@@ -259,6 +260,8 @@ export const gatewaySchema = z.strictObject({
   pinning: pinningSchema.prefault({}),
   /** {}: no curated bundles; `/mcp` serves every server. */
   groups: z.record(groupName, groupSchema, { error: 'expected an object of groups by name' }).default({}),
+  /** {}: no virtual servers; each is served at `/virtual/<name>/mcp` with only what it picks. */
+  virtualServers: z.record(groupName, virtualServerSchema, { error: 'expected an object of virtual servers by name' }).default({}),
 }, anObject);
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { containmentKeys } from './containment-schema.ts';
 import { requiredScopesSchema } from './step-up-schema.ts';
 import { guardrailKeys } from './hooks-schema.ts';
+import { overridesSchema } from './overrides-schema.ts';
 import { anObject, boolean, envName, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString, isPlainHttpUrl } from './schema-kit.ts';
 
 /** A tools/prompts/resources filter: glob lists; an empty allow list allows everything. */
@@ -39,6 +40,8 @@ function aggregateExposure() {
     prompts: filterSchema(),
     /** Globs on resource URIs (and on templates' uriTemplate), as the server sends them. */
     resources: filterSchema(),
+    /** Unset: tools, prompts, serverInfo and instructions as the server gives them (docs/governance-overrides.md). */
+    overrides: overridesSchema.optional(),
   };
 }
 

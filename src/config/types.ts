@@ -219,6 +219,23 @@ export interface NameFilterConfig {
   readonly deny: readonly string[];
 }
 
+/** What may be rewritten on one tool or prompt; an unset field passes the server's value through. */
+export interface ItemOverride {
+  readonly name?: string | undefined;
+  readonly title?: string | undefined;
+  readonly description?: string | undefined;
+  /** Tools only: merged key by key over the server's annotations. */
+  readonly annotations?: Readonly<Record<string, string | boolean | undefined>> | undefined;
+}
+
+/** One target's overrides, keyed by the server's own names (router/overrides.ts applies them). */
+export interface OverridesConfig {
+  readonly tools: Readonly<Record<string, ItemOverride>>;
+  readonly prompts: Readonly<Record<string, ItemOverride>>;
+  readonly serverName?: string | undefined;
+  readonly instructions?: string | undefined;
+}
+
 /** How one target appears behind an aggregate endpoint. */
 export interface TargetExposureConfig {
   /** Prefix of its tool and prompt names; '' = bare names. */
@@ -229,6 +246,10 @@ export interface TargetExposureConfig {
   readonly prompts: NameFilterConfig;
   /** Applies to resource URIs and template URIs. */
   readonly resources: NameFilterConfig;
+  /** How its tools, prompts, serverInfo and instructions look to clients; undefined: as the server gives them. */
+  readonly overrides?: OverridesConfig | undefined;
+  /** A virtual server's picks (server names; resource globs): only these pass. Undefined: no pick-list. */
+  readonly picks?: { readonly tools: readonly string[]; readonly prompts: readonly string[]; readonly resources: readonly string[] } | undefined;
 }
 
 export interface AggregateConfig {
@@ -240,6 +261,8 @@ export interface AggregateConfig {
   readonly exposure: ReadonlyMap<string, TargetExposureConfig>;
   /** Named bundles served at `/groups/<name>/mcp`: the targets each exposes, in config order. */
   readonly groups: ReadonlyMap<string, readonly string[]>;
+  /** Virtual servers served at `/virtual/<name>/mcp`: per target, in pick order, how it appears there. Absent: none. */
+  readonly virtuals?: ReadonlyMap<string, ReadonlyMap<string, TargetExposureConfig>>;
 }
 
 const NO_FILTER: NameFilterConfig = Object.freeze({ allow: Object.freeze([]), deny: Object.freeze([]) });

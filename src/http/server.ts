@@ -221,7 +221,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     // Then who is calling, still before any body is read (no-op without gateway.auth).
     // Tokens keep the claims the policy names at start; a reload naming others fails closed (router/policy.ts).
     registerAuthHook(mcp, config.auth, origins, log, observer, claimNamesOf(config.policy?.rules));
-    const bases = ['/servers/:name', '/groups/:name', ''];
+    const bases = ['/servers/:name', '/groups/:name', '/virtual/:name', ''];
     registerCors(mcp, config.corsOrigins ?? [], bases.flatMap((base) => [`${base}/sse`, `${base}/messages`]));
     // One route per path shape, not per target: the table says per request what a name serves
     // now, so a reload adds and removes servers and groups without touching the routes.
@@ -233,6 +233,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const families: Array<[string, ResolveEndpoint]> = [
       ['/servers/:name', (request) => table.server((request.params as { name: string }).name, request.principal)],
       ['/groups/:name', (request) => table.group((request.params as { name: string }).name)],
+      ['/virtual/:name', (request) => table.virtual((request.params as { name: string }).name)],
       // `/mcp`: the lone target's pass-through, or the aggregate over several (its sessions stay
       // reachable there when a reload switches it).
       ['', (request) => table.root(request.principal)],

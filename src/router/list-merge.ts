@@ -7,6 +7,7 @@ import type { JsonObject } from '../jsonrpc/types.ts';
 import type { FanOutOutcome } from './fan-out.ts';
 import type { NameFilter } from './glob.ts';
 import type { Collision, NameTable } from './name-table.ts';
+import { clientName, overrideItem, passesBoth, serverName, type Overrides } from './overrides.ts';
 import { encodeResourceUri } from './resource-uri.ts';
 
 /** The four list methods and where their items and keys are. */
@@ -43,6 +44,8 @@ export interface Exposure {
   readonly tools: NameFilter;
   readonly prompts: NameFilter;
   readonly resources: NameFilter;
+  /** Renames and rewrites of its tools and prompts (overrides.ts); undefined: none. */
+  readonly overrides?: Overrides | undefined;
 }
 
 export interface MergedPage {
@@ -69,6 +72,8 @@ export function mergePage(
   const items: JsonObject[] = [];
   const next: Record<string, string> = {};
   const failed: Array<{ target: string; reason: string }> = [];
+  /** Server items an override's new name shadows (the rename wins). */
+  const shadowed: Collision[] = [];
   const table = kind.filter === 'tools' ? tables.tools : kind.filter === 'prompts' ? tables.prompts : undefined;
   for (const outcome of outcomes) {
     if (!outcome.ok) {
@@ -84,12 +89,23 @@ export function mergePage(
         if (typeof item !== 'object' || item === null) continue;
         const record = item as JsonObject;
         const key = record[kind.field];
-        if (typeof key !== 'string' || !filter(key)) continue;
+        if (typeof key !== 'string') continue;
         if (table !== undefined) {
-          const exposed = table.expose(outcome.target, exposure.prefix, key);
+          const nameKind = kind.filter as 'tools' | 'prompts';
+          const client = clientName(exposure.overrides, nameKind, key);
+          if (client === undefined) {
+            // The server lists a name an override gave to another of its items: the rename wins.
+            const kept = { target: outcome.target, name: serverName(exposure.overrides, nameKind, key) ?? key };
+            shadowed.push({ exposed: key, kept, dropped: { target: outcome.target, name: key } });
+            continue;
+          }
+          if (!passesBoth(filter, key, client)) continue;
+          if (exposure.overrides !== undefined) overrideItem(exposure.overrides, nameKind, record, client);
+          const exposed = table.expose(outcome.target, exposure.prefix, client);
           if (exposed === undefined) continue;
           record[kind.field] = exposed;
         } else {
+          if (!filter(key)) continue;
           record[kind.field] = encodeResourceUri(outcome.target, key);
         }
         if (held?.has(key) === true) continue;
@@ -99,6 +115,6 @@ export function mergePage(
     const cursor = outcome.value.nextCursor;
     if (typeof cursor === 'string' && cursor !== '') next[outcome.target] = cursor;
   }
-  const collisions = [...tables.tools.takeCollisions(), ...tables.prompts.takeCollisions()];
+  const collisions = [...tables.tools.takeCollisions(), ...tables.prompts.takeCollisions(), ...shadowed];
   return { items, next, failed, collisions };
 }

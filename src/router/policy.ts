@@ -127,5 +127,11 @@ const both = (a: NameFilter, b: NameFilter): NameFilter => (a === PASS_ALL ? b :
 /** The target's own filters narrowed by `grant` (unchanged, same object, when the grant is all-pass). */
 export function restrict(exposure: Exposure, grant: Grant): Exposure {
   if (grant.tools === PASS_ALL && grant.prompts === PASS_ALL && grant.resources === PASS_ALL) return exposure;
-  return { prefix: exposure.prefix, tools: both(exposure.tools, grant.tools), prompts: both(exposure.prompts, grant.prompts), resources: both(exposure.resources, grant.resources) };
+  return {
+    prefix: exposure.prefix,
+    tools: both(exposure.tools, grant.tools),
+    prompts: both(exposure.prompts, grant.prompts),
+    resources: both(exposure.resources, grant.resources),
+    overrides: exposure.overrides,
+  };
 }

@@ -9,7 +9,7 @@ import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import type { Policy } from '../router/policy.ts';
 import type { Principal } from '../upstream/caller.ts';
 import { createAggregateSession, type AggregateSession } from './aggregate-session.ts';
-import { restrictView, toAggregateView, type AggregateView, type KnownTargets } from './aggregate-view.ts';
+import { restrictView, toAggregateView, toVirtualView, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import type { SessionCore } from './session.ts';
 import type { SessionFactory } from './store.ts';
 import { GATEWAY_SERVER_INFO } from './gateway-info.ts';
@@ -24,7 +24,7 @@ export interface AggregateEndpoint {
   /** Session key (see Session.endpoint). */
   readonly endpoint: string;
   readonly factory: SessionFactory;
-  /** Group name, or undefined for the endpoint over every target. */
+  /** Group name; undefined for the endpoint over every target and for a virtual server. */
   readonly group: string | undefined;
   /** The targets it serves now, in config order. */
   readonly targets: () => readonly string[];
@@ -120,6 +120,26 @@ export function createAggregateEndpoint(
     config,
     cursors,
     known,
+    policy,
+  });
+}
+
+/**
+ * A virtual server's endpoint, `/virtual/<name>/mcp`: an aggregate over the targets it picks from,
+ * each narrowed to its picks and renamed as they say (no prefix). Kept for the life of the gateway
+ * like a group's; a virtual server removed by a reload keeps its last picks for its live sessions.
+ */
+export function createVirtualEndpoint(name: string, config: GatewayConfig, shared: AggregateShared, policy: () => Policy | undefined = () => undefined): AggregateEndpoint {
+  const empty: AggregateView = { separator: aggregateOf(config).separator, listTimeoutMs: aggregateOf(config).listTimeoutMs, targets: new Map() };
+  let last = toVirtualView(config, name) ?? empty;
+  return createEndpoint({
+    path: `/virtual/${name}/mcp`,
+    endpoint: `virtual:${name}`,
+    group: undefined,
+    view: (c) => (last = toVirtualView(c, name) ?? last),
+    config,
+    cursors: shared.cursors,
+    known: shared.known,
     policy,
   });
 }

@@ -2,7 +2,8 @@
  * Fan-out lists of an aggregate session: one page from every target that still has one, merged in
  * config order, paged with the composite cursor (router/cursor.ts). A target that cannot answer in
  * time is left out of the page and named in `_meta` instead of failing the whole list
- * (`switchboard/unavailable`); names kept out by a collision are named too (`switchboard/collisions`).
+ * (`switchboard/unavailable`); names kept out by a collision are named too (`switchboard/collisions`),
+ * among them a server's item listed under a name an override gave to another (the override wins).
  */
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { JsonObject } from '../jsonrpc/types.ts';
@@ -84,7 +85,7 @@ export async function listPage(ctx: ListContext, method: ListKind['method'], par
     meta[META_UNAVAILABLE] = page.failed;
   }
   if (page.collisions.length > 0) {
-    ctx.logger.error({ method, collisions: page.collisions }, 'names collide without a prefix; later targets left out');
+    ctx.logger.error({ method, collisions: page.collisions }, 'names collide (without a prefix, or with a name an override gave); later items left out');
     meta[META_COLLISIONS] = page.collisions;
   }
   if (Object.keys(meta).length > 0) result._meta = meta;

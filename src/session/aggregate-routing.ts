@@ -7,6 +7,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { NameOwner } from '../router/name-table.ts';
+import { passesBoth, serverName } from '../router/overrides.ts';
 import { decodeResourceUri } from '../router/resource-uri.ts';
 import { refreshNames, type ListContext } from './aggregate-lists.ts';
 import type { Member } from './member.ts';
@@ -34,7 +35,12 @@ async function byName(ctx: ListContext, kind: 'tools' | 'prompts', name: string)
     owner = ctx.tables[kind].resolve(name);
   }
   const member = owner === undefined ? undefined : ctx.member(owner.target);
-  if (owner !== undefined && member !== undefined && member.exposure[kind](owner.name)) return { member, owner };
+  if (owner !== undefined && member !== undefined) {
+    // The table holds the client's name (after overrides): the server's is restored here, and
+    // both must pass the filters (router/overrides.ts).
+    const original = serverName(member.exposure.overrides, kind, owner.name);
+    if (original !== undefined && passesBoth(member.exposure[kind], original, owner.name)) return { member, owner: { target: owner.target, name: original } };
+  }
   // A target that is down cannot list its names: recognise its prefix so the error names it.
   for (const m of ctx.members()) {
     if (m.failure !== undefined && m.exposure.prefix !== '' && name.startsWith(`${m.exposure.prefix}${ctx.separator}`)) throw m.failure;

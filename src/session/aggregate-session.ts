@@ -155,7 +155,9 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       parts.negotiated(version);
       const learnt = [...members.values()].map((m) => {
         const seen = m.capabilities === undefined ? learntOf(known, m.target, learner) : { capabilities: m.capabilities, instructions: m.instructions };
-        return { target: m.name, capabilities: seen?.capabilities ?? ASSUMED_CAPABILITIES, instructions: seen?.instructions };
+        // An override of the target's instructions replaces what it said (router/overrides.ts).
+        const instructions = m.exposure.overrides?.instructions ?? seen?.instructions;
+        return { target: m.name, capabilities: seen?.capabilities ?? ASSUMED_CAPABILITIES, instructions };
       });
       const result: JsonObject = { protocolVersion: version, capabilities: mergeCapabilities(learnt.map((p) => p.capabilities)), serverInfo };
       const instructions = combineInstructions(learnt);

@@ -6,7 +6,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { JsonObject } from '../jsonrpc/types.ts';
 import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../config/types.ts';
-import { createNameFilter } from '../router/glob.ts';
+import { createNameFilter, type NameFilter } from '../router/glob.ts';
+import { compileOverrides } from '../router/overrides.ts';
 import { restrict, type Policy, type PolicySubject } from '../router/policy.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { Exposure } from '../router/list-merge.ts';
@@ -78,10 +79,26 @@ export function learn(known: KnownTargets, target: TargetConfig, who: Learner, l
 /** The view of `config` over `names` (a group's targets), or over every target when undefined. */
 export function toAggregateView(config: GatewayConfig, names?: readonly string[]): AggregateView {
   const aggregate = aggregateOf(config);
+  return viewOf(config, (name) => (names !== undefined && !names.includes(name) ? undefined : (aggregate.exposure.get(name) ?? defaultExposure(name))));
+}
+
+/**
+ * The view of virtual server `name` (`/virtual/<name>/mcp`): its picked targets, each narrowed to
+ * its picks with their renames; undefined when the config has no such virtual server.
+ */
+export function toVirtualView(config: GatewayConfig, name: string): AggregateView | undefined {
+  const picked = aggregateOf(config).virtuals?.get(name);
+  return picked === undefined ? undefined : viewOf(config, (target) => picked.get(target), [...picked.keys()]);
+}
+
+/** The view over the targets `settingsOf` gives settings for, in `order` (default: config order). */
+function viewOf(config: GatewayConfig, settingsOf: (name: string) => TargetExposureConfig | undefined, order = [...config.targets.keys()]): AggregateView {
+  const aggregate = aggregateOf(config);
   const targets = new Map<string, ViewTarget>();
-  for (const [name, target] of config.targets) {
-    if (names !== undefined && !names.includes(name)) continue;
-    const settings = aggregate.exposure.get(name) ?? defaultExposure(name);
+  for (const name of order) {
+    const target = config.targets.get(name);
+    const settings = target === undefined ? undefined : settingsOf(name);
+    if (target === undefined || settings === undefined) continue;
     targets.set(name, {
       target,
       exposure: compileExposure(settings),
@@ -92,12 +109,33 @@ export function toAggregateView(config: GatewayConfig, names?: readonly string[]
   return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, targets };
 }
 
+/** Exactly the picked names, under the server's name and the name the pick gives (router/overrides.ts). */
+function pickFilter(names: readonly string[], given: TargetExposureConfig['overrides'], kind: 'tools' | 'prompts'): NameFilter {
+  const set = new Set(names);
+  for (const name of names) {
+    const to = given?.[kind][name]?.name;
+    if (to !== undefined) set.add(to);
+  }
+  return (name) => set.has(name);
+}
+
+const NOTHING: NameFilter = () => false;
+const both = (a: NameFilter, b: NameFilter): NameFilter => (name) => a(name) && b(name);
+
 function compileExposure(settings: TargetExposureConfig): Exposure {
+  const tools = createNameFilter(settings.tools.allow, settings.tools.deny);
+  const prompts = createNameFilter(settings.prompts.allow, settings.prompts.deny);
+  const resources = createNameFilter(settings.resources.allow, settings.resources.deny);
+  const overrides = compileOverrides(settings.overrides);
+  const picks = settings.picks;
+  if (picks === undefined) return { prefix: settings.prefix, tools, prompts, resources, overrides };
+  // A virtual server's target: its own filters, and only what was picked.
   return {
     prefix: settings.prefix,
-    tools: createNameFilter(settings.tools.allow, settings.tools.deny),
-    prompts: createNameFilter(settings.prompts.allow, settings.prompts.deny),
-    resources: createNameFilter(settings.resources.allow, settings.resources.deny),
+    tools: both(tools, pickFilter(picks.tools, settings.overrides, 'tools')),
+    prompts: both(prompts, pickFilter(picks.prompts, settings.overrides, 'prompts')),
+    resources: picks.resources.length === 0 ? NOTHING : both(resources, createNameFilter(picks.resources)),
+    overrides,
   };
 }
 

@@ -2,8 +2,8 @@
  * The endpoint table: which sessions each MCP path serves, looked up per request from the config
  * in force, so a config reload adds and removes paths without touching the HTTP routes.
  *
- * Three families of paths: `/servers/<name>/...` (one target's pass-through), `/groups/<name>/...`
- * (an aggregate over a group) and the root `/mcp` (the lone target's pass-through, or the aggregate
+ * Four families of paths: `/servers/<name>/...` (one target's pass-through), `/groups/<name>/...`
+ * (an aggregate over a group), `/virtual/<name>/...` (an aggregate of picked items) and the root `/mcp` (the lone target's pass-through, or the aggregate
  * over every target when there are several). Entries are built once per config generation; a
  * request costs one Map lookup.
  */
@@ -11,7 +11,7 @@ import { aggregateOf, type GatewayConfig, type TargetConfig } from '../config/ty
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { compilePolicy, restrict, type Policy, type PolicySubject } from '../router/policy.ts';
-import { createAggregateEndpoint, createAggregateShared, type AggregateEndpoint } from './aggregate-endpoint.ts';
+import { createAggregateEndpoint, createAggregateShared, createVirtualEndpoint, type AggregateEndpoint } from './aggregate-endpoint.ts';
 import type { Session } from './session.ts';
 import { createSingleSession } from './single.ts';
 import { exposureOf } from './aggregate-view.ts';
@@ -44,6 +44,8 @@ export interface EndpointTable {
   server(name: string, caller?: PolicySubject): RouteEndpoint | undefined;
   /** `/groups/<name>/...`: undefined for a name never configured. */
   group(name: string): RouteEndpoint | undefined;
+  /** `/virtual/<name>/...`: undefined for a name never configured. */
+  virtual(name: string): RouteEndpoint | undefined;
   /** The servers configured now (removed ones left out), in config order. */
   serverNames(): string[];
   /** `/mcp`, `/ws`, `/sse`, `/messages`; undefined when it is one target the policy denies `caller`. */
@@ -105,6 +107,7 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
   // Aggregate endpoints live as long as the gateway: their sessions outlive the config that made them.
   let all: AggregateEndpoint | undefined;
   const groups = new Map<string, AggregateEndpoint>();
+  const virtuals = new Map<string, AggregateEndpoint>();
   // Sessions opened on the root path, whatever it served then: they stay reachable there when a
   // reload switches `/mcp` between a pass-through and the aggregate. Weak: ended sessions go.
   const rootSessions = new WeakSet<Session>();
@@ -116,6 +119,7 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
   let only: string | undefined;
   let servers = new Map<string, RouteEndpoint>();
   let groupEntries = new Map<string, RouteEndpoint>();
+  let virtualEntries = new Map<string, RouteEndpoint>();
   let root: RouteEndpoint;
 
   /** The policy of `config` in force; live aggregate sessions read it when they are reconfigured. */
@@ -148,6 +152,14 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
     }
     for (const [name, entry] of groupEntries) if (!nextGroups.has(name)) nextGroups.set(name, retired(entry, `group "${name}"`));
 
+    const nextVirtuals = new Map<string, RouteEndpoint>();
+    for (const name of aggregateOf(config).virtuals?.keys() ?? []) {
+      let aggregate = virtuals.get(name);
+      if (aggregate === undefined) virtuals.set(name, (aggregate = createVirtualEndpoint(name, config, shared, () => policy)));
+      nextVirtuals.set(name, aggregateEntry(aggregate));
+    }
+    for (const [name, entry] of virtualEntries) if (!nextVirtuals.has(name)) nextVirtuals.set(name, retired(entry, `virtual server "${name}"`));
+
     let inner: RouteEndpoint;
     only = config.targets.size === 1 ? [...config.targets.keys()][0] : undefined;
     if (only !== undefined) {
@@ -166,6 +178,7 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
     };
     servers = nextServers;
     groupEntries = nextGroups;
+    virtualEntries = nextVirtuals;
     root = { ...inner, factory, owns: (s) => s.endpoint === key || rootSessions.has(s) };
   };
 
@@ -174,6 +187,7 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
   return {
     server: (name, caller) => (policy === undefined || policy.grant(caller, name) !== undefined ? servers.get(name) : undefined),
     group: (name) => groupEntries.get(name),
+    virtual: (name) => virtualEntries.get(name),
     serverNames: () => [...servers].filter(([, entry]) => entry.open).map(([name]) => name),
     root: (caller) => (policy === undefined || only === undefined || policy.grant(caller, only) !== undefined ? root : undefined),
     update(config) {
@@ -182,6 +196,7 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
       adopt(config);
       all?.update(config);
       for (const aggregate of groups.values()) aggregate.update(config);
+      for (const aggregate of virtuals.values()) aggregate.update(config);
       build(config);
     },
   };

@@ -2,8 +2,9 @@
  * A single-target session: the session core (core.ts) with one member and no renaming. It stays
  * transparent: the client's initialize goes to the upstream as it is and the upstream's answer
  * (serverInfo, instructions, capabilities, negotiated version) comes back as it is; every request
- * is forwarded, answers keep their own text (wire-text.ts). Only the target's filters, when it has
- * any, are applied: a hidden name is refused like an unknown one and left out of lists.
+ * is forwarded, answers keep their own text (wire-text.ts). Only the target's filters and overrides,
+ * when it has any, are applied: a hidden name is refused like an unknown one and left out of lists,
+ * an overridden item is listed as the override says and its new name routed to the original.
  *
  * After an unexpected exit the upstream restarts at once with backoff (`onExit: restart`), the
  * client's initialize params replayed, while requests wait; when it cannot, the session ends.
@@ -19,6 +20,7 @@ import { PASS_ALL } from '../router/glob.ts';
 import type { PinGate } from '../governance/pin-gate.ts';
 import type { Exposure } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
+import { overrideInitialize } from '../router/overrides.ts';
 import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import { coreOptionsOf, type SessionSeed } from './store.ts';
@@ -75,6 +77,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
           const answer = await member.openWith(request);
           const result = 'result' in answer ? answer.result : undefined;
           if (isObject(result) && typeof result.protocolVersion === 'string') {
+            overrideInitialize(exposure.overrides, result);
             parts.negotiated(result.protocolVersion);
             logger.info({ protocolVersion: result.protocolVersion, pid: member.connection?.pid }, 'session initialized');
           } else {

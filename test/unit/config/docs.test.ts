@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { authSchema, rateLimitsSchema, ruleSchema } from '../../../src/config/auth-schema.ts';
 import { clusterSchema } from '../../../src/config/cluster-schema.ts';
 import { hookSchema } from '../../../src/config/hooks-schema.ts';
+import { virtualServerSchema } from '../../../src/config/overrides-schema.ts';
 import { gatewaySchema, httpServerSchema, sseServerSchema, stdioServerSchema } from '../../../src/config/schema.ts';
 
 const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
@@ -61,6 +62,7 @@ for (const key of ['url', 'pinning', 'tokenExchange.tokenEndpoint', 'tokenExchan
 }
 // Keys that only matter on aggregate endpoints (every kind has them) have a table of their own.
 const aggregateDefaults = new Map<string, unknown>([['prefix', undefined], ['eager', undefined], ['requiredScopes.tools', undefined], ['requiredScopes.prompts', undefined], ['requiredScopes.resources', undefined]]);
+for (const key of ['tools', 'prompts', 'serverInfo.name', 'instructions']) aggregateDefaults.set(`overrides.${key}`, undefined);
 for (const [key, value] of serverDefaults) {
   if (/^(tools|prompts|resources)\./.test(key)) aggregateDefaults.set(key, value);
 }
@@ -82,6 +84,8 @@ for (const key of ['perPrincipal.perSecond', 'perPrincipal.burst', 'perTool.perS
 const clusterDefaults = flatten(clusterSchema.parse({ advertiseUrl: 'http://10.0.0.5:8080', redis: { url: 'redis://redis:6379' }, keys: ['k'.repeat(32)] }));
 for (const key of ['replicaId', 'advertiseUrl', 'redis.url', 'keys']) clusterDefaults.set(key, undefined);
 
+const virtualDefaults = flatten(virtualServerSchema.parse({}));
+
 const sections = [
   { name: 'servers', defaults: serverDefaults, rows: () => documentedRows('## `mcpServers.<name>`', '### Remote servers') },
   { name: 'remote servers', defaults: remoteDefaults, rows: () => documentedRows('### Remote servers', '### Keys for aggregate endpoints') },
@@ -90,7 +94,8 @@ const sections = [
   { name: 'gateway.auth', defaults: authDefaults, rows: () => documentedRows('## `gateway.auth`', '## `gateway.policy`') },
   { name: 'gateway.policy rules', defaults: ruleDefaults, rows: () => documentedRows('## `gateway.policy`', '## `gateway.rateLimits`') },
   { name: 'gateway.rateLimits', defaults: rateDefaults, rows: () => documentedRows('## `gateway.rateLimits`', '## `gateway.cluster`') },
-  { name: 'gateway.cluster', defaults: clusterDefaults, rows: () => documentedRows('## `gateway.cluster`', '## Environment variables') },
+  { name: 'gateway.cluster', defaults: clusterDefaults, rows: () => documentedRows('## `gateway.cluster`', '## `gateway.virtualServers`') },
+  { name: 'gateway.virtualServers', defaults: virtualDefaults, rows: () => documentedRows('## `gateway.virtualServers`', '## Environment variables') },
 ];
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

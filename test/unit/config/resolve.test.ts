@@ -77,6 +77,14 @@ describe('endpointUrls', () => {
       'http://[::1]:1/servers/a/mcp',
     ]);
   });
+
+  it('lists virtual servers after groups', () => {
+    const config = parseConfig(
+      { mcpServers: { a: { command: 'x' } }, gateway: { virtualServers: { kit: { tools: [{ server: 'a', tool: 't' }] } } } },
+      { env: {} },
+    );
+    expect(endpointUrls(config, 'http://h:1')).toEqual(['http://h:1/mcp', 'http://h:1/virtual/kit/mcp', 'http://h:1/servers/a/mcp']);
+  });
 });
 
 /** The target when it is a stdio one (these tests only build stdio targets). */
