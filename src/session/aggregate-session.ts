@@ -21,6 +21,7 @@ import type { CursorCodec } from '../router/cursor.ts';
 import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
+import { dropRawText } from '../jsonrpc/wire-text.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import type { Breakers } from '../upstream/breakers.ts';
 import type { UpstreamFactory } from '../upstream/open.ts';
@@ -197,10 +198,12 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       return { jsonrpc: '2.0', id: request.id, result };
     },
     route: serve,
-    answerText(rec, response) {
+    answer(rec, response) {
       const result: unknown = 'result' in response ? response.result : undefined;
       if (rec.member !== undefined && isObject(result)) encodeResultUris(rec.method, rec.member.name, result);
-      return JSON.stringify(response);
+      // Its URIs may have changed: the kept wire text (if any) is no longer this answer.
+      dropRawText(response);
+      return response;
     },
     memberExit(member) {
       // Its items are gone from the lists (or will be those of a fresh start): say so once.

@@ -26,6 +26,8 @@ export interface Pending extends ObservedRequest {
   readonly stream: OutStream;
   readonly method: string;
   readonly session: SessionCore;
+  /** The revision of the request: its own (2026), else its session's. */
+  readonly protocolVersion: string | undefined;
   member: Member | undefined;
   upstreamId: number;
   cancelled: boolean;
@@ -59,8 +61,11 @@ export interface Flavour {
   initialize(request: JsonRpcRequest): Promise<JsonRpcResponse>;
   /** The member that owns `request` (params rewritten for it), or the gateway's own answer. */
   route(request: JsonRpcRequest): Member | Promise<Member | LocalAnswer>;
-  /** The text to deliver for a member's answer (ids already restored). */
-  answerText(rec: Pending, response: JsonRpcResponse): string;
+  /**
+   * A member's answer as the client gets it (ids already restored): the same object, changed in
+   * place where the flavour rewrites it (then without its kept wire text: wire-text.ts).
+   */
+  answer(rec: Pending, response: JsonRpcResponse): JsonRpcResponse;
   /** A member went away; `final`: it will not come back in this session. */
   memberExit(member: Member, reason: GatewayError, final: boolean): void;
   memberReady(member: Member): void;

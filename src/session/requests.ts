@@ -9,7 +9,8 @@
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import type { TraceContext } from '../jsonrpc/trace-context.ts';
-import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import { toWireText } from '../jsonrpc/wire-text.ts';
 import type { Logger } from '../log/logger.ts';
 import {
   endSpan,
@@ -70,6 +71,18 @@ export interface Traced {
   readonly origin: RequestOrigin;
 }
 
+/**
+ * What a span says of a request whose revision is its own (a 2026 request, StreamOptions
+ * .protocolVersion): that revision, and no session id (the session serving it upstream is the
+ * gateway's, not the client's). One object per revision and session, made on first use.
+ */
+function originOf(traced: Traced, version: string | undefined, cache: Map<string, RequestOrigin>): RequestOrigin {
+  if (version === undefined) return traced.origin;
+  let origin = cache.get(version);
+  if (origin === undefined) cache.set(version, (origin = Object.freeze({ sessionId: undefined, protocolVersion: version, transport: traced.origin.transport })));
+  return origin;
+}
+
 /** A tools/call result that reports a failed tool (`isError: true`): the call worked, the tool did not. */
 const isToolError = (response: JsonRpcResponse): boolean => isObject(response.result) && response.result.isError === true;
 const errorOf = (response: JsonRpcResponse): JsonRpcErrorObject | undefined => ('error' in response ? (response as JsonRpcErrorResponse).error : undefined);
@@ -126,10 +139,11 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     audit.info({ method: rec.method, [AUDITED[rec.method]?.[1] as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
   };
 
-  const deliver = (rec: Pending, text: string) => {
+  const deliver = (rec: Pending, answer: JsonObject, text?: () => string) => {
     release(rec);
-    if (!rec.cancelled) streams.deliver(rec.stream, text, true);
+    if (!rec.cancelled) streams.send(rec.stream, answer, true, text);
   };
+  const origins = new Map<string, RequestOrigin>();
   const fail = (rec: Pending, err: unknown) => {
     const error = toGatewayError(err);
     // Counted where it happened: the session's own child, or a shared upstream's breaker, per caller.
@@ -140,7 +154,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     record(rec, 'error', error.code, typeof correlationId === 'string' ? correlationId : undefined);
     const answer = toErrorResponse(rec.clientId, error);
     if (rec.span !== undefined) endSpans(rec, answer.error);
-    deliver(rec, JSON.stringify(answer));
+    deliver(rec, answer as unknown as JsonObject);
   };
 
   const handler: PendingHandler<Pending> = {
@@ -154,13 +168,14 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
       }
       if (timed || rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
       if (rec.span !== undefined) endSpans(rec, errorOf(response), isToolError(response));
-      deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
+      const answer = (requests.flavour as Flavour).answer(rec, response);
+      deliver(rec, answer as unknown as JsonObject, () => toWireText(answer));
     },
     onerror(error, rec) {
       fail(rec, error);
     },
     onprogress(notification, rec) {
-      if (!rec.cancelled) streams.deliver(rec.stream, JSON.stringify(notification), false);
+      if (!rec.cancelled) streams.send(rec.stream, notification as unknown as JsonObject, false);
     },
   };
 
@@ -209,12 +224,12 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     if ('local' in to) {
       if (timed) record(rec, 'ok');
       if (rec.span !== undefined) endSpans(rec, undefined);
-      deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, result: to.local }));
+      deliver(rec, { jsonrpc: '2.0', id: rec.clientId as JsonObject[string], result: to.local });
     } else {
       // Filtered or denied by policy: the client sees "unknown", the audit line says what it was.
       record(rec, 'denied');
       if (rec.span !== undefined) endSpans(rec, to.refuse);
-      deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, error: to.refuse }));
+      deliver(rec, { jsonrpc: '2.0', id: rec.clientId as JsonObject[string], error: to.refuse as unknown as JsonObject });
     }
   };
 
@@ -223,21 +238,24 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     flavour: undefined,
 
     dispatch(request, stream, session, carrier) {
-      const key = idKey(request.id);
+      // A request whose era is its own (2026) has no session id space: its id is unique in its stream.
+      const version = stream.options.protocolVersion;
+      const key = version === undefined ? idKey(request.id) : `${stream.id}\u0000${idKey(request.id)}`;
       if (inflight.has(key)) {
         const error = new GatewayError('GW_INVALID_REQUEST', DUPLICATE, { reason: 'duplicate id' });
-        streams.deliver(stream, JSON.stringify(toErrorResponse(request.id, error)), true);
+        streams.send(stream, toErrorResponse(request.id, error) as unknown as JsonObject, true);
         return;
       }
       const audited = audit === undefined ? undefined : auditedOf(request);
       // Before routing: an aggregate rewrites the names, and the span carries the client's.
-      const span = traced === undefined ? undefined : startRequestSpan(traced.tracing, request, parentCarrier(carrier, request), traced.origin);
+      const span = traced === undefined ? undefined : startRequestSpan(traced.tracing, request, parentCarrier(carrier, request), originOf(traced, version, origins));
       const rec: Pending = {
         key,
         clientId: request.id,
         stream,
         method: request.method,
         session,
+        protocolVersion: version ?? session.protocolVersion,
         member: undefined,
         upstreamId: 0,
         cancelled: false,
@@ -276,7 +294,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
       const error = new GatewayError('GW_REQUEST_CANCELLED', undefined, rec.member ? { target: rec.member.name } : {});
       const answer = toErrorResponse(rec.clientId, error);
       if (rec.span !== undefined) endSpans(rec, answer.error);
-      streams.drop(rec.stream, JSON.stringify(answer));
+      streams.drop(rec.stream, answer as unknown as JsonObject);
     },
 
     cancel(params) {

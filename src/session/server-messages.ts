@@ -10,7 +10,7 @@
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import { META_INPUT_KEY } from '../jsonrpc/modern.ts';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NameTable } from '../router/name-table.ts';
@@ -79,7 +79,7 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
       logger.warn({ method: message.method }, 'standalone stream backlog full; server message dropped');
       return false;
     }
-    streams.deliver(stream, JSON.stringify(message), false);
+    streams.send(stream, message as unknown as JsonObject, false);
     return true;
   };
 
@@ -122,13 +122,16 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
       const upstreamId = request.id;
       request.id = downstreamId;
       if (!held) withoutInputKey(request);
+      // Recorded before it goes out: a receiver may answer at once (a held session's bridge does).
+      asked.set(downstreamId, { member, upstreamId, stream });
+      const ids = idsOf(member);
+      ids.set(idKey(upstreamId), downstreamId);
       if (!emit(request, stream)) {
+        asked.delete(downstreamId);
+        ids.delete(idKey(upstreamId));
         const error = new GatewayError('GW_DOWNSTREAM_UNAVAILABLE', undefined, { target: member.name });
         member.reply(toErrorResponse(upstreamId, error)).catch(() => undefined);
-        return;
       }
-      asked.set(downstreamId, { member, upstreamId, stream });
-      idsOf(member).set(idKey(upstreamId), downstreamId);
     },
 
     notification(member, notification) {

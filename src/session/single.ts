@@ -11,7 +11,7 @@
 import { toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
 import { LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
-import { toWireText } from '../jsonrpc/wire-text.ts';
+import { dropRawText } from '../jsonrpc/wire-text.ts';
 import type { JsonObject } from '../jsonrpc/types.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -125,10 +125,10 @@ export function createSingleSession(options: SingleSessionOptions): Session {
         const refuse = hiddenNamed(request, exposure);
         return refuse === undefined ? member : Promise.resolve({ refuse });
       },
-      answerText(rec, response) {
+      answer(rec, response) {
         // Pass-through: only the id changed, so a large answer's own text is forwarded (wire-text.ts).
-        if (!filtered || !('result' in response) || !isObject(response.result)) return toWireText(response);
-        return filterList(rec.method, response.result, exposure) ? JSON.stringify(response) : toWireText(response);
+        if (filtered && 'result' in response && isObject(response.result) && filterList(rec.method, response.result, exposure)) dropRawText(response);
+        return response;
       },
       memberExit(_member, reason, final) {
         // Not yet initialized, or no restart to come: the session ends (its next request gets 404).

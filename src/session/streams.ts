@@ -12,7 +12,9 @@
  * with `Last-Event-ID`, and a dropped connection is not a cancel (the request runs on); in 2026
  * nothing is replayed and closing the response cancels what it was waiting for.
  */
+import type { JsonObject } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { MODERN_PROTOCOL_VERSION } from '../jsonrpc/era.ts';
 import { type EventLog, parseEventId } from './event-log.ts';
 
 /** The HTTP side of one response, implemented by the http layer over a raw ServerResponse. */
@@ -34,6 +36,12 @@ export interface ResponseSink {
    * (basic/utilities/cancellation: the receiver SHOULD NOT respond); an HTTP POST must get one.
    */
   readonly channel?: boolean;
+  /**
+   * A sink that shapes what it writes itself (the 2026 edge, session/stateless/relay.ts) takes each
+   * message of its stream as the object it is, instead of `json`/`event` text: nothing is
+   * serialized for it, nothing parsed back. `final`: it answers the stream's request.
+   */
+  readonly take?: ((message: JsonObject, final: boolean) => void) | undefined;
 }
 
 /** How one stream behaves; the routes pass shared constants (no allocation per request). */
@@ -44,6 +52,12 @@ export interface StreamOptions {
   readonly replay: boolean;
   /** The client going away before the last answer cancels the stream's requests upstream (2026). */
   readonly cancelOnClose: boolean;
+  /**
+   * The revision the request itself names when the era is a fact of each request (2026: no
+   * session, `_meta` on every request); undefined: the session's negotiated one. Metrics, spans
+   * and logs label the request with it.
+   */
+  readonly protocolVersion?: string | undefined;
 }
 
 /** A 2025 POST: resumable, and a dropped connection is not a cancel. */
@@ -55,6 +69,11 @@ export const BATCH_2025: StreamOptions = Object.freeze({ batch: true, replay: tr
  * session), and the channel closing ends the session, which cancels what runs.
  */
 export const CHANNEL_REQUEST: StreamOptions = Object.freeze({ batch: false, replay: false, cancelOnClose: false });
+/**
+ * One 2026-07-28 request (session/stateless/): nothing to resume, closing the response cancels it,
+ * and its era is its own whatever session serves it upstream.
+ */
+export const MODERN_REQUEST: StreamOptions = Object.freeze({ batch: false, replay: false, cancelOnClose: true, protocolVersion: MODERN_PROTOCOL_VERSION });
 
 const PENDING = 0;
 const JSON_MODE = 1;
@@ -115,8 +134,10 @@ export interface StreamSet {
   open(sink: ResponseSink, count: number, options: StreamOptions): OutStream;
   /** A message for `stream`; `final` when it answers one of the stream's requests. */
   deliver(stream: OutStream, data: string, final: boolean): void;
+  /** The same for a message object: handed as it is to a sink that takes objects, else serialized once. */
+  send(stream: OutStream, message: JsonObject, final: boolean, text?: () => string): void;
   /** One of the stream's requests ends with no answer to send (cancelled by the client). */
-  drop(stream: OutStream, fallbackAnswer: string): void;
+  drop(stream: OutStream, fallbackAnswer: JsonObject): void;
   /** Where a server-initiated message goes when nothing ties it to a request. */
   pick(preferStandalone: boolean): OutStream;
   /** A GET without Last-Event-ID: attach the standalone stream; false if one is already attached. */
@@ -271,13 +292,23 @@ export function createStreamSet({ log, logger, priming, keepFinished, onabandon 
       if (final && --stream.remaining === 0) finish(stream);
     },
 
+    send(stream, message, final, text) {
+      const take = stream.sink?.take;
+      if (take === undefined) return set.deliver(stream, text === undefined ? JSON.stringify(message) : text(), final);
+      if (stream.complete) return;
+      // The sink decides JSON or SSE itself; the set keeps the count of answers owed.
+      if (final) stream.remaining--;
+      take(message, final);
+      if (final && stream.remaining === 0) finish(stream);
+    },
+
     drop(stream, fallbackAnswer) {
       if (stream.complete) return;
       if (stream.mode === SSE_MODE || stream.sink?.channel === true) {
         if (--stream.remaining === 0) finish(stream);
       } else {
         // An undecided response must still be answered: HTTP has no way to say "nothing".
-        set.deliver(stream, fallbackAnswer, true);
+        set.send(stream, fallbackAnswer, true);
       }
     },
 

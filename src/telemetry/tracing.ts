@@ -42,7 +42,8 @@ export type { DownstreamTransport } from '../log/observer.ts';
 
 /** What the server span says of the session a request belongs to. */
 export interface RequestOrigin {
-  readonly sessionId: string;
+  /** Undefined for a request that belongs to no session of the client's (2026). */
+  readonly sessionId: string | undefined;
   /** The negotiated revision; undefined before initialize. */
   readonly protocolVersion: string | undefined;
   readonly transport: DownstreamTransport | undefined;
@@ -135,9 +136,9 @@ export function startRequestSpan(tracing: Tracing, request: JsonRpcRequest, carr
     [ATTR.method]: request.method,
     [ATTR.requestId]: idText(request.id),
     [ATTR.jsonrpcVersion]: '2.0',
-    [ATTR.sessionId]: origin.sessionId,
     [ATTR.era]: eraOf(origin.protocolVersion),
   };
+  if (origin.sessionId !== undefined) attributes[ATTR.sessionId] = origin.sessionId;
   if (origin.protocolVersion !== undefined) attributes[ATTR.protocolVersion] = origin.protocolVersion;
   if (origin.transport !== undefined) {
     attributes[ATTR.downstream] = origin.transport;

@@ -52,10 +52,10 @@ describe('stream set', () => {
   it('a dropped request on an HTTP response still gets the fallback answer; on a message channel none', () => {
     const streams = set();
     const http = sink();
-    streams.drop(streams.open(http, 1, POST_2025), '{"id":1,"error":{}}');
+    streams.drop(streams.open(http, 1, POST_2025), { id: 1, error: {} });
     expect(http.rec.json).toBe('{"id":1,"error":{}}');
     const channel = Object.assign(sink(), { channel: true });
-    streams.drop(streams.open(channel, 1, POST_2025), '{"id":1,"error":{}}');
+    streams.drop(streams.open(channel, 1, POST_2025), { id: 1, error: {} });
     expect(channel.rec).toMatchObject({ sse: false, events: [] });
     expect(channel.rec.json).toBeUndefined();
   });
