@@ -197,7 +197,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     }
     reply.hijack();
     const exchange = createExchange(reply.raw, keepAlive);
-    stateless.serve({ endpoint: entry, request: era.request, meta: era.meta, principal: request.principal, authorization: request.headers.authorization, exchange });
+    stateless.serve({ endpoint: entry, request: era.request, meta: era.meta, principal: request.principal, authorization: request.headers.authorization, headers: request.headers, exchange });
     return reply;
   };
 

@@ -155,17 +155,20 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     retire(lru, 'replaced by a held session for other client capabilities');
   };
 
-  /** The sink of the host's standalone stream: what belongs to no request goes to `onmessage`. */
-  const standaloneSink = (host: () => Host | undefined, ended: () => void): ResponseSink => ({
+  /**
+   * The receiver of the host's standalone stream: what belongs to no request (a server->client
+   * request no single call's stream took, a broadcast notification) goes to `onmessage` as the
+   * object the session has.
+   */
+  const receiver = (host: () => Host | undefined, ended: () => void): ResponseSink => ({
     onclose: undefined,
     closed: false,
     json() {},
     sse() {},
-    event(_id, data) {
+    event() {},
+    take(message) {
       const h = host();
-      if (data === '' || h === undefined) return;
-      const message: unknown = JSON.parse(data);
-      if (isObject(message)) options.onmessage(h, message);
+      if (h !== undefined) options.onmessage(h, message);
     },
     end: ended,
   });
@@ -183,7 +186,7 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     ready.set(host.id, host);
     slots.set(host.id, slot());
     session.openStream(
-      standaloneSink(
+      receiver(
         () => ready.get(host.id),
         () => forget(host, slot()),
       ),

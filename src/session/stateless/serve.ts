@@ -18,7 +18,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../../jsonrpc/versions.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { Caller } from '../../router/policy.ts';
 import type { RouteEndpoint } from '../endpoint-table.ts';
-import { CHANNEL_REQUEST } from '../streams.ts';
+import { MODERN_REQUEST } from '../streams.ts';
 import type { SessionStore } from '../store.ts';
 import { type Exchange, statusOfError } from './exchange.ts';
 import { askerOf, createHostPool, type Host, type HostCaller, HostOpenError } from './hosts.ts';
@@ -35,6 +35,8 @@ export interface StatelessRequest {
   readonly meta: JsonObject;
   readonly principal: Caller | undefined;
   readonly authorization: string | undefined;
+  /** The HTTP request's headers: the client's W3C trace context (`traceparent`) is read from them. */
+  readonly headers: Readonly<Record<string, unknown>>;
   readonly exchange: Exchange;
 }
 
@@ -125,9 +127,6 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     // A question belongs to the one call on the host that may ask, whichever stream the host wrote
     // it to: only tools/call, prompts/get and resources/read may answer input_required (SEP-2322).
     ask: (_relay, message) => bridge.ask(host, askerOf(host), message),
-    abandon: (relay) => {
-      void host.session.handleNotification({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: relay.hostId, reason: 'The client closed the response stream' } });
-    },
     done: (relay) => {
       bridge.forget(relay);
       host.askers.delete(relay);
@@ -147,16 +146,17 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
       hosts.release(host);
       throw err;
     }
-    const hostId = host.nextCall++;
     const uri = request.method === 'resources/read' && typeof request.params?.uri === 'string' ? request.params.uri : undefined;
-    const relay = createRelay(exchange, hostId, request.id, request.method, logLevel, hooksFor(host), uri);
+    const relay = createRelay(exchange, host.nextCall++, request.id, request.method, logLevel, hooksFor(host), uri);
     if (mayAsk) host.askers.add(relay);
     const params = withoutEnvelope(request.params);
     if (params !== undefined) {
       delete params.inputResponses;
       delete params.requestState;
-    }
-    host.session.serve([{ jsonrpc: '2.0', id: hostId, method: request.method, ...(params === undefined ? {} : { params }) }], relay, CHANNEL_REQUEST);
+      request.params = params;
+    } else delete request.params;
+    // The client's own request object and id: the core's correlator is the one rewrite upstream.
+    host.session.serve([request], relay, MODERN_REQUEST, input.headers);
   };
 
   const discover = async (input: StatelessRequest) => {

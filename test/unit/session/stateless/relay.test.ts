@@ -1,30 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import { spliceComplete, toModernAnswer } from '../../../../src/session/stateless/relay.ts';
 
-describe('spliceComplete: the 2026 answer without a parse', () => {
-  it('puts the client id and resultType into a plain result, whatever the spacing and key order', () => {
+describe('spliceComplete: a large 2026 answer without serializing it again', () => {
+  it('puts resultType into a plain result, whatever the spacing, key order and id type', () => {
     for (const body of [
-      '{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}',
-      '{"id":7,"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"hi"}]}}',
-      '{ "jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "hi"}]}}',
+      '{"jsonrpc":"2.0","id":"client-1","result":{"content":[{"type":"text","text":"hi"}]}}',
+      '{"id":"client-1","jsonrpc":"2.0","result":{"content":[{"type":"text","text":"hi"}]}}',
+      '{ "jsonrpc": "2.0", "id": "client-1", "result": {"content": [{"type": "text", "text": "hi"}]}}',
     ]) {
-      const text = spliceComplete(body, 7, '"client-1"');
+      const text = spliceComplete(body);
       expect(text, body).toBeDefined();
       expect(JSON.parse(text as string)).toEqual({ jsonrpc: '2.0', id: 'client-1', result: { resultType: 'complete', content: [{ type: 'text', text: 'hi' }] } });
     }
   });
 
   it('an empty result, and an id kept as its exact text', () => {
-    expect(JSON.parse(spliceComplete('{"jsonrpc":"2.0","id":3,"result":{}}', 3, '1E2') as string)).toEqual({ jsonrpc: '2.0', id: 100, result: { resultType: 'complete' } });
-    expect(spliceComplete('{"jsonrpc":"2.0","id":3,"result":{ }}', 3, '1E2')).toBe('{"jsonrpc":"2.0","id":1E2,"result":{"resultType":"complete" }}');
+    expect(JSON.parse(spliceComplete('{"jsonrpc":"2.0","id":1E2,"result":{}}') as string)).toEqual({ jsonrpc: '2.0', id: 100, result: { resultType: 'complete' } });
+    expect(spliceComplete('{"jsonrpc":"2.0","id":1E2,"result":{ }}')).toBe('{"jsonrpc":"2.0","id":1E2,"result":{"resultType":"complete" }}');
+    expect(spliceComplete('{"jsonrpc":"2.0","id":"a\\"b","result":{}}')).toBe('{"jsonrpc":"2.0","id":"a\\"b","result":{"resultType":"complete"}}');
   });
 
-  it('declines what is not plain: another id, an error, a result first, a resultType already there', () => {
-    expect(spliceComplete('{"jsonrpc":"2.0","id":8,"result":{}}', 7, '1')).toBeUndefined();
-    expect(spliceComplete('{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"x"}}', 7, '1')).toBeUndefined();
-    expect(spliceComplete('{"result":{"a":1},"jsonrpc":"2.0","id":7}', 7, '1')).toBeUndefined();
-    expect(spliceComplete('{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required"}}', 7, '1')).toBeUndefined();
-    expect(spliceComplete('{"jsonrpc":"2.0","x":"\\"result\\":{","id":7,"result":{}}', 7, '1')).toBeUndefined();
+  it('declines what is not plain: an error, a result first, a resultType already there, a look-alike key', () => {
+    expect(spliceComplete('{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"x"}}')).toBeUndefined();
+    expect(spliceComplete('{"result":{"a":1},"jsonrpc":"2.0","id":7}')).toBeUndefined();
+    expect(spliceComplete('{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required"}}')).toBeUndefined();
+    expect(spliceComplete('{"jsonrpc":"2.0","x":"\\"result\\":{","id":7,"result":{}}')).toBeUndefined();
   });
 });
 
