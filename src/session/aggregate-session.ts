@@ -171,32 +171,38 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     return (await resolveRoute(ctx, request)).member;
   };
 
+  /** Opens the session with `params` (a client's initialize, or a holder's composed one) and answers it. */
+  const open = async (params: JsonObject): Promise<JsonObject> => {
+    // 2025-11-25 basic/lifecycle "Version Negotiation": the client's version if we speak it, else our latest.
+    const version = isSupportedVersion(params.protocolVersion) ? params.protocolVersion : LATEST_PROTOCOL_VERSION;
+    initParams = { ...params, protocolVersion: version };
+    for (const name of view.targets.keys()) addMember(name);
+    parts.opening(true);
+    try {
+      const eager = [...members.values()].filter((m) => m.eager);
+      await Promise.all(eager.map((m) => m.connect().catch(() => undefined)));
+    } finally {
+      parts.opening(false);
+    }
+    parts.negotiated(version);
+    const learnt = [...members.values()].map((m) => {
+      const seen = m.capabilities === undefined ? learntOf(known, m.target, learner) : { capabilities: m.capabilities, instructions: m.instructions };
+      return { target: m.name, capabilities: seen?.capabilities ?? ASSUMED_CAPABILITIES, instructions: seen?.instructions };
+    });
+    const result: JsonObject = { protocolVersion: version, capabilities: mergeCapabilities(learnt.map((p) => p.capabilities)), serverInfo };
+    const instructions = combineInstructions(learnt);
+    if (instructions !== undefined) result.instructions = instructions;
+    logger.info({ protocolVersion: version, targets: [...members.keys()] }, 'aggregate session initialized');
+    return result;
+  };
+
   return {
     members: () => members.values(),
     async initialize(request) {
-      const params = isObject(request.params) ? request.params : {};
-      // 2025-11-25 basic/lifecycle "Version Negotiation": the client's version if we speak it, else our latest.
-      const version = isSupportedVersion(params.protocolVersion) ? params.protocolVersion : LATEST_PROTOCOL_VERSION;
-      initParams = { ...params, protocolVersion: version };
-      for (const name of view.targets.keys()) addMember(name);
-      parts.opening(true);
-      try {
-        const eager = [...members.values()].filter((m) => m.eager);
-        await Promise.all(eager.map((m) => m.connect().catch(() => undefined)));
-      } finally {
-        parts.opening(false);
-      }
-      parts.negotiated(version);
-      const learnt = [...members.values()].map((m) => {
-        const seen = m.capabilities === undefined ? learntOf(known, m.target, learner) : { capabilities: m.capabilities, instructions: m.instructions };
-        return { target: m.name, capabilities: seen?.capabilities ?? ASSUMED_CAPABILITIES, instructions: seen?.instructions };
-      });
-      const result: JsonObject = { protocolVersion: version, capabilities: mergeCapabilities(learnt.map((p) => p.capabilities)), serverInfo };
-      const instructions = combineInstructions(learnt);
-      if (instructions !== undefined) result.instructions = instructions;
-      logger.info({ protocolVersion: version, targets: [...members.keys()] }, 'aggregate session initialized');
-      return { jsonrpc: '2.0', id: request.id, result };
+      return { jsonrpc: '2.0', id: request.id, result: await open(isObject(request.params) ? request.params : {}) };
     },
+    // The gateway answers the handshake itself either way: a client initialize is only its params.
+    open: (params) => open(params),
     route: serve,
     answer(rec, response) {
       const result: unknown = 'result' in response ? response.result : undefined;

@@ -59,6 +59,8 @@ export interface Flavour {
   members(): Iterable<Member>;
   /** The 2025 initialize: resolves with the answer to send (and calls `negotiated` on success). */
   initialize(request: JsonRpcRequest): Promise<JsonRpcResponse>;
+  /** See SessionCore.open: no client initialize, the members open with the composed handshake. */
+  open(params: JsonObject): Promise<JsonObject>;
   /** The member that owns `request` (params rewritten for it), or the gateway's own answer. */
   route(request: JsonRpcRequest): Member | Promise<Member | LocalAnswer>;
   /**

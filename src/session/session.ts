@@ -12,7 +12,7 @@
  * One implementation: the session core (core.ts) with a flavour per kind of endpoint, one target
  * (single.ts) or several (aggregate-session.ts).
  */
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { DownstreamTransport } from '../log/observer.ts';
 import type { SessionUsage } from './limits.ts';
 import type { ResponseSink, StreamOptions } from './streams.ts';
@@ -49,6 +49,14 @@ export interface SessionCore {
    * Routes call it before `serve`, while they can still answer the HTTP request on its own.
    */
   admit(count: number): void;
+  /**
+   * Opens the session without a client initialize (a session the gateway holds for 2026 clients):
+   * its members start with the handshake the core composes from `params` (capabilities,
+   * clientInfo; the gateway picks the revision). Resolves with what the upstream side said
+   * (serverInfo, capabilities, instructions, protocolVersion); rejects, the session ended, when it
+   * cannot open.
+   */
+  open(params: JsonObject): Promise<JsonObject>;
   /**
    * Serves requests; their answers (and related messages) go to `sink`, one stream with `options`.
    * `carrier`: the HTTP request's headers, where a client's W3C trace context may be (read only when

@@ -66,8 +66,8 @@ export interface SingleSessionOptions {
 
 const NO_FILTERS: Exposure = { prefix: '', tools: PASS_ALL, prompts: PASS_ALL, resources: PASS_ALL };
 
-/** The handshake the gateway composes when no client initialize opened the upstream. */
-const composedInit = (): JsonObject => ({ protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { ...GATEWAY_CLIENT_INFO } });
+/** The handshake the gateway composes when no client initialize opened the upstream: its own, or the holder's (`open`). */
+const composedInit = (params?: JsonObject): JsonObject => ({ capabilities: {}, clientInfo: { ...GATEWAY_CLIENT_INFO }, ...params, protocolVersion: LATEST_PROTOCOL_VERSION });
 
 export function createSingleSession(options: SingleSessionOptions): Session {
   const { target } = options;
@@ -77,6 +77,8 @@ export function createSingleSession(options: SingleSessionOptions): Session {
   const core = coreOptionsOf(options, logger);
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
   return createSessionCore({ ...core, namespaced: false, tables }, (parts) => {
+    /** The params `open` composed the handshake from (replayed by a restart); undefined: the gateway's own. */
+    let composed: JsonObject | undefined;
     const member = createMember({
       target,
       exposure,
@@ -85,7 +87,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       logger: options.logger.child({ session: options.id }),
       hooks: parts.hooks,
       open: options.open,
-      initParams: composedInit,
+      initParams: () => composed ?? composedInit(),
       poolLogger: options.logger,
       authorization: options.downstream?.authorization,
       principal: options.downstream?.principal,
@@ -119,6 +121,22 @@ export function createSingleSession(options: SingleSessionOptions): Session {
         } finally {
           parts.opening(false);
         }
+      },
+      async open(params) {
+        composed = composedInit(params);
+        parts.opening(true);
+        try {
+          await member.connect();
+        } catch (err) {
+          await parts.session.end('opening its upstream failed');
+          throw err;
+        } finally {
+          parts.opening(false);
+        }
+        const result = member.handshake ?? {};
+        parts.negotiated(typeof result.protocolVersion === 'string' ? result.protocolVersion : LATEST_PROTOCOL_VERSION);
+        logger.info({ protocolVersion: result.protocolVersion, pid: member.connection?.pid }, 'session opened (composed handshake)');
+        return result;
       },
       route(request) {
         if (!filtered) return member;

@@ -20,11 +20,9 @@
  * of its caller runs on it; its own standalone stream does not count, so once idle past
  * `session.evictIdleMs` the store may end it for room like any other session (limits.ts).
  */
-import { isObject } from '../../jsonrpc/envelope.ts';
-import type { JsonObject, JsonRpcErrorObject } from '../../jsonrpc/types.ts';
-import { LATEST_PROTOCOL_VERSION } from '../../jsonrpc/versions.ts';
+import type { JsonObject } from '../../jsonrpc/types.ts';
 import type { Logger } from '../../log/logger.ts';
-import { heldSessionsRefusal, refusalIn } from '../room.ts';
+import { heldSessionsRefusal } from '../room.ts';
 import { GATEWAY_CLIENT_INFO } from '../gateway-info.ts';
 import type { Session } from '../session.ts';
 import type { ResponseSink } from '../streams.ts';
@@ -70,15 +68,6 @@ export function askerOf(host: Host): Relay | undefined {
   // A call waiting for its answers is blocked upstream: a new question is the running one's.
   if (runs === 1) return running;
   return runs === 0 && parks === 1 ? parked : undefined;
-}
-
-/** An initialize the upstream side refused: answered to the client as it is. */
-export class HostOpenError extends Error {
-  readonly error: JsonRpcErrorObject;
-  constructor(error: JsonRpcErrorObject) {
-    super(error.message);
-    this.error = error;
-  }
 }
 
 export interface HostPoolOptions {
@@ -175,14 +164,11 @@ export function createHostPool(options: HostPoolOptions): HostPool {
 
   const open = async (caller: HostCaller, key: string, scope: string, slot: () => Promise<Host>): Promise<Host> => {
     const session = store.create(caller.endpoint.factory, { authorization: caller.authorization, principal: caller.principal, held: true });
-    const params: JsonObject = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: caller.capabilities, clientInfo: caller.clientInfo ?? { ...GATEWAY_CLIENT_INFO } };
-    const answer = await session.initialize({ jsonrpc: '2.0', id: 0, method: 'initialize', params });
-    // No room for its child: a refusal (503 + Retry-After), as when the store has no room at all.
-    const refused = refusalIn(answer);
-    if (refused !== undefined) throw refused;
-    if ('error' in answer) throw new HostOpenError(answer.error as JsonRpcErrorObject);
-    await session.handleNotification({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    const host: Host = { id: session.id, session, key, scope, init: isObject(answer.result) ? answer.result : {}, askers: new Set(), active: 0, lastUsed: Date.now(), nextCall: 1 };
+    // The session core's own handshake, composed from what the caller declared in its envelope. A
+    // failure (no room for its child: GW_SESSION_LIMIT, 503 + Retry-After; an upstream that cannot
+    // start or refuses initialize) ends the session and answers the request.
+    const init = await session.open({ capabilities: caller.capabilities, clientInfo: caller.clientInfo ?? { ...GATEWAY_CLIENT_INFO } });
+    const host: Host = { id: session.id, session, key, scope, init, askers: new Set(), active: 0, lastUsed: Date.now(), nextCall: 1 };
     ready.set(host.id, host);
     slots.set(host.id, slot());
     session.openStream(

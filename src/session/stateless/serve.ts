@@ -20,8 +20,8 @@ import type { Caller } from '../../router/policy.ts';
 import type { RouteEndpoint } from '../endpoint-table.ts';
 import { MODERN_REQUEST } from '../streams.ts';
 import type { SessionStore } from '../store.ts';
-import { type Exchange, statusOfError } from './exchange.ts';
-import { askerOf, createHostPool, type Host, type HostCaller, HostOpenError } from './hosts.ts';
+import type { Exchange } from './exchange.ts';
+import { askerOf, createHostPool, type Host, type HostCaller } from './hosts.ts';
 import { createListeners } from './listen.ts';
 import { createUpstreamSubscriptions } from './subscriptions.ts';
 import { createInputBridge } from './mrtr.ts';
@@ -58,10 +58,6 @@ const MAY_ASK = new Set(['tools/call', 'prompts/get', 'resources/read']);
 const SUPPORTED = [...MODERN_PROTOCOL_VERSIONS, ...[...SUPPORTED_PROTOCOL_VERSIONS].reverse()];
 
 function fail(exchange: Exchange, id: JsonRpcRequest['id'], err: unknown, logger: Logger): void {
-  if (err instanceof HostOpenError) {
-    exchange.json(statusOfError(err.error.code), JSON.stringify({ jsonrpc: '2.0', id, error: err.error }));
-    return;
-  }
   const error = toGatewayError(err);
   if (!isGatewayError(err)) logger.error({ err, correlationId: error.details.correlationId }, '2026 request failed');
   // The client's own faults and "come back later" keep their status; a failure of the upstream
