@@ -39,11 +39,11 @@ const has = (value: unknown, key: string): boolean => typeof value === 'object' 
 export function askingCapabilities(capabilities: JsonObject): string {
   const { sampling, elicitation, roots } = capabilities;
   const elicits = elicitation !== undefined && elicitation !== null;
-  return [
-    sampling === undefined || sampling === null ? '-' : `s${has(sampling, 'tools') ? 't' : ''}${has(sampling, 'context') ? 'c' : ''}`,
-    elicits ? `e${has(elicitation, 'form') || !has(elicitation, 'url') ? 'f' : ''}${has(elicitation, 'url') ? 'u' : ''}` : '-',
-    roots === undefined || roots === null ? '-' : `r${(roots as { listChanged?: unknown }).listChanged === true ? 'l' : ''}`,
-  ].join('');
+  // Per request: plain concatenation, no array.
+  const s = sampling === undefined || sampling === null ? '-' : `s${has(sampling, 'tools') ? 't' : ''}${has(sampling, 'context') ? 'c' : ''}`;
+  const e = elicits ? `e${has(elicitation, 'form') || !has(elicitation, 'url') ? 'f' : ''}${has(elicitation, 'url') ? 'u' : ''}` : '-';
+  const r = roots === undefined || roots === null ? '-' : `r${(roots as { listChanged?: unknown }).listChanged === true ? 'l' : ''}`;
+  return s + e + r;
 }
 
 export interface HostKeys {

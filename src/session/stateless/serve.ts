@@ -52,6 +52,8 @@ export interface StatelessServer {
   close(): void;
 }
 
+/** What a retry carries for the gateway (mrtr.ts), never for the upstream. */
+const RETRY_KEYS: ReadonlySet<string> = new Set(['inputResponses', 'requestState']);
 /** Calls that may ask the client for input (SEP-2322): questions are attributed among them. */
 const MAY_ASK = new Set(['tools/call', 'prompts/get', 'resources/read']);
 /** Every revision a discover answer lists: this one, and the 2025 ones `initialize` still opens. */
@@ -145,12 +147,8 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     const uri = request.method === 'resources/read' && typeof request.params?.uri === 'string' ? request.params.uri : undefined;
     const relay = createRelay(exchange, host.nextCall++, request.id, request.method, logLevel, hooksFor(host), uri);
     if (mayAsk) host.askers.add(relay);
-    const params = withoutEnvelope(request.params);
-    if (params !== undefined) {
-      delete params.inputResponses;
-      delete params.requestState;
-      request.params = params;
-    } else delete request.params;
+    const params = withoutEnvelope(request.params, RETRY_KEYS);
+    if (params !== undefined) request.params = params;
     // The client's own request object and id: the core's correlator is the one rewrite upstream.
     host.session.serve([request], relay, MODERN_REQUEST, input.headers);
   };
