@@ -15,6 +15,7 @@ import { buildConfig, createTestLogger, startTestGateway, type TestGateway } fro
 import { errorOf, modern, readSseFrames, resultOf } from '../support/modern.ts';
 import { fixture, recorderServer, textOf, type Recorded } from '../support/recorder.ts';
 import { envelope, standardHeaders } from '../support/modern.ts';
+import { descendantsOf } from '../support/processes.ts';
 
 const running: Array<TestGateway | RunningGateway> = [];
 afterEach(async () => {
@@ -148,6 +149,19 @@ describe('2026 requests on a 2025 upstream', () => {
     const done = await modern(url, 'tools/call', { ...ask('mine'), inputResponses: { [key]: sampled('yours') }, requestState: round.requestState }, { meta });
     expect(textOf(resultOf(done))).toContain('yours');
     expect(resultOf(await slow).resultType).toBe('complete');
+  });
+
+  it('calls of a caller that declared nothing askable share one held session; asking callers spread', async () => {
+    const before = descendantsOf(process.pid).length;
+    const url = await gateway({ hostsPerCaller: 3 });
+    const slow = (call: { meta?: Record<string, unknown> }) => modern(url, 'tools/call', { name: 'slow', arguments: { ms: 400 } }, call);
+    // No sampling, elicitation or roots declared: no question can be for these calls (nor is one shown).
+    const plain = await Promise.all([slow({}), slow({}), slow({})]);
+    expect(plain.map((a) => resultOf(a).resultType)).toEqual(['complete', 'complete', 'complete']);
+    expect(descendantsOf(process.pid).length - before).toBe(1);
+    // The same calls from a caller that may be asked each want a session where no other may ask.
+    await Promise.all([slow({ meta }), slow({ meta })]);
+    expect(descendantsOf(process.pid).length - before).toBe(3);
   });
 
   it('sessions and states are per principal: another caller cannot resume a round, nor share a child', async () => {

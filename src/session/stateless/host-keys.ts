@@ -23,8 +23,13 @@ export interface HostCaller {
   readonly principal: Caller | undefined;
   readonly authorization: string | undefined;
   readonly capabilities: JsonObject;
+  /** `askingCapabilities(capabilities)`, worked out once per request. */
+  readonly asking: string;
   readonly clientInfo: JsonObject | undefined;
 }
+
+/** What `askingCapabilities` says of a caller that declared none of them: nothing can be asked of it. */
+export const ASKS_NOTHING = '---';
 
 const has = (value: unknown, key: string): boolean => typeof value === 'object' && value !== null && key in value;
 
@@ -71,6 +76,6 @@ export function createHostKeys(): HostKeys {
 
   return {
     scopeOf: (caller) => `${caller.endpoint.endpoint}\u0000${caller.principal?.id ?? ''}\u0000${credentialOf(caller)}`,
-    keyOf: (caller, scope) => `${scope}\u0000${caller.endpoint.grantKey(caller.principal)}\u0000${askingCapabilities(caller.capabilities)}`,
+    keyOf: (caller, scope) => `${scope}\u0000${caller.endpoint.grantKey(caller.principal)}\u0000${caller.asking}`,
   };
 }

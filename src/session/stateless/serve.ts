@@ -21,6 +21,7 @@ import type { RouteEndpoint } from '../endpoint-table.ts';
 import { MODERN_REQUEST } from '../streams.ts';
 import type { SessionStore } from '../store.ts';
 import type { Exchange } from './exchange.ts';
+import { ASKS_NOTHING, askingCapabilities } from './host-keys.ts';
 import { askerOf, createHostPool, type Host, type HostCaller } from './hosts.ts';
 import { createListeners } from './listen.ts';
 import { createUpstreamSubscriptions } from './subscriptions.ts';
@@ -104,11 +105,13 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
 
   const callerOf = (input: StatelessRequest): HostCaller => {
     const info = input.meta[META.clientInfo];
+    const capabilities = input.meta[META.clientCapabilities] as JsonObject;
     return {
       endpoint: input.endpoint,
       principal: input.principal,
       authorization: input.authorization,
-      capabilities: input.meta[META.clientCapabilities] as JsonObject,
+      capabilities,
+      asking: askingCapabilities(capabilities),
       clientInfo: isObject(info) ? info : undefined,
     };
   };
@@ -135,8 +138,11 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
   /** Forwards `request` on a host, its answer relayed to `exchange`. */
   const forward = async (input: StatelessRequest, logLevel: string | undefined) => {
     const { request, exchange } = input;
-    const mayAsk = MAY_ASK.has(request.method);
-    const host = await hosts.acquire(callerOf(input), mayAsk);
+    const caller = callerOf(input);
+    // A caller that declared nothing an upstream may ask for (sampling, elicitation, roots) cannot
+    // be asked (the spec's rule for servers): its calls need no host of their own and share one.
+    const mayAsk = MAY_ASK.has(request.method) && caller.asking !== ASKS_NOTHING;
+    const host = await hosts.acquire(caller, mayAsk);
     try {
       // The in-flight caps hold for 2026 requests too: 503 GW_OVERLOADED, never a queue.
       host.session.admit(1);
