@@ -14,6 +14,7 @@ import { toWireText } from '../jsonrpc/wire-text.ts';
 import type { Logger } from '../log/logger.ts';
 import {
   endSpan,
+  eraOf,
   parentCarrier,
   setSpanTarget,
   startRequestSpan,
@@ -136,7 +137,8 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     const a = rec.audited;
     if (a === undefined || audit === undefined) return;
     const ms = Math.round((performance.now() - a.started) * 10) / 10;
-    audit.info({ method: rec.method, [AUDITED[rec.method]?.[1] as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
+    // The request's own era (a 2026 request on a held session is 2026), not its session's.
+    audit.info({ method: rec.method, era: eraOf(rec.protocolVersion), [AUDITED[rec.method]?.[1] as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
   };
 
   const deliver = (rec: Pending, answer: JsonObject, text?: () => string) => {
@@ -149,7 +151,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     // Counted where it happened: the session's own child, or a shared upstream's breaker, per caller.
     if (error.code === 'GW_UPSTREAM_TIMEOUT') rec.member?.timedOut(rec.session.principal ?? rec.session.id, rec.probe);
     if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'request failed');
-    else logger.info({ code: error.code, clientId: rec.clientId }, error.message);
+    else logger.info({ code: error.code, clientId: rec.clientId, era: eraOf(rec.protocolVersion) }, error.message);
     const correlationId = error.details.correlationId;
     record(rec, 'error', error.code, typeof correlationId === 'string' ? correlationId : undefined);
     const answer = toErrorResponse(rec.clientId, error);
