@@ -9,12 +9,11 @@
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import type { TraceContext } from '../jsonrpc/trace-context.ts';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
-import { toWireText } from '../jsonrpc/wire-text.ts';
+import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import {
-  endSpan,
   eraOf,
+  ownOrigin,
   parentCarrier,
   setSpanTarget,
   startRequestSpan,
@@ -31,6 +30,7 @@ import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
+import { endSpans, endSpansWith } from './request-spans.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
 
@@ -70,29 +70,6 @@ export interface Requests {
 export interface Traced {
   readonly tracing: Tracing;
   readonly origin: RequestOrigin;
-}
-
-/**
- * What a span says of a request whose revision is its own (a 2026 request, StreamOptions
- * .protocolVersion): that revision, and no session id (the session serving it upstream is the
- * gateway's, not the client's). One object per revision and session, made on first use.
- */
-function originOf(traced: Traced, version: string | undefined, cache: Map<string, RequestOrigin>): RequestOrigin {
-  if (version === undefined) return traced.origin;
-  let origin = cache.get(version);
-  if (origin === undefined) cache.set(version, (origin = Object.freeze({ sessionId: undefined, protocolVersion: version, transport: traced.origin.transport })));
-  return origin;
-}
-
-/** A tools/call result that reports a failed tool (`isError: true`): the call worked, the tool did not. */
-const isToolError = (response: JsonRpcResponse): boolean => isObject(response.result) && response.result.isError === true;
-const errorOf = (response: JsonRpcResponse): JsonRpcErrorObject | undefined => ('error' in response ? (response as JsonRpcErrorResponse).error : undefined);
-
-/** Ends a request's spans, once: the upstream call's first, then the request's. */
-function endSpans(rec: Pending, error: JsonRpcErrorObject | undefined, toolError = false): void {
-  if (rec.upstreamSpan !== undefined) endSpan(rec.upstreamSpan, error, toolError);
-  if (rec.span !== undefined) endSpan(rec.span, error, toolError);
-  rec.upstreamSpan = rec.span = undefined;
 }
 
 /** What a request's bookkeeping reports to, besides its stream. */
@@ -141,9 +118,9 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     audit.info({ method: rec.method, era: eraOf(rec.protocolVersion), [AUDITED[rec.method]?.[1] as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
   };
 
-  const deliver = (rec: Pending, answer: JsonObject, text?: () => string) => {
+  const deliver = (rec: Pending, answer: JsonObject) => {
     release(rec);
-    if (!rec.cancelled) streams.send(rec.stream, answer, true, text);
+    if (!rec.cancelled) streams.send(rec.stream, answer, true);
   };
   const origins = new Map<string, RequestOrigin>();
   const fail = (rec: Pending, err: unknown) => {
@@ -169,9 +146,8 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
         }
       }
       if (timed || rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
-      if (rec.span !== undefined) endSpans(rec, errorOf(response), isToolError(response));
-      const answer = (requests.flavour as Flavour).answer(rec, response);
-      deliver(rec, answer as unknown as JsonObject, () => toWireText(answer));
+      if (rec.span !== undefined) endSpansWith(rec, response);
+      deliver(rec, (requests.flavour as Flavour).answer(rec, response) as unknown as JsonObject);
     },
     onerror(error, rec) {
       fail(rec, error);
@@ -250,7 +226,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
       }
       const audited = audit === undefined ? undefined : auditedOf(request);
       // Before routing: an aggregate rewrites the names, and the span carries the client's.
-      const span = traced === undefined ? undefined : startRequestSpan(traced.tracing, request, parentCarrier(carrier, request), originOf(traced, version, origins));
+      const span = traced === undefined ? undefined : startRequestSpan(traced.tracing, request, parentCarrier(carrier, request), version === undefined ? traced.origin : ownOrigin(traced.origin, version, origins));
       const rec: Pending = {
         key,
         clientId: request.id,

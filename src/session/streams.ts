@@ -12,7 +12,8 @@
  * with `Last-Event-ID`, and a dropped connection is not a cancel (the request runs on); in 2026
  * nothing is replayed and closing the response cancels what it was waiting for.
  */
-import type { JsonObject } from '../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcMessage } from '../jsonrpc/types.ts';
+import { toWireText } from '../jsonrpc/wire-text.ts';
 import type { Logger } from '../log/logger.ts';
 import { MODERN_PROTOCOL_VERSION } from '../jsonrpc/era.ts';
 import { type EventLog, parseEventId } from './event-log.ts';
@@ -134,8 +135,11 @@ export interface StreamSet {
   open(sink: ResponseSink, count: number, options: StreamOptions): OutStream;
   /** A message for `stream`; `final` when it answers one of the stream's requests. */
   deliver(stream: OutStream, data: string, final: boolean): void;
-  /** The same for a message object: handed as it is to a sink that takes objects, else serialized once. */
-  send(stream: OutStream, message: JsonObject, final: boolean, text?: () => string): void;
+  /**
+   * The same for a message object: handed as it is to a sink that takes objects, else serialized
+   * once (a large upstream answer as its own line, wire-text.ts).
+   */
+  send(stream: OutStream, message: JsonObject, final: boolean): void;
   /** One of the stream's requests ends with no answer to send (cancelled by the client). */
   drop(stream: OutStream, fallbackAnswer: JsonObject): void;
   /** Where a server-initiated message goes when nothing ties it to a request. */
@@ -292,9 +296,9 @@ export function createStreamSet({ log, logger, priming, keepFinished, onabandon 
       if (final && --stream.remaining === 0) finish(stream);
     },
 
-    send(stream, message, final, text) {
+    send(stream, message, final) {
       const take = stream.sink?.take;
-      if (take === undefined) return set.deliver(stream, text === undefined ? JSON.stringify(message) : text(), final);
+      if (take === undefined) return set.deliver(stream, toWireText(message as unknown as JsonRpcMessage), final);
       if (stream.complete) return;
       // The sink decides JSON or SSE itself; the set keeps the count of answers owed.
       if (final) stream.remaining--;

@@ -49,6 +49,17 @@ export interface RequestOrigin {
   readonly transport: DownstreamTransport | undefined;
 }
 
+/**
+ * What a span says of a request whose revision is its own (a 2026 request, StreamOptions
+ * .protocolVersion): that revision, and no session id (the session serving it upstream is the
+ * gateway's, not the client's). One object per revision in `cache` (per session), made on first use.
+ */
+export function ownOrigin(session: RequestOrigin, version: string, cache: Map<string, RequestOrigin>): RequestOrigin {
+  let origin = cache.get(version);
+  if (origin === undefined) cache.set(version, (origin = Object.freeze({ sessionId: undefined, protocolVersion: version, transport: session.transport })));
+  return origin;
+}
+
 /** Where a request's parent context may be: HTTP headers (lower-case names) or `params._meta`. */
 export type TraceCarrier = Readonly<Record<string, unknown>>;
 
