@@ -164,6 +164,13 @@ describe('2026 requests on a 2025 upstream', () => {
     expect(descendantsOf(process.pid).length - before).toBe(3);
   });
 
+  it('concurrent 2026 requests with the same id on one held session each get their own answer', async () => {
+    const url = await gateway();
+    const call = (text: string) => modern(url, 'tools/call', { name: 'echo', arguments: { text } }, { id: 'same' });
+    const answers = await Promise.all(['one', 'two', 'three'].map(call));
+    expect(answers.map((a) => [a.json.id, textOf(resultOf(a))])).toEqual([['same', 'one'], ['same', 'two'], ['same', 'three']]);
+  });
+
   it('sessions and states are per principal: another caller cannot resume a round, nor share a child', async () => {
     const config = { ...buildConfig({ targets: { rec: recorderServer() } }), auth: keyAuth({ alice: 'alice-key', bob: 'bob-key' }) };
     const gw = await startGateway(config, { logger: createTestLogger('silent', undefined) });
