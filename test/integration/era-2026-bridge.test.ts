@@ -46,10 +46,12 @@ describe('2026 requests on a 2025 upstream', () => {
   it('closing the response stream cancels the call upstream, under the id the upstream saw', async () => {
     const url = await gateway();
     const abort = new AbortController();
-    const call = modern(url, 'tools/call', { name: 'slow', arguments: { ms: 5_000 } }, { meta, signal: abort.signal });
-    await new Promise((r) => setTimeout(r, 300));
+    const params = { name: 'slow', arguments: { ms: 5_000, steps: 50 }, _meta: { ...envelope(meta), progressToken: 'p' } };
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params });
+    const res = await fetch(url, { method: 'POST', headers: standardHeaders('tools/call', params), body, signal: abort.signal });
+    // Its first progress says the call runs upstream (not a clock): then the client goes away.
+    await new Promise<void>((resolve) => void readSseFrames(res, resolve).reading.then(resolve));
     abort.abort();
-    await expect(call).rejects.toThrow();
     await expect
       .poll(async () => {
         const history = await upstreamHistory(url);
@@ -57,6 +59,20 @@ describe('2026 requests on a 2025 upstream', () => {
         return history.some((m) => m.method === 'notifications/cancelled' && slow !== undefined && m.params?.requestId === slow.id);
       }, { timeout: 5_000 })
       .toBe(true);
+  });
+
+  it('a client gone while its held session still opens has cancelled: the call never goes upstream', async () => {
+    const slowStart = recorderServer();
+    slowStart.args = [...(slowStart.args ?? []), '--init-delay-ms=3000'];
+    const gw = await startTestGateway({ targets: { rec: slowStart }, session: { stateless: { hostsPerCaller: 1, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 16 } } });
+    running.push(gw);
+    const abort = new AbortController();
+    const call = modern(gw.mcpUrl(), 'tools/call', { name: 'slow', arguments: { ms: 100 } }, { meta, signal: abort.signal });
+    // Well inside the upstream's 3 s handshake: the held session is still opening.
+    setTimeout(() => abort.abort(), 200);
+    await expect(call).rejects.toThrow();
+    const history = await upstreamHistory(gw.mcpUrl());
+    expect(history.filter((m) => m.method === 'tools/call' && m.params?.name === 'slow')).toEqual([]);
   });
 
   it('an input_required round: the answer reaches the upstream under its own id; the state is good once', async () => {

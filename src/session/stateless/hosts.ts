@@ -80,8 +80,11 @@ export interface HostPoolOptions {
 }
 
 export interface HostPool {
-  /** A host for `caller`; `mayAsk`: the request may ask the client for input (prefer a host no other such call uses). */
-  acquire(caller: HostCaller, mayAsk: boolean): Promise<Host>;
+  /**
+   * A host for `caller`; `mayAsk`: the request may ask the client for input (prefer a host no other
+   * such call uses). A host that is open already comes at once (no promise on the hot path).
+   */
+  acquire(caller: HostCaller, mayAsk: boolean): Host | Promise<Host>;
   release(host: Host): void;
   byId(id: string): Host | undefined;
   scopeOf(caller: HostCaller): string;
@@ -207,29 +210,34 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     return best;
   };
 
+  /** No open host fits: wait for one of the key's that is opening, or open one. */
+  const acquireNew = async (caller: HostCaller, mayAsk: boolean, scope: string, key: string, held: number): Promise<Host> => {
+    const list = byKey.get(key) ?? [];
+    // Wait for a host already opening rather than open one past the cap (or at all, when the
+    // request cannot ask and so needs no host of its own).
+    if (list.length > 0 && (held >= perCaller || !mayAsk)) return take(await (list[list.length - 1] as Promise<Host>), caller);
+    if (held >= perCaller) makeRoom(scope);
+    let slot: Promise<Host> | undefined;
+    const opening = open(caller, key, scope, () => slot as Promise<Host>);
+    slot = opening;
+    list.push(opening);
+    byKey.set(key, list);
+    count(scope, 1);
+    // A failed open leaves no slot behind; the caller sees the failure.
+    opening.catch(() => drop(key, scope, opening));
+    return take(await opening, caller);
+  };
+
   const pool: HostPool = {
     scopeOf: keys.scopeOf,
 
-    async acquire(caller, mayAsk) {
+    acquire(caller, mayAsk) {
       const scope = pool.scopeOf(caller);
       const key = keys.keyOf(caller, scope);
-      const list = byKey.get(key) ?? [];
       const held = perScope.get(scope) ?? 0;
       const chosen = choose(key, held, mayAsk);
       if (chosen !== undefined) return take(chosen, caller);
-      // Wait for a host already opening rather than open one past the cap (or at all, when the
-      // request cannot ask and so needs no host of its own).
-      if (list.length > 0 && (held >= perCaller || !mayAsk)) return take(await (list[list.length - 1] as Promise<Host>), caller);
-      if (held >= perCaller) makeRoom(scope);
-      let slot: Promise<Host> | undefined;
-      const opening = open(caller, key, scope, () => slot as Promise<Host>);
-      slot = opening;
-      list.push(opening);
-      byKey.set(key, list);
-      count(scope, 1);
-      // A failed open leaves no slot behind; the caller sees the failure.
-      opening.catch(() => drop(key, scope, opening));
-      return take(await opening, caller);
+      return acquireNew(caller, mayAsk, scope, key, held);
     },
 
     release(host) {

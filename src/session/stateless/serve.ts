@@ -135,14 +135,21 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     },
   });
 
-  /** Forwards `request` on a host, its answer relayed to `exchange`. */
-  const forward = async (input: StatelessRequest, logLevel: string | undefined) => {
-    const { request, exchange } = input;
+  /** Forwards `request` on a host, its answer relayed to `exchange`; synchronous while a host is open. */
+  const forward = (input: StatelessRequest, logLevel: string | undefined): void | Promise<void> => {
     const caller = callerOf(input);
     // A caller that declared nothing an upstream may ask for (sampling, elicitation, roots) cannot
     // be asked (the spec's rule for servers): its calls need no host of their own and share one.
-    const mayAsk = MAY_ASK.has(request.method) && caller.asking !== ASKS_NOTHING;
-    const host = await hosts.acquire(caller, mayAsk);
+    const mayAsk = MAY_ASK.has(input.request.method) && caller.asking !== ASKS_NOTHING;
+    const host = hosts.acquire(caller, mayAsk);
+    if (host instanceof Promise) return host.then((opened) => forwardOn(opened, input, mayAsk, logLevel));
+    forwardOn(host, input, mayAsk, logLevel);
+  };
+
+  const forwardOn = (host: Host, input: StatelessRequest, mayAsk: boolean, logLevel: string | undefined) => {
+    const { request, exchange } = input;
+    // The client went away while its host opened: that is the cancel, and nothing went upstream yet.
+    if (exchange.closed) return hosts.release(host);
     try {
       // The in-flight caps hold for 2026 requests too: 503 GW_OVERLOADED, never a queue.
       host.session.admit(1);
@@ -191,7 +198,7 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     }
   };
 
-  const serve = async (input: StatelessRequest): Promise<void> => {
+  const serve = (input: StatelessRequest): void | Promise<void> => {
     const { request, meta } = input;
     const level = meta[META.logLevel];
     const logLevel = typeof level === 'string' ? level : undefined;
@@ -206,7 +213,12 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
 
   return {
     serve(input) {
-      serve(input).catch((err: unknown) => fail(input.exchange, input.request.id, err, log));
+      const failed = (err: unknown) => fail(input.exchange, input.request.id, err, log);
+      try {
+        serve(input)?.catch(failed);
+      } catch (err) {
+        failed(err);
+      }
     },
     close() {
       hosts.close();
