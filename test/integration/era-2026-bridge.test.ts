@@ -62,8 +62,8 @@ describe('2026 requests on a 2025 upstream', () => {
   });
 
   it('a client gone while its held session still opens has cancelled: the call never goes upstream', async () => {
-    const slowStart = recorderServer();
-    slowStart.args = [...(slowStart.args ?? []), '--init-delay-ms=3000'];
+    const rec = recorderServer();
+    const slowStart = { ...rec, args: [...(rec.args ?? []), '--init-delay-ms=3000'] };
     const gw = await startTestGateway({ targets: { rec: slowStart }, session: { stateless: { hostsPerCaller: 1, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 16 } } });
     running.push(gw);
     const abort = new AbortController();

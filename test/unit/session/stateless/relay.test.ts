@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { spliceComplete, toModernAnswer } from '../../../../src/session/stateless/relay.ts';
+import { createRelay, spliceComplete, toModernAnswer } from '../../../../src/session/stateless/relay.ts';
 
 describe('spliceComplete: a large 2026 answer without serializing it again', () => {
   it('puts resultType into a plain result, whatever the spacing, key order and id type', () => {
@@ -37,5 +37,89 @@ describe('toModernAnswer', () => {
     expect(JSON.parse(missing.body).error).toEqual({ code: -32602, message: 'nope', data: { uri: 'test://a' } });
     expect(toModernAnswer({ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'x' } }, 2, 'x/y').status).toBe(404);
     expect(toModernAnswer({ jsonrpc: '2.0', id: 1, error: { code: -32021, message: 'x' } }, 2, 'tools/call').status).toBe(400);
+  });
+});
+
+describe('createRelay: the sink of a 2026 request', () => {
+  const exchange = () => {
+    const seen = { json: [] as Array<[number, string]>, sse: 0, events: [] as string[], ended: 0 };
+    let closed = false;
+    const ex = {
+      seen,
+      onclose: undefined as (() => void) | undefined,
+      get closed() {
+        return closed;
+      },
+      json(status: number, body: string) {
+        seen.json.push([status, body]);
+        closed = true;
+      },
+      sse: () => void seen.sse++,
+      event: (data: string) => void seen.events.push(data),
+      end() {
+        seen.ended++;
+        closed = true;
+      },
+      goAway() {
+        closed = true;
+        ex.onclose?.();
+      },
+    };
+    return ex;
+  };
+  const hooks = () => {
+    const calls = { asked: [] as unknown[], done: 0 };
+    return { calls, ask: (_r: unknown, m: unknown) => void calls.asked.push(m), done: () => void calls.done++ };
+  };
+
+  it('takes the answer object and writes it once, in the 2026 shape, under the client id', () => {
+    const ex = exchange();
+    const h = hooks();
+    const relay = createRelay(ex, 1, 'c-1', 'tools/call', undefined, h);
+    relay.take?.({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } }, false);
+    relay.take?.({ jsonrpc: '2.0', id: 'c-1', result: { content: [] } }, true);
+    expect(ex.seen.json).toEqual([[200, '{"jsonrpc":"2.0","id":"c-1","result":{"content":[],"resultType":"complete"}}']]);
+    // No logLevel asked for: the log line was not relayed, and the answer stayed plain JSON.
+    expect(ex.seen.sse).toBe(0);
+    expect(h.calls.done).toBe(1);
+    expect(relay.closed).toBe(true);
+  });
+
+  it('progress turns the response into SSE; a server->client request goes to ask, never to the client', () => {
+    const ex = exchange();
+    const h = hooks();
+    const relay = createRelay(ex, 1, 7, 'tools/call', 'debug', h);
+    const question = { jsonrpc: '2.0', id: 3, method: 'sampling/createMessage', params: {} };
+    relay.take?.(question, false);
+    relay.take?.({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: 1 } }, false);
+    relay.take?.({ jsonrpc: '2.0', id: 7, result: {} }, true);
+    expect(h.calls.asked).toEqual([question]);
+    expect(ex.seen.sse).toBe(1);
+    expect(ex.seen.events.map((e) => JSON.parse(e).method ?? 'answer')).toEqual(['notifications/progress', 'answer']);
+    expect(ex.seen.ended).toBe(1);
+  });
+
+  it('the client going away closes the sink (the core cancels the request) once; a parked call is not closed by its answered exchange', () => {
+    const ex = exchange();
+    const h = hooks();
+    const relay = createRelay(ex, 1, 1, 'tools/call', undefined, h);
+    let closes = 0;
+    relay.onclose = () => void closes++;
+    ex.goAway();
+    expect([closes, h.calls.done, relay.finished]).toEqual([1, 1, true]);
+    relay.take?.({ jsonrpc: '2.0', id: 1, result: {} }, true);
+    expect(ex.seen.json).toEqual([]);
+
+    const first = exchange();
+    const parkedHooks = hooks();
+    const parked = createRelay(first, 2, 'a', 'tools/call', undefined, parkedHooks);
+    let parkedCloses = 0;
+    parked.onclose = () => void parkedCloses++;
+    parked.park({ jsonrpc: '2.0', id: 'a', result: { resultType: 'input_required', inputRequests: {}, requestState: 's' } });
+    first.goAway();
+    expect([parkedCloses, parkedHooks.calls.done, parked.parked]).toEqual([0, 0, true]);
+    // Nobody came back: given up, closed the same way (the core cancels it upstream).
+    parked.drop();
+    expect([parkedCloses, parkedHooks.calls.done, parked.finished]).toEqual([1, 1, true]);
   });
 });
