@@ -10,6 +10,7 @@
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import { META_INPUT_KEY } from '../jsonrpc/modern.ts';
+import { dropRawText } from '../jsonrpc/wire-text.ts';
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -197,4 +198,6 @@ function withoutInputKey(request: JsonRpcRequest): void {
   if (!isObject(meta) || !(META_INPUT_KEY in meta)) return;
   delete meta[META_INPUT_KEY];
   if (Object.keys(meta).length === 0 && isObject(request.params)) delete request.params._meta;
+  // Changed beyond its id: a kept line of a large request is no longer its text (wire-text.ts).
+  dropRawText(request);
 }
