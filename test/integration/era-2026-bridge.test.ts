@@ -180,6 +180,16 @@ describe('2026 requests on a 2025 upstream', () => {
     expect(descendantsOf(process.pid).length - before).toBe(3);
   });
 
+  it('a large result keeps its own text: resultType spliced in, under the client\'s id', async () => {
+    const url = await gateway();
+    const text = 'z'.repeat(64 * 1024);
+    const answer = await modern(url, 'tools/call', { name: 'echo', arguments: { text } }, { id: 'big-1' });
+    expect(answer.json.id).toBe('big-1');
+    expect(resultOf(answer).resultType).toBe('complete');
+    expect(textOf(resultOf(answer))).toBe(text);
+    expect(answer.text.indexOf('"resultType":"complete"')).toBeLessThan(100);
+  });
+
   it('concurrent 2026 requests with the same id on one held session each get their own answer', async () => {
     const url = await gateway();
     const call = (text: string) => modern(url, 'tools/call', { name: 'echo', arguments: { text } }, { id: 'same' });
