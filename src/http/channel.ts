@@ -13,7 +13,7 @@ import { isObject, isRequest, isRequestId, isResponse, parseJson, toMessage } fr
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { refusalIn } from '../session/room.ts';
-import type { Caller } from '../router/policy.ts';
+import type { Principal } from '../upstream/caller.ts';
 import { CHANNEL_REQUEST, type ResponseSink, type Session } from '../session/session.ts';
 
 /** The wire a channel writes to. */
@@ -33,7 +33,7 @@ export interface Channel {
    * Handles one message from the client, in arrival order. Never throws. `caller`: who sent it, as
    * its own credential says (a legacy POST's; the socket's for a WebSocket): step-up judges it.
    */
-  receive(message: JsonRpcMessage, caller?: Caller): Promise<void>;
+  receive(message: JsonRpcMessage, caller?: Principal): Promise<void>;
 }
 
 /** A message that could not be taken: the error, and the request id when one was readable. */
@@ -137,7 +137,7 @@ export function createChannel(session: Session, wire: ChannelWire, logger: Logge
     }
   };
 
-  const receive = (message: JsonRpcMessage, caller?: Caller): Promise<void> => {
+  const receive = (message: JsonRpcMessage, caller?: Principal): Promise<void> => {
     if (waiting !== undefined) return queue(waiting.then(() => take(message)), message, caller);
     const taken = take(message);
     if (taken === true) return handle(message, caller);
@@ -146,7 +146,7 @@ export function createChannel(session: Session, wire: ChannelWire, logger: Logge
   };
 
   /** `message` once `taken` settles; later messages wait behind it. */
-  const queue = (taken: Promise<boolean>, message: JsonRpcMessage, caller: Caller | undefined): Promise<void> => {
+  const queue = (taken: Promise<boolean>, message: JsonRpcMessage, caller: Principal | undefined): Promise<void> => {
     const handed = taken.then((ok) => (ok ? { done: handle(message, caller) } : undefined));
     const turn = handed.then(() => undefined);
     waiting = turn;
@@ -156,7 +156,7 @@ export function createChannel(session: Session, wire: ChannelWire, logger: Logge
     return handed.then((h) => h?.done);
   };
 
-  const handle = async (message: JsonRpcMessage, caller: Caller | undefined): Promise<void> => {
+  const handle = async (message: JsonRpcMessage, caller: Principal | undefined): Promise<void> => {
     try {
       if (isRequest(message) && message.method === 'initialize') {
         if (initializing !== undefined) return fail(message.id, new GatewayError('GW_ALREADY_INITIALIZED'));

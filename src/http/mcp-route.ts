@@ -231,7 +231,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     }
     reply.hijack();
     const exchange = createExchange(reply.raw, keepAlive);
-    stateless.serve({ endpoint: entry, request: message, meta, principal: request.principal, authorization: request.headers.authorization, exchange, challenge: challengeOf(request) });
+    stateless.serve({ endpoint: entry, request: message, meta, principal: request.principal, authorization: request.headers.authorization, headers: request.headers, exchange, challenge: challengeOf(request) });
     return reply;
   };
 

@@ -70,13 +70,32 @@ export function withoutReservedMeta(meta: unknown): JsonObject {
   return out;
 }
 
-/** A copy of `params` for a 2025 upstream: the 2026 envelope keys leave `_meta` (progressToken stays). */
-export function withoutEnvelope(params: JsonObject | undefined): JsonObject | undefined {
-  const meta = params?._meta;
-  if (params === undefined || !isObject(meta)) return params;
-  const kept = withoutReservedMeta(meta);
-  const copy: JsonObject = { ...params };
-  if (Object.keys(kept).length === 0) delete copy._meta;
-  else copy._meta = kept;
+/**
+ * A copy of `params` for a 2025 upstream: the 2026 envelope keys leave `_meta` (progressToken
+ * stays), and the keys in `drop` leave `params`. Built in one pass without `delete`, which would
+ * turn the copy into a slow dictionary object for the serialization that follows.
+ */
+export function withoutEnvelope(params: JsonObject | undefined, drop?: ReadonlySet<string>): JsonObject | undefined {
+  const meta = isObject(params?._meta) ? (params._meta as JsonObject) : undefined;
+  if (params === undefined || (meta === undefined && drop === undefined)) return params;
+  const copy: JsonObject = {};
+  for (const key of Object.keys(params)) {
+    if (drop?.has(key) === true) continue;
+    let value = params[key];
+    if (key === '_meta' && meta !== undefined) {
+      const kept: JsonObject = {};
+      let any = false;
+      for (const k of Object.keys(meta)) {
+        if (k.startsWith(RESERVED_META_PREFIX)) continue;
+        Object.defineProperty(kept, k, { value: meta[k], enumerable: true, writable: true, configurable: true });
+        any = true;
+      }
+      if (!any) continue;
+      value = kept;
+    }
+    // A peer's `__proto__` key is data, never the copy's prototype.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value, enumerable: true, writable: true, configurable: true });
+    else copy[key] = value as JsonObject[string];
+  }
   return copy;
 }

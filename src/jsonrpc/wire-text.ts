@@ -54,6 +54,11 @@ export function dropRawText(message: JsonRpcMessage): void {
   delete (message as WithRaw)[RAW];
 }
 
+/** True when `message` still carries the line it was parsed from (a large answer, see keepRawText). */
+export function hasRawText(message: object): boolean {
+  return (message as WithRaw)[RAW] !== undefined;
+}
+
 /** The message as JSON text: the kept line with the current id spliced in, or JSON.stringify. */
 export function toWireText(message: JsonRpcMessage): string {
   const raw = (message as WithRaw)[RAW];

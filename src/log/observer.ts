@@ -32,6 +32,8 @@ export interface ObservedSession {
 /** One downstream request being served (the session core's in-flight record itself). */
 export interface ObservedRequest {
   readonly session: ObservedSession;
+  /** The revision the request was made in: a 2026 request's own, else its session's (metrics' `era`). */
+  readonly protocolVersion: string | undefined;
   readonly clientId: RequestId;
   readonly method: string;
   /** What it names (jsonrpc/methods.ts): the tool of tools/call, the prompt of prompts/get, the URI of resources/read or (un)subscribe; a list's cursor. */

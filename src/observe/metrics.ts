@@ -96,7 +96,7 @@ export function createMetricsCollector(maxLabelValues: number): MetricsCollector
       const s = r.session;
       const index = OUTCOME_INDEX[outcome];
       const method = caps.method.fold(r.method);
-      bump(leaf(tallies.requests, caps.endpoint.fold(s.endpoint), eraOf(s.protocolVersion), s.transport, method), index);
+      bump(leaf(tallies.requests, caps.endpoint.fold(s.endpoint), eraOf(r.protocolVersion), s.transport, method), index);
       const target = r.member === undefined ? NO_TARGET : caps.target.fold(r.member.name);
       if (r.method === 'tools/call') bump(leaf(tallies.toolCalls, target, caps.tool.fold(r.subject ?? '')), index);
       if (code !== undefined) bump(leaf(tallies.errors, caps.code.fold(code), target), 0);

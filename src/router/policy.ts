@@ -18,12 +18,6 @@ import { ANONYMOUS, type Principal } from '../upstream/caller.ts';
 /** What the policy reads of a principal (upstream/caller.ts): its id, scopes and claims. */
 export type PolicySubject = Pick<Principal, 'id' | 'scopes' | 'claims' | 'claimsCut'>;
 
-/**
- * The principal under its old name here, for session/stateless/ until it names `Principal`
- * (upstream/caller.ts) itself; nothing else uses it.
- */
-export type Caller = Principal;
-
 export interface Grant {
   readonly tools: NameFilter;
   readonly prompts: NameFilter;

@@ -19,6 +19,7 @@ import type { CursorCodec } from '../router/cursor.ts';
 import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
+import { dropRawText } from '../jsonrpc/wire-text.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
@@ -137,39 +138,47 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     return (await resolveRoute(ctx, request)).member;
   };
 
+  /** Opens the session with `params` (a client's initialize, or a holder's composed one) and answers it. */
+  const open = async (params: JsonObject): Promise<JsonObject> => {
+    // 2025-11-25 basic/lifecycle "Version Negotiation": the client's version if we speak it, else our latest.
+    const version = isSupportedVersion(params.protocolVersion) ? params.protocolVersion : LATEST_PROTOCOL_VERSION;
+    initParams = { ...params, protocolVersion: version };
+    for (const name of view.targets.keys()) addMember(name);
+    parts.opening(true);
+    try {
+      const eager = [...members.values()].filter((m) => m.eager);
+      await Promise.all(eager.map((m) => m.connect().catch(() => undefined)));
+    } finally {
+      parts.opening(false);
+    }
+    parts.negotiated(version);
+    const learnt = [...members.values()].map((m) => {
+      const seen = m.capabilities === undefined ? learntOf(known, m.target, learner) : { capabilities: m.capabilities, instructions: m.instructions };
+      // An override of the target's instructions replaces what it said (router/overrides.ts).
+      const instructions = m.exposure.overrides?.instructions ?? seen?.instructions;
+      return { target: m.name, capabilities: seen?.capabilities ?? ASSUMED_CAPABILITIES, instructions };
+    });
+    const result: JsonObject = { protocolVersion: version, capabilities: mergeCapabilities(learnt.map((p) => p.capabilities)), serverInfo };
+    const instructions = combineInstructions(learnt);
+    if (instructions !== undefined) result.instructions = instructions;
+    logger.info({ protocolVersion: version, targets: [...members.keys()] }, 'aggregate session initialized');
+    return result;
+  };
+
   return {
     members: () => members.values(),
     async initialize(request) {
-      const params = isObject(request.params) ? request.params : {};
-      // 2025-11-25 basic/lifecycle "Version Negotiation": the client's version if we speak it, else our latest.
-      const version = isSupportedVersion(params.protocolVersion) ? params.protocolVersion : LATEST_PROTOCOL_VERSION;
-      initParams = { ...params, protocolVersion: version };
-      for (const name of view.targets.keys()) addMember(name);
-      parts.opening(true);
-      try {
-        const eager = [...members.values()].filter((m) => m.eager);
-        await Promise.all(eager.map((m) => m.connect().catch(() => undefined)));
-      } finally {
-        parts.opening(false);
-      }
-      parts.negotiated(version);
-      const learnt = [...members.values()].map((m) => {
-        const seen = m.capabilities === undefined ? learntOf(known, m.target, learner) : { capabilities: m.capabilities, instructions: m.instructions };
-        // An override of the target's instructions replaces what it said (router/overrides.ts).
-        const instructions = m.exposure.overrides?.instructions ?? seen?.instructions;
-        return { target: m.name, capabilities: seen?.capabilities ?? ASSUMED_CAPABILITIES, instructions };
-      });
-      const result: JsonObject = { protocolVersion: version, capabilities: mergeCapabilities(learnt.map((p) => p.capabilities)), serverInfo };
-      const instructions = combineInstructions(learnt);
-      if (instructions !== undefined) result.instructions = instructions;
-      logger.info({ protocolVersion: version, targets: [...members.keys()] }, 'aggregate session initialized');
-      return { jsonrpc: '2.0', id: request.id, result };
+      return { jsonrpc: '2.0', id: request.id, result: await open(isObject(request.params) ? request.params : {}) };
     },
+    // The gateway answers the handshake itself either way: a client initialize is only its params.
+    open: (params) => open(params),
     route: serve,
-    answerText(rec, response) {
+    answer(rec, response) {
       const result: unknown = 'result' in response ? response.result : undefined;
       if (rec.member !== undefined && isObject(result)) encodeResultUris(rec.method, rec.member.name, result);
-      return JSON.stringify(response);
+      // Its URIs may have changed: the kept wire text (if any) is no longer this answer.
+      dropRawText(response);
+      return response;
     },
     memberExit(member) {
       // Its items are gone from the lists (or will be those of a fresh start): say so once.

@@ -123,6 +123,9 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     admit(count) {
       checkInflight(budget, inflight.size, count);
     },
+    open(params) {
+      return flavour.open(params);
+    },
     serve(batch, sink, streamOptions, carrier, caller) {
       const stream = streams.open(sink, batch.length, streamOptions);
       for (const request of batch) requests.dispatch(request, stream, session, carrier, caller);

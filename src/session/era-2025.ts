@@ -43,6 +43,7 @@ export function withEra2025(core: SessionCore, era: Era2025Parts): Session {
       core.lastActivity = at;
     },
     admit: core.admit,
+    open: core.open,
     serve: core.serve,
     handleNotification: core.handleNotification,
     handleResponse: core.handleResponse,

@@ -28,6 +28,8 @@ export interface Pending extends ObservedRequest {
   readonly stream: OutStream;
   readonly method: string;
   readonly session: SessionCore;
+  /** The revision of the request: its own (2026), else its session's. */
+  readonly protocolVersion: string | undefined;
   member: Member | undefined;
   upstreamId: number;
   cancelled: boolean;
@@ -61,10 +63,15 @@ export interface Flavour {
   members(): Iterable<Member>;
   /** The 2025 initialize: resolves with the answer to send (and calls `negotiated` on success). */
   initialize(request: JsonRpcRequest): Promise<JsonRpcResponse>;
+  /** See SessionCore.open: no client initialize, the members open with the composed handshake. */
+  open(params: JsonObject): Promise<JsonObject>;
   /** The member that owns `request` (params rewritten for it), or the gateway's own answer. */
   route(request: JsonRpcRequest): Member | Promise<Member | LocalAnswer>;
-  /** The text to deliver for a member's answer (ids already restored). */
-  answerText(rec: Pending, response: JsonRpcResponse): string;
+  /**
+   * A member's answer as the client gets it (ids already restored): the same object, changed in
+   * place where the flavour rewrites it (then without its kept wire text: wire-text.ts).
+   */
+  answer(rec: Pending, response: JsonRpcResponse): JsonRpcResponse;
   /** A member went away; `final`: it will not come back in this session. */
   memberExit(member: Member, reason: GatewayError, final: boolean): void;
   memberReady(member: Member): void;

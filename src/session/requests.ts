@@ -10,10 +10,11 @@ import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import { isAudited, namedBy, subjectOf } from '../jsonrpc/methods.ts';
 import type { TraceContext } from '../jsonrpc/trace-context.ts';
-import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import {
-  endSpan,
+  eraOf,
+  ownOrigin,
   parentCarrier,
   setSpanTarget,
   startRequestSpan,
@@ -33,6 +34,7 @@ import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
+import { endSpans, endSpansWith } from './request-spans.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
 
@@ -68,17 +70,6 @@ export interface Requests {
 export interface Traced {
   readonly tracing: Tracing;
   readonly origin: RequestOrigin;
-}
-
-/** A tools/call result that reports a failed tool (`isError: true`): the call worked, the tool did not. */
-const isToolError = (response: JsonRpcResponse): boolean => isObject(response.result) && response.result.isError === true;
-const errorOf = (response: JsonRpcResponse): JsonRpcErrorObject | undefined => ('error' in response ? (response as JsonRpcErrorResponse).error : undefined);
-
-/** Ends a request's spans, once: the upstream call's first, then the request's. */
-function endSpans(rec: Pending, error: JsonRpcErrorObject | undefined, toolError = false): void {
-  if (rec.upstreamSpan !== undefined) endSpan(rec.upstreamSpan, error, toolError);
-  if (rec.span !== undefined) endSpan(rec.span, error, toolError);
-  rec.upstreamSpan = rec.span = undefined;
 }
 
 /** What a request's bookkeeping reports to, besides its stream. */
@@ -127,31 +118,33 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     const a = rec.audited;
     if (a === undefined || audit === undefined) return;
     const ms = Math.round((performance.now() - a.started) * 10) / 10;
-    audit.info({ method: rec.method, [subjectOf(rec.method)?.kind as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
+    // The request's own era (a 2026 request on a held session is 2026), not its session's.
+    audit.info({ method: rec.method, era: eraOf(rec.protocolVersion), [subjectOf(rec.method)?.kind as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
   };
 
-  const deliver = (rec: Pending, text: string) => {
+  const deliver = (rec: Pending, answer: JsonObject) => {
     release(rec);
-    if (!rec.cancelled) streams.deliver(rec.stream, text, true);
+    if (!rec.cancelled) streams.send(rec.stream, answer, true);
   };
+  const origins = new Map<string, RequestOrigin>();
   const fail = (rec: Pending, err: unknown) => {
     const error = toGatewayError(err);
     // Counted where it happened: the session's own child, or a shared upstream's breaker, per caller.
     if (error.code === 'GW_UPSTREAM_TIMEOUT') rec.member?.timedOut(rec.session.principal ?? rec.session.id, rec.probe);
     if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'request failed');
-    else logger.info({ code: error.code, clientId: rec.clientId }, error.message);
+    else logger.info({ code: error.code, clientId: rec.clientId, era: eraOf(rec.protocolVersion) }, error.message);
     const correlationId = error.details.correlationId;
     record(rec, 'error', error.code, typeof correlationId === 'string' ? correlationId : undefined);
     const answer = toErrorResponse(rec.clientId, error);
     if (rec.span !== undefined) endSpans(rec, answer.error);
-    deliver(rec, JSON.stringify(answer));
+    deliver(rec, answer as unknown as JsonObject);
   };
 
   /** A member's answer, as the client gets it (after the response hooks, if any). */
   const answer = (rec: Pending, response: JsonRpcResponse) => {
     if (timed || rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
-    if (rec.span !== undefined) endSpans(rec, errorOf(response), isToolError(response));
-    deliver(rec, (requests.flavour as Flavour).answerText(rec, response));
+    if (rec.span !== undefined) endSpansWith(rec, response);
+    deliver(rec, (requests.flavour as Flavour).answer(rec, response) as unknown as JsonObject);
   };
 
   const handler: PendingHandler<Pending> = {
@@ -172,7 +165,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
       fail(rec, error);
     },
     onprogress(notification, rec) {
-      if (!rec.cancelled) streams.deliver(rec.stream, JSON.stringify(notification), false);
+      if (!rec.cancelled) streams.send(rec.stream, notification as unknown as JsonObject, false);
     },
   };
 
@@ -207,7 +200,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     record(rec, 'denied', 'GW_STEP_UP_REQUIRED');
     if (rec.span !== undefined) endSpans(rec, answer.error);
     release(rec);
-    if (!rec.cancelled) streams.challenge(rec.stream, JSON.stringify(answer), scopes);
+    if (!rec.cancelled) streams.challenge(rec.stream, answer as unknown as JsonObject, scopes);
   };
 
   const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {
@@ -243,12 +236,12 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     if ('local' in to) {
       if (timed) record(rec, 'ok');
       if (rec.span !== undefined) endSpans(rec, undefined);
-      deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, result: to.local }));
+      deliver(rec, { jsonrpc: '2.0', id: rec.clientId as JsonObject[string], result: to.local });
     } else {
       // Filtered or denied by policy: the client sees "unknown", the audit line says what it was.
       record(rec, 'denied');
       if (rec.span !== undefined) endSpans(rec, to.refuse);
-      deliver(rec, JSON.stringify({ jsonrpc: '2.0', id: rec.clientId, error: to.refuse }));
+      deliver(rec, { jsonrpc: '2.0', id: rec.clientId as JsonObject[string], error: to.refuse as unknown as JsonObject });
     }
   };
 
@@ -257,21 +250,24 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     flavour: undefined,
 
     dispatch(request, stream, session, carrier, caller) {
-      const key = idKey(request.id);
+      // A request whose era is its own (2026) has no session id space: its id is unique in its stream.
+      const version = stream.options.protocolVersion;
+      const key = version === undefined ? idKey(request.id) : `${stream.id}\u0000${idKey(request.id)}`;
       if (inflight.has(key)) {
         const error = new GatewayError('GW_INVALID_REQUEST', DUPLICATE, { reason: 'duplicate id' });
-        streams.deliver(stream, JSON.stringify(toErrorResponse(request.id, error)), true);
+        streams.send(stream, toErrorResponse(request.id, error) as unknown as JsonObject, true);
         return;
       }
       const audited = audit === undefined ? undefined : auditedOf(request);
       // Before routing: an aggregate rewrites the names, and the span carries the client's.
-      const span = traced === undefined ? undefined : startRequestSpan(traced.tracing, request, parentCarrier(carrier, request), traced.origin);
+      const span = traced === undefined ? undefined : startRequestSpan(traced.tracing, request, parentCarrier(carrier, request), version === undefined ? traced.origin : ownOrigin(traced.origin, version, origins));
       const rec: Pending = {
         key,
         clientId: request.id,
         stream,
         method: request.method,
         session,
+        protocolVersion: version ?? session.protocolVersion,
         member: undefined,
         upstreamId: 0,
         cancelled: false,
@@ -311,7 +307,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
       const error = new GatewayError('GW_REQUEST_CANCELLED', undefined, rec.member ? { target: rec.member.name } : {});
       const answer = toErrorResponse(rec.clientId, error);
       if (rec.span !== undefined) endSpans(rec, answer.error);
-      streams.drop(rec.stream, JSON.stringify(answer));
+      streams.drop(rec.stream, answer as unknown as JsonObject);
     },
 
     cancel(params) {

@@ -10,7 +10,8 @@
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import { META_INPUT_KEY } from '../jsonrpc/modern.ts';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
+import { dropRawText } from '../jsonrpc/wire-text.ts';
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NameTable } from '../router/name-table.ts';
@@ -79,7 +80,7 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
       logger.warn({ method: message.method }, 'standalone stream backlog full; server message dropped');
       return false;
     }
-    streams.deliver(stream, JSON.stringify(message), false);
+    streams.send(stream, message as unknown as JsonObject, false);
     return true;
   };
 
@@ -122,13 +123,16 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
       const upstreamId = request.id;
       request.id = downstreamId;
       if (!held) withoutInputKey(request);
+      // Recorded before it goes out: a receiver may answer at once (a held session's bridge does).
+      asked.set(downstreamId, { member, upstreamId, stream });
+      const ids = idsOf(member);
+      ids.set(idKey(upstreamId), downstreamId);
       if (!emit(request, stream)) {
+        asked.delete(downstreamId);
+        ids.delete(idKey(upstreamId));
         const error = new GatewayError('GW_DOWNSTREAM_UNAVAILABLE', undefined, { target: member.name });
         member.reply(toErrorResponse(upstreamId, error)).catch(() => undefined);
-        return;
       }
-      asked.set(downstreamId, { member, upstreamId, stream });
-      idsOf(member).set(idKey(upstreamId), downstreamId);
     },
 
     notification(member, notification) {
@@ -194,4 +198,6 @@ function withoutInputKey(request: JsonRpcRequest): void {
   if (!isObject(meta) || !(META_INPUT_KEY in meta)) return;
   delete meta[META_INPUT_KEY];
   if (Object.keys(meta).length === 0 && isObject(request.params)) delete request.params._meta;
+  // Changed beyond its id: a kept line of a large request is no longer its text (wire-text.ts).
+  dropRawText(request);
 }

@@ -12,9 +12,9 @@
  * One implementation: the session core (core.ts) with a flavour per kind of endpoint, one target
  * (single.ts) or several (aggregate-session.ts).
  */
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { DownstreamTransport } from '../log/observer.ts';
-import type { Caller } from '../router/policy.ts';
+import type { Principal } from '../upstream/caller.ts';
 import type { SessionUsage } from './limits.ts';
 import type { ResponseSink, StreamOptions } from './streams.ts';
 
@@ -51,13 +51,21 @@ export interface SessionCore {
    */
   admit(count: number): void;
   /**
+   * Opens the session without a client initialize (a session the gateway holds for 2026 clients):
+   * its members start with the handshake the core composes from `params` (capabilities,
+   * clientInfo; the gateway picks the revision). Resolves with what the upstream side said
+   * (serverInfo, capabilities, instructions, protocolVersion); rejects, the session ended, when it
+   * cannot open.
+   */
+  open(params: JsonObject): Promise<JsonObject>;
+  /**
    * Serves requests; their answers (and related messages) go to `sink`, one stream with `options`.
    * `carrier`: the HTTP request's headers, where a client's W3C trace context may be (read only when
    * tracing is on; a request's own `_meta.traceparent` comes first). `caller`: who sent these
    * requests, as its own credential says (gateway.auth); step-up judges its scopes, which may
    * differ from those of the token the session was opened with.
    */
-  serve(requests: JsonRpcRequest[], sink: ResponseSink, options: StreamOptions, carrier?: Readonly<Record<string, unknown>>, caller?: Caller): void;
+  serve(requests: JsonRpcRequest[], sink: ResponseSink, options: StreamOptions, carrier?: Readonly<Record<string, unknown>>, caller?: Principal): void;
   /** Forwards a notification (a cancel is translated to the upstream's id). */
   handleNotification(notification: JsonRpcNotification): Promise<void>;
   /** Forwards the client's answer to a server->client request, with the upstream's id restored. */

@@ -12,7 +12,7 @@
 import { toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
 import { LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
-import { toWireText } from '../jsonrpc/wire-text.ts';
+import { dropRawText } from '../jsonrpc/wire-text.ts';
 import type { JsonObject } from '../jsonrpc/types.ts';
 import type { TargetConfig } from '../config/types.ts';
 import { filterList, filters, hiddenNamed } from '../router/exposure.ts';
@@ -39,8 +39,8 @@ export interface SingleSessionOptions extends SessionSeed {
 
 const NO_FILTERS: Exposure = { prefix: '', tools: PASS_ALL, prompts: PASS_ALL, resources: PASS_ALL };
 
-/** The handshake the gateway composes when no client initialize opened the upstream. */
-const composedInit = (): JsonObject => ({ protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { ...GATEWAY_CLIENT_INFO } });
+/** The handshake the gateway composes when no client initialize opened the upstream: its own, or the holder's (`open`). */
+const composedInit = (params?: JsonObject): JsonObject => ({ capabilities: {}, clientInfo: { ...GATEWAY_CLIENT_INFO }, ...params, protocolVersion: LATEST_PROTOCOL_VERSION });
 
 export function createSingleSession(options: SingleSessionOptions): Session {
   const { target } = options;
@@ -53,6 +53,8 @@ export function createSingleSession(options: SingleSessionOptions): Session {
   const core = coreOptionsOf(options, logger);
   const tables = { tools: createNameTable('__'), prompts: createNameTable('__') };
   return createSessionCore({ ...core, namespaced: false, tables }, (parts) => {
+    /** The params `open` composed the handshake from (replayed by a restart); undefined: the gateway's own. */
+    let composed: JsonObject | undefined;
     const member = createMember({
       target,
       exposure,
@@ -62,7 +64,7 @@ export function createSingleSession(options: SingleSessionOptions): Session {
       logger: options.logger.child({ session: options.id }),
       hooks: parts.hooks,
       services: options.services,
-      initParams: composedInit,
+      initParams: () => composed ?? composedInit(),
       poolLogger: options.logger,
       caller: options.caller,
       reserveChild: options.reserveChild,
@@ -93,6 +95,24 @@ export function createSingleSession(options: SingleSessionOptions): Session {
           parts.opening(false);
         }
       },
+      async open(params) {
+        composed = composedInit(params);
+        parts.opening(true);
+        try {
+          await member.connect();
+        } catch (err) {
+          await parts.session.end('opening its upstream failed');
+          throw err;
+        } finally {
+          parts.opening(false);
+        }
+        // A copy: overrides of serverInfo and instructions are what the holder's clients see, not the member's record.
+        const result: JsonObject = { ...(member.handshake ?? {}) };
+        overrideInitialize(exposure.overrides, result);
+        parts.negotiated(typeof result.protocolVersion === 'string' ? result.protocolVersion : LATEST_PROTOCOL_VERSION);
+        logger.info({ protocolVersion: result.protocolVersion, pid: member.connection?.pid }, 'session opened (composed handshake)');
+        return result;
+      },
       route(request) {
         if (!guarded) return member;
         const refuse = filtered ? hiddenNamed(request, exposure) : undefined;
@@ -101,12 +121,13 @@ export function createSingleSession(options: SingleSessionOptions): Session {
         const pinned = pins === undefined ? undefined : checkCall(member, request);
         return pinned === undefined ? member : pinned.then(() => member);
       },
-      answerText(rec, response) {
+      answer(rec, response) {
         // Pass-through: only the id changed, so a large answer's own text is forwarded (wire-text.ts).
-        if (!guarded || !('result' in response) || !isObject(response.result)) return toWireText(response);
+        if (!guarded || !('result' in response) || !isObject(response.result)) return response;
         const hidden = filtered && filterList(rec.method, response.result, exposure);
         const withheld = pins !== undefined && withholdChanged(member, rec.method, response.result);
-        return hidden || withheld ? JSON.stringify(response) : toWireText(response);
+        if (hidden || withheld) dropRawText(response);
+        return response;
       },
       memberExit(_member, reason, final) {
         // Not yet initialized, or no restart to come: the session ends (its next request gets 404).

@@ -2,6 +2,8 @@
  * The shapes of a session's outbound streams (streams.ts keeps the set of them): the HTTP side of
  * one response, how one stream behaves in its era, and the stream record itself.
  */
+import type { JsonObject } from '../jsonrpc/types.ts';
+import { MODERN_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 
 /** The HTTP side of one response, implemented by the http layer over a raw ServerResponse. */
 export interface ResponseSink {
@@ -27,6 +29,12 @@ export interface ResponseSink {
    * insufficient_scope for want of `scopes` (SEP-2350 step-up), `body` the JSON-RPC error.
    */
   challenge?(body: string, scopes: readonly string[]): void;
+  /**
+   * A sink that shapes what it writes itself (the 2026 edge, session/stateless/relay.ts) takes each
+   * message of its stream as the object it is, instead of `json`/`event` text: nothing is
+   * serialized for it, nothing parsed back. `final`: it answers the stream's request.
+   */
+  readonly take?: ((message: JsonObject, final: boolean) => void) | undefined;
 }
 
 /** How one stream behaves; the routes pass shared constants (no allocation per request). */
@@ -37,6 +45,12 @@ export interface StreamOptions {
   readonly replay: boolean;
   /** The client going away before the last answer cancels the stream's requests upstream (2026). */
   readonly cancelOnClose: boolean;
+  /**
+   * The revision the request itself names when the era is a fact of each request (2026: no
+   * session, `_meta` on every request); undefined: the session's negotiated one. Metrics, spans
+   * and logs label the request with it.
+   */
+  readonly protocolVersion?: string | undefined;
 }
 
 /** A 2025 POST: resumable, and a dropped connection is not a cancel. */
@@ -48,6 +62,11 @@ export const BATCH_2025: StreamOptions = Object.freeze({ batch: true, replay: tr
  * session), and the channel closing ends the session, which cancels what runs.
  */
 export const CHANNEL_REQUEST: StreamOptions = Object.freeze({ batch: false, replay: false, cancelOnClose: false });
+/**
+ * One 2026-07-28 request (session/stateless/): nothing to resume, closing the response cancels it,
+ * and its era is its own whatever session serves it upstream.
+ */
+export const MODERN_REQUEST: StreamOptions = Object.freeze({ batch: false, replay: false, cancelOnClose: true, protocolVersion: MODERN_PROTOCOL_VERSION });
 
 /** A stream's body: undecided, one JSON answer, or an SSE stream. */
 export const PENDING = 0;

@@ -12,12 +12,14 @@
  * with `Last-Event-ID`, and a dropped connection is not a cancel (the request runs on); in 2026
  * nothing is replayed and closing the response cancels what it was waiting for.
  */
+import type { JsonObject, JsonRpcMessage } from '../jsonrpc/types.ts';
+import { toWireText } from '../jsonrpc/wire-text.ts';
 import type { Logger } from '../log/logger.ts';
 import { type EventLog, parseEventId } from './event-log.ts';
 import { unwatchSlow, watchSlow } from './slow-streams.ts';
 import { JSON_MODE, PENDING, POST_2025, SSE_MODE, type OutStream, type ResponseSink, type StreamOptions } from './stream-shapes.ts';
 
-export { BATCH_2025, CHANNEL_REQUEST, POST_2025, type OutStream, type ResponseSink, type StreamOptions } from './stream-shapes.ts';
+export { BATCH_2025, CHANNEL_REQUEST, MODERN_REQUEST, POST_2025, type OutStream, type ResponseSink, type StreamOptions } from './stream-shapes.ts';
 export { SLOW_ANSWER_SSE_MS } from './slow-streams.ts';
 
 export interface StreamSet {
@@ -28,11 +30,16 @@ export interface StreamSet {
   deliver(stream: OutStream, data: string, final: boolean): void;
   /**
    * The stream's one request is refused for want of `scopes`: as a 403 challenge when nothing was
-   * sent yet and the sink can (StreamSet.challenge), else `data` as its final answer.
+   * sent yet and the sink can (StreamSet.challenge), else `message` as its final answer.
    */
-  challenge(stream: OutStream, data: string, scopes: readonly string[]): void;
+  challenge(stream: OutStream, message: JsonObject, scopes: readonly string[]): void;
+  /**
+   * The same for a message object: handed as it is to a sink that takes objects, else serialized
+   * once (a large upstream answer as its own line, wire-text.ts).
+   */
+  send(stream: OutStream, message: JsonObject, final: boolean): void;
   /** One of the stream's requests ends with no answer to send (cancelled by the client). */
-  drop(stream: OutStream, fallbackAnswer: string): void;
+  drop(stream: OutStream, fallbackAnswer: JsonObject): void;
   /** Where a server-initiated message goes when nothing ties it to a request. */
   pick(preferStandalone: boolean): OutStream;
   /** A GET without Last-Event-ID: attach the standalone stream; false if one is already attached. */
@@ -187,13 +194,22 @@ export function createStreamSet({ log, logger, priming, keepFinished, onabandon 
       if (final && --stream.remaining === 0) finish(stream);
     },
 
-    challenge(stream, data, scopes) {
+    challenge(stream, message, scopes) {
       const sink = stream.sink;
-      if (stream.mode !== PENDING || stream.options.batch || stream.complete || sink?.challenge === undefined || sink.closed) return set.deliver(stream, data, true);
+      if (stream.mode !== PENDING || stream.options.batch || stream.complete || sink?.challenge === undefined || sink.closed) return set.send(stream, message, true);
       stream.mode = JSON_MODE;
       stream.remaining = 0;
-      sink.challenge(data, scopes);
+      sink.challenge(JSON.stringify(message), scopes);
       finish(stream);
+    },
+    send(stream, message, final) {
+      const take = stream.sink?.take;
+      if (take === undefined) return set.deliver(stream, toWireText(message as unknown as JsonRpcMessage), final);
+      if (stream.complete) return;
+      // The sink decides JSON or SSE itself; the set keeps the count of answers owed.
+      if (final) stream.remaining--;
+      take(message, final);
+      if (final && stream.remaining === 0) finish(stream);
     },
 
     drop(stream, fallbackAnswer) {
@@ -202,7 +218,7 @@ export function createStreamSet({ log, logger, priming, keepFinished, onabandon 
         if (--stream.remaining === 0) finish(stream);
       } else {
         // An undecided response must still be answered: HTTP has no way to say "nothing".
-        set.deliver(stream, fallbackAnswer, true);
+        set.send(stream, fallbackAnswer, true);
       }
     },
 

@@ -44,10 +44,22 @@ export type { DownstreamTransport } from '../log/observer.ts';
 
 /** What the server span says of the session a request belongs to. */
 export interface RequestOrigin {
-  readonly sessionId: string;
+  /** Undefined for a request that belongs to no session of the client's (2026). */
+  readonly sessionId: string | undefined;
   /** The negotiated revision; undefined before initialize. */
   readonly protocolVersion: string | undefined;
   readonly transport: DownstreamTransport | undefined;
+}
+
+/**
+ * What a span says of a request whose revision is its own (a 2026 request, StreamOptions
+ * .protocolVersion): that revision, and no session id (the session serving it upstream is the
+ * gateway's, not the client's). One object per revision in `cache` (per session), made on first use.
+ */
+export function ownOrigin(session: RequestOrigin, version: string, cache: Map<string, RequestOrigin>): RequestOrigin {
+  let origin = cache.get(version);
+  if (origin === undefined) cache.set(version, (origin = Object.freeze({ sessionId: undefined, protocolVersion: version, transport: session.transport })));
+  return origin;
 }
 
 /** Where a request's parent context may be: HTTP headers (lower-case names) or `params._meta`. */
@@ -133,9 +145,9 @@ export function startRequestSpan(tracing: Tracing, request: JsonRpcRequest, carr
     [ATTR.method]: request.method,
     [ATTR.requestId]: idText(request.id),
     [ATTR.jsonrpcVersion]: '2.0',
-    [ATTR.sessionId]: origin.sessionId,
     [ATTR.era]: eraOf(origin.protocolVersion),
   };
+  if (origin.sessionId !== undefined) attributes[ATTR.sessionId] = origin.sessionId;
   if (origin.protocolVersion !== undefined) attributes[ATTR.protocolVersion] = origin.protocolVersion;
   if (origin.transport !== undefined) {
     attributes[ATTR.downstream] = origin.transport;

@@ -27,6 +27,8 @@ export interface SupervisedState {
   starting: UpstreamConnection | undefined;
   capabilities: JsonObject | undefined;
   instructions: string | undefined;
+  /** The last handshake's initialize result as the upstream gave it (serverInfo, protocolVersion, ...). */
+  handshake: JsonObject | undefined;
   /** The client's own initialize params (openWith), replayed by a restart. */
   clientInit: JsonObject | undefined;
   closed: boolean;
@@ -102,6 +104,7 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
     const caps: JsonObject = isObject(result.capabilities) ? result.capabilities : {};
     s.capabilities = caps;
     s.instructions = typeof result.instructions === 'string' ? result.instructions : undefined;
+    s.handshake = result;
     s.connection = next;
     s.starting = undefined;
     ctx.health.reset();

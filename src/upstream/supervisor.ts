@@ -87,6 +87,8 @@ export interface SupervisedUpstream {
   /** From the handshake's answer; undefined until a handshake is done. */
   readonly capabilities: JsonObject | undefined;
   readonly instructions: string | undefined;
+  /** The last handshake's initialize result (serverInfo, protocolVersion, ...); undefined until one is done. */
+  readonly handshake: JsonObject | undefined;
   /** Why it is unavailable for good; undefined while it can still be used. */
   readonly failure: GatewayError | undefined;
   /** The client's own initialize opened it: the client's `initialized` must reach it too. */
@@ -117,7 +119,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   const logger = options.logger.child({ target: name });
   const handshakeTimeouts = startupTimeouts(target);
   const { observer } = services;
-  const s: SupervisedState = { connection: undefined, starting: undefined, capabilities: undefined, instructions: undefined, clientInit: undefined, closed: false, starts: 0, settle: undefined };
+  const s: SupervisedState = { connection: undefined, starting: undefined, capabilities: undefined, instructions: undefined, handshake: undefined, clientInit: undefined, closed: false, starts: 0, settle: undefined };
   let opening: Promise<UpstreamConnection> | undefined;
   let failure: GatewayError | undefined;
   /** The client's initialize was answered from a warm spare: it never went upstream. */
@@ -192,6 +194,9 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     },
     get instructions() {
       return s.instructions;
+    },
+    get handshake() {
+      return s.handshake;
     },
     get failure() {
       return failure;

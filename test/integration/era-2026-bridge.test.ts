@@ -15,6 +15,7 @@ import { buildConfig, createTestLogger, startTestGateway, type TestGateway } fro
 import { errorOf, modern, readSseFrames, resultOf } from '../support/modern.ts';
 import { fixture, recorderServer, textOf, type Recorded } from '../support/recorder.ts';
 import { envelope, standardHeaders } from '../support/modern.ts';
+import { descendantsOf } from '../support/processes.ts';
 
 const running: Array<TestGateway | RunningGateway> = [];
 afterEach(async () => {
@@ -45,10 +46,12 @@ describe('2026 requests on a 2025 upstream', () => {
   it('closing the response stream cancels the call upstream, under the id the upstream saw', async () => {
     const url = await gateway();
     const abort = new AbortController();
-    const call = modern(url, 'tools/call', { name: 'slow', arguments: { ms: 5_000 } }, { meta, signal: abort.signal });
-    await new Promise((r) => setTimeout(r, 300));
+    const params = { name: 'slow', arguments: { ms: 5_000, steps: 50 }, _meta: { ...envelope(meta), progressToken: 'p' } };
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params });
+    const res = await fetch(url, { method: 'POST', headers: standardHeaders('tools/call', params), body, signal: abort.signal });
+    // Its first progress says the call runs upstream (not a clock): then the client goes away.
+    await new Promise<void>((resolve) => void readSseFrames(res, resolve).reading.then(resolve));
     abort.abort();
-    await expect(call).rejects.toThrow();
     await expect
       .poll(async () => {
         const history = await upstreamHistory(url);
@@ -56,6 +59,20 @@ describe('2026 requests on a 2025 upstream', () => {
         return history.some((m) => m.method === 'notifications/cancelled' && slow !== undefined && m.params?.requestId === slow.id);
       }, { timeout: 5_000 })
       .toBe(true);
+  });
+
+  it('a client gone while its held session still opens has cancelled: the call never goes upstream', async () => {
+    const rec = recorderServer();
+    const slowStart = { ...rec, args: [...(rec.args ?? []), '--init-delay-ms=3000'] };
+    const gw = await startTestGateway({ targets: { rec: slowStart }, session: { stateless: { hostsPerCaller: 1, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 16 } } });
+    running.push(gw);
+    const abort = new AbortController();
+    const call = modern(gw.mcpUrl(), 'tools/call', { name: 'slow', arguments: { ms: 100 } }, { meta, signal: abort.signal });
+    // Well inside the upstream's 3 s handshake: the held session is still opening.
+    setTimeout(() => abort.abort(), 200);
+    await expect(call).rejects.toThrow();
+    const history = await upstreamHistory(gw.mcpUrl());
+    expect(history.filter((m) => m.method === 'tools/call' && m.params?.name === 'slow')).toEqual([]);
   });
 
   it('an input_required round: the answer reaches the upstream under its own id; the state is good once', async () => {
@@ -148,6 +165,36 @@ describe('2026 requests on a 2025 upstream', () => {
     const done = await modern(url, 'tools/call', { ...ask('mine'), inputResponses: { [key]: sampled('yours') }, requestState: round.requestState }, { meta });
     expect(textOf(resultOf(done))).toContain('yours');
     expect(resultOf(await slow).resultType).toBe('complete');
+  });
+
+  it('calls of a caller that declared nothing askable share one held session; asking callers spread', async () => {
+    const before = descendantsOf(process.pid).length;
+    const url = await gateway({ hostsPerCaller: 3 });
+    const slow = (call: { meta?: Record<string, unknown> }) => modern(url, 'tools/call', { name: 'slow', arguments: { ms: 400 } }, call);
+    // No sampling, elicitation or roots declared: no question can be for these calls (nor is one shown).
+    const plain = await Promise.all([slow({}), slow({}), slow({})]);
+    expect(plain.map((a) => resultOf(a).resultType)).toEqual(['complete', 'complete', 'complete']);
+    expect(descendantsOf(process.pid).length - before).toBe(1);
+    // The same calls from a caller that may be asked each want a session where no other may ask.
+    await Promise.all([slow({ meta }), slow({ meta })]);
+    expect(descendantsOf(process.pid).length - before).toBe(3);
+  });
+
+  it('a large result keeps its own text: resultType spliced in, under the client\'s id', async () => {
+    const url = await gateway();
+    const text = 'z'.repeat(64 * 1024);
+    const answer = await modern(url, 'tools/call', { name: 'echo', arguments: { text } }, { id: 'big-1' });
+    expect(answer.json.id).toBe('big-1');
+    expect(resultOf(answer).resultType).toBe('complete');
+    expect(textOf(resultOf(answer))).toBe(text);
+    expect(answer.text.indexOf('"resultType":"complete"')).toBeLessThan(100);
+  });
+
+  it('concurrent 2026 requests with the same id on one held session each get their own answer', async () => {
+    const url = await gateway();
+    const call = (text: string) => modern(url, 'tools/call', { name: 'echo', arguments: { text } }, { id: 'same' });
+    const answers = await Promise.all(['one', 'two', 'three'].map(call));
+    expect(answers.map((a) => [a.json.id, textOf(resultOf(a))])).toEqual([['same', 'one'], ['same', 'two'], ['same', 'three']]);
   });
 
   it('sessions and states are per principal: another caller cannot resume a round, nor share a child', async () => {

@@ -14,17 +14,22 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { JsonObject } from '../../jsonrpc/types.ts';
-import type { Caller } from '../../router/policy.ts';
+import type { Principal } from '../../upstream/caller.ts';
 import type { RouteEndpoint } from '../endpoint-table.ts';
 
 /** Who asks, and what they declared, for a host. */
 export interface HostCaller {
   readonly endpoint: RouteEndpoint;
-  readonly principal: Caller | undefined;
+  readonly principal: Principal | undefined;
   readonly authorization: string | undefined;
   readonly capabilities: JsonObject;
+  /** `askingCapabilities(capabilities)`, worked out once per request. */
+  readonly asking: string;
   readonly clientInfo: JsonObject | undefined;
 }
+
+/** What `askingCapabilities` says of a caller that declared none of them: nothing can be asked of it. */
+export const ASKS_NOTHING = '---';
 
 const has = (value: unknown, key: string): boolean => typeof value === 'object' && value !== null && key in value;
 
@@ -39,11 +44,11 @@ const has = (value: unknown, key: string): boolean => typeof value === 'object' 
 export function askingCapabilities(capabilities: JsonObject): string {
   const { sampling, elicitation, roots } = capabilities;
   const elicits = elicitation !== undefined && elicitation !== null;
-  return [
-    sampling === undefined || sampling === null ? '-' : `s${has(sampling, 'tools') ? 't' : ''}${has(sampling, 'context') ? 'c' : ''}`,
-    elicits ? `e${has(elicitation, 'form') || !has(elicitation, 'url') ? 'f' : ''}${has(elicitation, 'url') ? 'u' : ''}` : '-',
-    roots === undefined || roots === null ? '-' : `r${(roots as { listChanged?: unknown }).listChanged === true ? 'l' : ''}`,
-  ].join('');
+  // Per request: plain concatenation, no array.
+  const s = sampling === undefined || sampling === null ? '-' : `s${has(sampling, 'tools') ? 't' : ''}${has(sampling, 'context') ? 'c' : ''}`;
+  const e = elicits ? `e${has(elicitation, 'form') || !has(elicitation, 'url') ? 'f' : ''}${has(elicitation, 'url') ? 'u' : ''}` : '-';
+  const r = roots === undefined || roots === null ? '-' : `r${(roots as { listChanged?: unknown }).listChanged === true ? 'l' : ''}`;
+  return s + e + r;
 }
 
 export interface HostKeys {
@@ -71,6 +76,6 @@ export function createHostKeys(): HostKeys {
 
   return {
     scopeOf: (caller) => `${caller.endpoint.endpoint}\u0000${caller.principal?.id ?? ''}\u0000${credentialOf(caller)}`,
-    keyOf: (caller, scope) => `${scope}\u0000${caller.endpoint.grantKey(caller.principal)}\u0000${askingCapabilities(caller.capabilities)}`,
+    keyOf: (caller, scope) => `${scope}\u0000${caller.endpoint.grantKey(caller.principal)}\u0000${caller.asking}`,
   };
 }

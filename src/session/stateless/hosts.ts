@@ -20,11 +20,9 @@
  * of its caller runs on it; its own standalone stream does not count, so once idle past
  * `session.evictIdleMs` the store may end it for room like any other session (limits.ts).
  */
-import { isObject } from '../../jsonrpc/envelope.ts';
-import type { JsonObject, JsonRpcErrorObject } from '../../jsonrpc/types.ts';
-import { LATEST_PROTOCOL_VERSION } from '../../jsonrpc/versions.ts';
+import type { JsonObject } from '../../jsonrpc/types.ts';
 import type { Logger } from '../../log/logger.ts';
-import { heldSessionsRefusal, refusalIn } from '../room.ts';
+import { heldSessionsRefusal } from '../room.ts';
 import { GATEWAY_CLIENT_INFO } from '../gateway-info.ts';
 import type { Session } from '../session.ts';
 import type { ResponseSink } from '../streams.ts';
@@ -72,15 +70,6 @@ export function askerOf(host: Host): Relay | undefined {
   return runs === 0 && parks === 1 ? parked : undefined;
 }
 
-/** An initialize the upstream side refused: answered to the client as it is. */
-export class HostOpenError extends Error {
-  readonly error: JsonRpcErrorObject;
-  constructor(error: JsonRpcErrorObject) {
-    super(error.message);
-    this.error = error;
-  }
-}
-
 export interface HostPoolOptions {
   store: SessionStore;
   logger: Logger;
@@ -91,8 +80,11 @@ export interface HostPoolOptions {
 }
 
 export interface HostPool {
-  /** A host for `caller`; `mayAsk`: the request may ask the client for input (prefer a host no other such call uses). */
-  acquire(caller: HostCaller, mayAsk: boolean): Promise<Host>;
+  /**
+   * A host for `caller`; `mayAsk`: the request may ask the client for input (prefer a host no other
+   * such call uses). A host that is open already comes at once (no promise on the hot path).
+   */
+  acquire(caller: HostCaller, mayAsk: boolean): Host | Promise<Host>;
   release(host: Host): void;
   byId(id: string): Host | undefined;
   scopeOf(caller: HostCaller): string;
@@ -155,35 +147,35 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     retire(lru, 'replaced by a held session for other client capabilities');
   };
 
-  /** The sink of the host's standalone stream: what belongs to no request goes to `onmessage`. */
-  const standaloneSink = (host: () => Host | undefined, ended: () => void): ResponseSink => ({
+  /**
+   * The receiver of the host's standalone stream: what belongs to no request (a server->client
+   * request no single call's stream took, a broadcast notification) goes to `onmessage` as the
+   * object the session has.
+   */
+  const receiver = (host: () => Host | undefined, ended: () => void): ResponseSink => ({
     onclose: undefined,
     closed: false,
     json() {},
     sse() {},
-    event(_id, data) {
+    event() {},
+    take(message) {
       const h = host();
-      if (data === '' || h === undefined) return;
-      const message: unknown = JSON.parse(data);
-      if (isObject(message)) options.onmessage(h, message);
+      if (h !== undefined) options.onmessage(h, message);
     },
     end: ended,
   });
 
   const open = async (caller: HostCaller, key: string, scope: string, slot: () => Promise<Host>): Promise<Host> => {
     const session = store.create(caller.endpoint.factory, { authorization: caller.authorization, principal: caller.principal, held: true });
-    const params: JsonObject = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: caller.capabilities, clientInfo: caller.clientInfo ?? { ...GATEWAY_CLIENT_INFO } };
-    const answer = await session.initialize({ jsonrpc: '2.0', id: 0, method: 'initialize', params });
-    // No room for its child: a refusal (503 + Retry-After), as when the store has no room at all.
-    const refused = refusalIn(answer);
-    if (refused !== undefined) throw refused;
-    if ('error' in answer) throw new HostOpenError(answer.error as JsonRpcErrorObject);
-    await session.handleNotification({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    const host: Host = { id: session.id, session, key, scope, init: isObject(answer.result) ? answer.result : {}, askers: new Set(), active: 0, lastUsed: Date.now(), nextCall: 1 };
+    // The session core's own handshake, composed from what the caller declared in its envelope. A
+    // failure (no room for its child: GW_SESSION_LIMIT, 503 + Retry-After; an upstream that cannot
+    // start or refuses initialize) ends the session and answers the request.
+    const init = await session.open({ capabilities: caller.capabilities, clientInfo: caller.clientInfo ?? { ...GATEWAY_CLIENT_INFO } });
+    const host: Host = { id: session.id, session, key, scope, init, askers: new Set(), active: 0, lastUsed: Date.now(), nextCall: 1 };
     ready.set(host.id, host);
     slots.set(host.id, slot());
     session.openStream(
-      standaloneSink(
+      receiver(
         () => ready.get(host.id),
         () => forget(host, slot()),
       ),
@@ -218,29 +210,34 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     return best;
   };
 
+  /** No open host fits: wait for one of the key's that is opening, or open one. */
+  const acquireNew = async (caller: HostCaller, mayAsk: boolean, scope: string, key: string, held: number): Promise<Host> => {
+    const list = byKey.get(key) ?? [];
+    // Wait for a host already opening rather than open one past the cap (or at all, when the
+    // request cannot ask and so needs no host of its own).
+    if (list.length > 0 && (held >= perCaller || !mayAsk)) return take(await (list[list.length - 1] as Promise<Host>), caller);
+    if (held >= perCaller) makeRoom(scope);
+    let slot: Promise<Host> | undefined;
+    const opening = open(caller, key, scope, () => slot as Promise<Host>);
+    slot = opening;
+    list.push(opening);
+    byKey.set(key, list);
+    count(scope, 1);
+    // A failed open leaves no slot behind; the caller sees the failure.
+    opening.catch(() => drop(key, scope, opening));
+    return take(await opening, caller);
+  };
+
   const pool: HostPool = {
     scopeOf: keys.scopeOf,
 
-    async acquire(caller, mayAsk) {
+    acquire(caller, mayAsk) {
       const scope = pool.scopeOf(caller);
       const key = keys.keyOf(caller, scope);
-      const list = byKey.get(key) ?? [];
       const held = perScope.get(scope) ?? 0;
       const chosen = choose(key, held, mayAsk);
       if (chosen !== undefined) return take(chosen, caller);
-      // Wait for a host already opening rather than open one past the cap (or at all, when the
-      // request cannot ask and so needs no host of its own).
-      if (list.length > 0 && (held >= perCaller || !mayAsk)) return take(await (list[list.length - 1] as Promise<Host>), caller);
-      if (held >= perCaller) makeRoom(scope);
-      let slot: Promise<Host> | undefined;
-      const opening = open(caller, key, scope, () => slot as Promise<Host>);
-      slot = opening;
-      list.push(opening);
-      byKey.set(key, list);
-      count(scope, 1);
-      // A failed open leaves no slot behind; the caller sees the failure.
-      opening.catch(() => drop(key, scope, opening));
-      return take(await opening, caller);
+      return acquireNew(caller, mayAsk, scope, key, held);
     },
 
     release(host) {

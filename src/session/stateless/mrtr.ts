@@ -69,13 +69,10 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
   const rounds = new Map<Relay, Round>();
   let seq = 0;
 
-  /**
-   * Answers one of `host`'s questions. Deferred a microtask: a question is handed here while the
-   * session is still delivering it, before it has recorded whom to give the answer to.
-   */
+  /** Answers one of `host`'s questions (the session recorded whom to give it to before asking). */
   const answerUpstream = (host: Host, id: RequestId, outcome: { result: JsonObject } | { error: JsonRpcErrorObject }) => {
     const response = { jsonrpc: '2.0', id, ...outcome } as JsonRpcResponse;
-    queueMicrotask(() => void host.session.handleResponse(response).catch(() => undefined));
+    host.session.handleResponse(response).catch(() => undefined);
   };
 
   /** Sends the round's open questions to the client, parking the call until the retry. */
@@ -84,7 +81,7 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
     if (relay.finished || relay.parked || round.asks.size === 0) return;
     round.n++;
     const host = round.host;
-    const requestState = codec.seal({ scope: host.scope, host: host.id, call: relay.hostId, method: relay.method, round: round.n, expires: Date.now() + waitMs });
+    const requestState = codec.seal({ scope: host.scope, host: host.id, call: relay.call, method: relay.method, round: round.n, expires: Date.now() + waitMs });
     // fromEntries defines each key as its own property, whatever the name (even `__proto__`).
     const inputRequests: JsonObject = Object.fromEntries([...round.asks].map(([key, ask]) => [key, { method: ask.method, params: ask.params }]));
     relay.park({ jsonrpc: '2.0', id: relay.clientId as JsonObject[string], result: { resultType: 'input_required', inputRequests, requestState } });
@@ -97,7 +94,7 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
     if (!relay.parked) return;
     logger.info({ session: round.host.id }, 'a 2026 client did not come back with the input asked for in time; the call is cancelled');
     rounds.delete(relay);
-    void round.host.session.handleNotification({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: relay.hostId, reason: 'input not provided in time' } });
+    // Closing its stream: the session core cancels the call upstream (cancelOnClose).
     relay.drop();
   };
 
@@ -122,10 +119,10 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
     },
 
     resume(claims, retry, scope, exchange, logLevel, host) {
-      const relay = host === undefined ? undefined : [...host.askers].find((r) => r.hostId === claims.call);
+      const relay = host === undefined ? undefined : [...host.askers].find((r) => r.call === claims.call);
       const round = relay === undefined ? undefined : rounds.get(relay);
       const stale =
-        host === undefined || relay === undefined || round === undefined || !relay.parked || relay.hostId !== claims.call ||
+        host === undefined || relay === undefined || round === undefined || !relay.parked || relay.call !== claims.call ||
         claims.scope !== scope || claims.method !== retry.method || claims.round !== round.n || claims.expires < Date.now();
       if (stale) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState is unknown, expired, already used or not yours');
       const responses = retry.params?.inputResponses;

@@ -1,44 +1,45 @@
 /**
- * The response side of one 2026 request served by a held 2025 session (a host, hosts.ts): the
- * ResponseSink the host writes into, relaying to the client's exchange what the 2026 revision lets
- * through, in its shape.
+ * The response side of one 2026 request served by a held 2025 session (a host, hosts.ts): the sink
+ * of the request's stream in the session core (a MODERN_REQUEST stream, streams.ts), taking each
+ * message as the object the core has and writing to the client's exchange what the 2026 revision
+ * lets through, in its shape.
  *
- * - The answer gets `resultType` (and cache hints on cacheable results) and the client's own id; an
- *   error answering the whole response gets the status the spec gives its code (exchange.ts).
+ * - The answer gets `resultType` (and cache hints on cacheable results); it already carries the
+ *   client's own id (the core served the request under it). An error answering the whole response
+ *   gets the status the spec gives its code (exchange.ts).
  * - Progress passes; a log line passes only if the request set `_meta` logLevel, at that level or
  *   above; nothing else that belongs to no request rides on a request's stream.
  * - A server->client request is never written: it goes to `ask` (mrtr.ts), which turns it into an
  *   `input_required` result. Then the relay is parked: the exchange has its answer, the upstream call
  *   runs on, and the client's retry rebinds the relay to its own exchange and id.
- * - The client going away from an unparked exchange is a cancel (`abandon`): in 2026 closing the
- *   response stream cancels the request.
+ * - The client going away from an unparked exchange closes the sink: the core's `cancelOnClose`
+ *   withdraws the request (in 2026 closing the response stream cancels the request).
  */
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { JsonRpcCode } from '../../jsonrpc/codes.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
 import { isCacheable } from '../../jsonrpc/methods.ts';
 import type { JsonObject, RequestId } from '../../jsonrpc/types.ts';
+import { hasRawText, toWireText } from '../../jsonrpc/wire-text.ts';
 import type { ResponseSink } from '../streams.ts';
 import { type Exchange, statusOfError } from './exchange.ts';
 
 export interface RelayHooks {
   /** A server->client request the host routed to this request. */
   ask(relay: Relay, request: JsonObject): void;
-  /** The client went away before the answer: cancel the request upstream. */
-  abandon(relay: Relay): void;
-  /** The relay delivered its final answer, or its host ended. */
+  /** The relay delivered its final answer, or its host ended, or the call was given up. */
   done(relay: Relay): void;
 }
 
 export interface Relay extends ResponseSink {
-  /** The id the host knows the request by (unique in its host, whatever ids clients use). */
-  readonly hostId: number;
+  /** The call's handle in its host (what a requestState names), unique in the host. */
+  readonly call: number;
   readonly method: string;
   /** The id of the client request the relay answers now (the retry's, after a rebind). */
   readonly clientId: RequestId;
   readonly parked: boolean;
   readonly finished: boolean;
-  /** Gives the call up while parked (nobody came back in time): nothing more is relayed, `done` runs. */
+  /** Gives the call up while parked (nobody came back in time): cancelled upstream, nothing more relayed. */
   drop(): void;
   /** Answers the current exchange with `message` (an input_required result) and waits for a retry. */
   park(message: JsonObject): void;
@@ -57,23 +58,22 @@ export function passesLogLevel(level: unknown, wanted: string | undefined): bool
 }
 
 /**
- * The start of a host's plain success answer as upstreams and the gateway write it: `{"jsonrpc":
- * "2.0","id":<n>,"result":{` (jsonrpc before or after the id, any spacing). Only `jsonrpc` and
- * `id` may come before `result`, so nothing earlier can hold a look-alike of these keys.
+ * The start of a large answer's own line (wire-text.ts keeps it, the client's id already spliced
+ * in): `{"jsonrpc":"2.0","id":<id>,"result":{` (jsonrpc before or after the id, any spacing). Only
+ * `jsonrpc` and `id` may come before `result`, so nothing earlier can hold a look-alike of these keys.
  */
-const PLAIN_HEAD = /^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+)\s*,\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"result"\s*:\s*\{/;
+const PLAIN_HEAD = /^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(?:"(?:[^"\\]|\\.)*"|[-+.\deE]+)\s*,\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"result"\s*:\s*\{/;
 
 /**
- * The fast path of the common answer (a result that needs no cache hints): the host's text with the
- * client's id and `resultType` spliced in, instead of a parse and a serialization of the whole
- * answer. Undefined when the text is not of that plain form (the caller parses it then).
+ * A large plain result (one the reader kept the line of) in the 2026 shape without serializing it
+ * again: `resultType` spliced into its text. Undefined when the text is not of that plain form.
  */
-export function spliceComplete(body: string, hostId: number, idText: string): string | undefined {
+export function spliceComplete(body: string): string | undefined {
   const head = PLAIN_HEAD.exec(body);
-  if (head === null || Number(head[1]) !== hostId || body.includes('"resultType"')) return undefined;
+  if (head === null || body.includes('"resultType"')) return undefined;
   const rest = body.slice(head[0].length);
   const empty = /^\s*\}/.test(rest);
-  return `{"jsonrpc":"2.0","id":${idText},"result":{"resultType":"complete"${empty ? '' : ','}${rest}`;
+  return `${head[0]}"resultType":"complete"${empty ? '' : ','}${rest}`;
 }
 
 /** A host's answer in the 2026 shape, for the client's `id`; with the HTTP status if it is the whole response. */
@@ -100,25 +100,36 @@ export function toModernAnswer(message: JsonObject, id: RequestId, method: strin
   return { status: 200, body: JSON.stringify(message) };
 }
 
+/** The answer's text: a large plain result's own line with `resultType` spliced in, else shaped and serialized once. */
+function answerOf(message: JsonObject, id: RequestId, method: string, uri: string | undefined): { status: number; body: string } {
+  if (hasRawText(message) && message.id === id && isObject(message.result) && !isCacheable(method)) {
+    const body = spliceComplete(toWireText(message as never));
+    if (body !== undefined) return { status: 200, body };
+  }
+  return toModernAnswer(message, id, method, uri);
+}
+
 /**
  * `uri`: what a resources/read asked for (an unknown resource's error names it). `challenge`: with
  * step-up over HTTP, the `WWW-Authenticate` of a 403 for the missing scopes (StreamSet.challenge).
  */
-export function createRelay(exchange: Exchange, hostId: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string, challenge?: (missing: readonly string[]) => string): Relay {
+export function createRelay(exchange: Exchange, call: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string, challenge?: (missing: readonly string[]) => string): Relay {
   let current = exchange;
   let id = clientId;
   let level = logLevel;
   let streaming = false;
-  let promoted = false;
   let parked = false;
   let finished = false;
   /** The host's answer while parked: it waits for the retry. */
   let held: JsonObject | undefined;
 
-  const watch = (ex: Exchange) => {
-    ex.onclose = () => {
-      if (ex === current && !parked && !finished) hooks.abandon(relay);
-    };
+  const write = (status: number, body: string) => {
+    if (streaming) {
+      current.event(body);
+      current.end();
+    } else {
+      current.json(status, body);
+    }
   };
 
   const finish = (message: JsonObject) => {
@@ -127,30 +138,41 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
       return;
     }
     finished = true;
-    const { status, body } = toModernAnswer(message, id, method, uri);
-    if (streaming) {
-      current.event(body);
-      current.end();
-    } else {
-      current.json(status, body);
-    }
+    const { status, body } = answerOf(message, id, method, uri);
+    write(status, body);
     hooks.done(relay);
   };
 
-  const relayNotification = (message: JsonObject, data: string) => {
-    if (parked || finished) return;
+  /** Closes the sink: the core withdraws the request (cancel upstream); then nothing more is relayed. */
+  const abandon = () => {
+    parked = false;
+    held = undefined;
+    relay.onclose?.();
+    if (finished) return;
+    finished = true;
+    hooks.done(relay);
+  };
+
+  const watch = (ex: Exchange) => {
+    ex.onclose = () => {
+      if (ex === current && !parked && !finished) abandon();
+    };
+  };
+
+  const relayNotification = (message: JsonObject) => {
+    if (parked) return;
     const params = isObject(message.params) ? message.params : undefined;
     if (message.method === 'notifications/progress' || (message.method === 'notifications/message' && passesLogLevel(params?.level, level))) {
       if (!streaming) {
         streaming = true;
         current.sse();
       }
-      current.event(data);
+      current.event(JSON.stringify(message));
     }
   };
 
   const relay: Relay = {
-    hostId,
+    call,
     method,
     onclose: undefined,
     get clientId() {
@@ -159,13 +181,6 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
     get parked() {
       return parked;
     },
-    drop() {
-      if (finished) return;
-      finished = true;
-      parked = false;
-      held = undefined;
-      hooks.done(relay);
-    },
     get finished() {
       return finished;
     },
@@ -173,50 +188,30 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
     get closed() {
       return finished;
     },
-    json(body) {
-      // The common case, a result answering the live exchange, without parsing it.
-      const text = parked || isCacheable(method) ? undefined : spliceComplete(body, hostId, JSON.stringify(id));
-      if (text !== undefined) {
-        finished = true;
-        current.json(200, text);
-        hooks.done(relay);
-        return;
-      }
-      const message: unknown = JSON.parse(body);
-      if (isObject(message)) finish(message);
+    drop() {
+      if (!finished) abandon();
     },
+    take(message, final) {
+      if (finished) return;
+      if (final) return finish(message);
+      if (typeof message.method !== 'string') return;
+      if ('id' in message) hooks.ask(relay, message);
+      else relayNotification(message);
+    },
+    // A sink that takes objects gets no text: the stream set hands every message to `take`.
+    json() {},
+    event() {},
     sse() {
-      // The host turns a stream into SSE for a slow answer (keep-alive comments then reach the
-      // client) and right before a message it relays: that one may be a server->client request,
-      // which never reaches the client as such, so decide after it was seen.
-      promoted = true;
-      queueMicrotask(() => {
-        if (promoted && !parked && !finished && !streaming) {
-          streaming = true;
-          current.sse();
-        }
-        promoted = false;
-      });
-    },
-    event(_eventId, data) {
-      if (data === '' || finished) return;
-      const message: unknown = JSON.parse(data);
-      if (!isObject(message)) return;
-      if (typeof message.method === 'string') {
-        if ('id' in message) {
-          promoted = false;
-          hooks.ask(relay, message);
-        }
-        else relayNotification(message, data);
-        return;
-      }
-      finish(message);
+      // An answer slower than the stream set waits (streams.ts): SSE, so keep-alives reach the client.
+      if (parked || finished || streaming) return;
+      streaming = true;
+      current.sse();
     },
     end() {
       if (finished) return;
       if (parked) {
         // The answer (or the host's end) waits for the retry, which gets it on rebind.
-        held ??= { jsonrpc: '2.0', id: hostId, error: new GatewayError('GW_UPSTREAM_CLOSED', 'The upstream session ended while the call waited for input').toJsonRpc() };
+        held ??= { jsonrpc: '2.0', id: id as JsonObject[string], error: new GatewayError('GW_UPSTREAM_CLOSED', 'The upstream session ended while the call waited for input').toJsonRpc() };
         return;
       }
       // The host ended this stream without an answer: the host itself ended.
@@ -228,12 +223,7 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
       if (finished) return;
       const { body } = toModernAnswer(message, id, method);
       parked = true;
-      if (streaming) {
-        current.event(body);
-        current.end();
-      } else {
-        current.json(200, body);
-      }
+      write(200, body);
     },
     rebind(next, nextId, nextLevel) {
       current = next;
@@ -251,10 +241,12 @@ export function createRelay(exchange: Exchange, hostId: number, clientId: Reques
   };
   if (challenge !== undefined) {
     relay.challenge = (body, scopes) => {
-      if (finished || parked || streaming) return relay.json(body);
-      finished = true;
       const message: unknown = JSON.parse(body);
-      current.json(403, toModernAnswer(isObject(message) ? message : {}, id, method).body, { 'www-authenticate': challenge(scopes) });
+      const answer = isObject(message) ? message : {};
+      // Too late for a status (a stream began, or the call is parked): the refusal is its answer.
+      if (finished || parked || streaming) return finish(answer);
+      finished = true;
+      current.json(403, toModernAnswer(answer, id, method).body, { 'www-authenticate': challenge(scopes) });
       hooks.done(relay);
     };
   }

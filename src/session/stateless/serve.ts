@@ -13,16 +13,17 @@
 import { GatewayError, isGatewayError, toErrorResponse, toGatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
 import { META, withoutEnvelope } from '../../jsonrpc/era.ts';
-import { mayAsk, namedBy, subjectOf } from '../../jsonrpc/methods.ts';
+import { mayAsk as callMayAsk, namedBy, subjectOf } from '../../jsonrpc/methods.ts';
 import type { JsonObject, JsonRpcRequest } from '../../jsonrpc/types.ts';
 import { ALL_PROTOCOL_VERSIONS } from '../../jsonrpc/versions.ts';
 import type { Logger } from '../../log/logger.ts';
-import type { Caller } from '../../router/policy.ts';
+import type { Principal } from '../../upstream/caller.ts';
 import type { RouteEndpoint } from '../endpoint-table.ts';
-import { CHANNEL_REQUEST } from '../streams.ts';
+import { MODERN_REQUEST } from '../streams.ts';
 import type { SessionStore } from '../store.ts';
-import { type Exchange, statusOfError } from './exchange.ts';
-import { askerOf, createHostPool, type Host, type HostCaller, HostOpenError } from './hosts.ts';
+import type { Exchange } from './exchange.ts';
+import { ASKS_NOTHING, askingCapabilities } from './host-keys.ts';
+import { askerOf, createHostPool, type Host, type HostCaller } from './hosts.ts';
 import { createListeners } from './listen.ts';
 import { createUpstreamSubscriptions } from './subscriptions.ts';
 import { createInputBridge } from './mrtr.ts';
@@ -34,8 +35,10 @@ export interface StatelessRequest {
   readonly endpoint: RouteEndpoint;
   readonly request: JsonRpcRequest;
   readonly meta: JsonObject;
-  readonly principal: Caller | undefined;
+  readonly principal: Principal | undefined;
   readonly authorization: string | undefined;
+  /** The HTTP request's headers: the client's W3C trace context (`traceparent`) is read from them. */
+  readonly headers: Readonly<Record<string, unknown>>;
   readonly exchange: Exchange;
   /** Step-up over HTTP: the `WWW-Authenticate` of a 403 for `missing` scopes (relay.ts); undefined: a JSON-RPC error. */
   readonly challenge?: ((missing: readonly string[]) => string) | undefined;
@@ -53,14 +56,12 @@ export interface StatelessServer {
   close(): void;
 }
 
+/** What a retry carries for the gateway (mrtr.ts), never for the upstream. */
+const RETRY_KEYS: ReadonlySet<string> = new Set(['inputResponses', 'requestState']);
 /** Every revision a discover answer lists: this one, and the 2025 ones `initialize` still opens. */
 const SUPPORTED = ALL_PROTOCOL_VERSIONS;
 
 function fail(exchange: Exchange, id: JsonRpcRequest['id'], err: unknown, logger: Logger): void {
-  if (err instanceof HostOpenError) {
-    exchange.json(statusOfError(err.error.code), JSON.stringify({ jsonrpc: '2.0', id, error: err.error }));
-    return;
-  }
   const error = toGatewayError(err);
   if (!isGatewayError(err)) logger.error({ err, correlationId: error.details.correlationId }, '2026 request failed');
   // The client's own faults and "come back later" keep their status; a failure of the upstream
@@ -105,11 +106,13 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
 
   const callerOf = (input: StatelessRequest): HostCaller => {
     const info = input.meta[META.clientInfo];
+    const capabilities = input.meta[META.clientCapabilities] as JsonObject;
     return {
       endpoint: input.endpoint,
       principal: input.principal,
       authorization: input.authorization,
-      capabilities: input.meta[META.clientCapabilities] as JsonObject,
+      capabilities,
+      asking: askingCapabilities(capabilities),
       clientInfo: isObject(info) ? info : undefined,
     };
   };
@@ -126,9 +129,6 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     // A question belongs to the one call on the host that may ask, whichever stream the host wrote
     // it to: only tools/call, prompts/get and resources/read may answer input_required (SEP-2322).
     ask: (_relay, message) => bridge.ask(host, askerOf(host), message),
-    abandon: (relay) => {
-      void host.session.handleNotification({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: relay.hostId, reason: 'The client closed the response stream' } });
-    },
     done: (relay) => {
       bridge.forget(relay);
       host.askers.delete(relay);
@@ -136,12 +136,21 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     },
   });
 
-  /** Forwards `request` on a host, its answer relayed to `exchange`. */
-  const forward = async (input: StatelessRequest, logLevel: string | undefined) => {
+  /** Forwards `request` on a host, its answer relayed to `exchange`; synchronous while a host is open. */
+  const forward = (input: StatelessRequest, logLevel: string | undefined): void | Promise<void> => {
+    const caller = callerOf(input);
+    // A caller that declared nothing an upstream may ask for (sampling, elicitation, roots) cannot
+    // be asked (the spec's rule for servers): its calls need no host of their own and share one.
+    const mayAsk = callMayAsk(input.request.method) && caller.asking !== ASKS_NOTHING;
+    const host = hosts.acquire(caller, mayAsk);
+    if (host instanceof Promise) return host.then((opened) => forwardOn(opened, input, mayAsk, logLevel));
+    forwardOn(host, input, mayAsk, logLevel);
+  };
+
+  const forwardOn = (host: Host, input: StatelessRequest, mayAsk: boolean, logLevel: string | undefined) => {
     const { request, exchange } = input;
-    // Calls that may ask the client for input (SEP-2322): questions are attributed among them.
-    const asks = mayAsk(request.method);
-    const host = await hosts.acquire(callerOf(input), asks);
+    // The client went away while its host opened: that is the cancel, and nothing went upstream yet.
+    if (exchange.closed) return hosts.release(host);
     try {
       // The in-flight caps hold for 2026 requests too: 503 GW_OVERLOADED, never a queue.
       host.session.admit(1);
@@ -149,17 +158,14 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
       hosts.release(host);
       throw err;
     }
-    const hostId = host.nextCall++;
     const uri = subjectOf(request.method)?.kind === 'uri' ? namedBy(request.method, request.params) : undefined;
-    const relay = createRelay(exchange, hostId, request.id, request.method, logLevel, hooksFor(host), uri, input.challenge);
-    if (asks) host.askers.add(relay);
-    const params = withoutEnvelope(request.params);
-    if (params !== undefined) {
-      delete params.inputResponses;
-      delete params.requestState;
-    }
+    const relay = createRelay(exchange, host.nextCall++, request.id, request.method, logLevel, hooksFor(host), uri, input.challenge);
+    if (mayAsk) host.askers.add(relay);
+    const params = withoutEnvelope(request.params, RETRY_KEYS);
+    if (params !== undefined) request.params = params;
+    // The client's own request object and id: the core's correlator is the one rewrite upstream.
     // The caller is this request's own: step-up judges its token, not the one that opened the host.
-    host.session.serve([{ jsonrpc: '2.0', id: hostId, method: request.method, ...(params === undefined ? {} : { params }) }], relay, CHANNEL_REQUEST, undefined, input.principal);
+    host.session.serve([request], relay, MODERN_REQUEST, input.headers, input.principal);
   };
 
   const discover = async (input: StatelessRequest) => {
@@ -194,7 +200,7 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     }
   };
 
-  const serve = async (input: StatelessRequest): Promise<void> => {
+  const serve = (input: StatelessRequest): void | Promise<void> => {
     const { request, meta } = input;
     const level = meta[META.logLevel];
     const logLevel = typeof level === 'string' ? level : undefined;
@@ -209,7 +215,12 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
 
   return {
     serve(input) {
-      serve(input).catch((err: unknown) => fail(input.exchange, input.request.id, err, log));
+      const failed = (err: unknown) => fail(input.exchange, input.request.id, err, log);
+      try {
+        serve(input)?.catch(failed);
+      } catch (err) {
+        failed(err);
+      }
     },
     close() {
       hosts.close();

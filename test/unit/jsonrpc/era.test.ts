@@ -93,4 +93,13 @@ describe('decodeHeaderValue and withoutEnvelope', () => {
     expect(withoutEnvelope({ _meta: envelope })).toEqual({});
     expect(params._meta[META.protocolVersion]).toBe('2026-07-28');
   });
+  it('drops the keys asked for, and keeps a peer\'s __proto__ key as data', () => {
+    const params = JSON.parse('{"name":"x","requestState":"s","inputResponses":{},"__proto__":{"polluted":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}');
+    const copy = withoutEnvelope(params, new Set(['requestState', 'inputResponses'])) as Record<string, unknown>;
+    expect(Object.keys(copy)).toEqual(['name', '__proto__']);
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect((copy as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(JSON.stringify(copy)).toBe('{"name":"x","__proto__":{"polluted":1}}');
+    expect(withoutEnvelope({ name: 'y' }, new Set(['requestState']))).toEqual({ name: 'y' });
+  });
 });

@@ -55,6 +55,7 @@ describe('traffic window', () => {
 const session: ObservedSession = { id: 's1', endpoint: 'target:a', transport: 'websocket', principal: undefined, protocolVersion: '2025-06-18', openedAt: 0, lastActivity: 0 };
 const request = (method: string, subject: string | undefined, target: string | undefined, upstreamMs: number): ObservedRequest => ({
   session,
+  protocolVersion: session.protocolVersion,
   clientId: 1,
   method,
   subject,

@@ -2,6 +2,7 @@
  * StreamSet.challenge (step-up): a refusal becomes the sink's 403 only while the response has not
  * started and is one request's; otherwise it is that request's JSON-RPC answer.
  */
+import type { JsonObject } from '../../../src/jsonrpc/types.ts';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log/logger.ts';
 import { createEventLog } from '../../../src/session/event-log.ts';
@@ -33,12 +34,14 @@ function sink(canChallenge: boolean): ResponseSink & { out: Written } {
 
 const streams = () => createStreamSet({ log: createEventLog(100, 1 << 20), logger: createLogger({ level: 'silent' }), priming: () => false, keepFinished: 8 });
 const REFUSAL = '{"jsonrpc":"2.0","id":1,"error":{}}';
+/** The refusal as the stream set is handed it (an object; it serializes it once, where it must). */
+const refusal = () => JSON.parse(REFUSAL) as JsonObject;
 
 describe('StreamSet.challenge', () => {
   it("an undecided single request's response: the sink's 403", () => {
     const set = streams();
     const http = sink(true);
-    set.challenge(set.open(http, 1, POST_2025), REFUSAL, ['files:write']);
+    set.challenge(set.open(http, 1, POST_2025), refusal(), ['files:write']);
     expect(http.out).toEqual({ json: [], events: [], challenged: [[REFUSAL, ['files:write']]] });
   });
 
@@ -47,7 +50,7 @@ describe('StreamSet.challenge', () => {
     const http = sink(true);
     const stream = set.open(http, 1, POST_2025);
     set.deliver(stream, '{"jsonrpc":"2.0","method":"notifications/progress","params":{}}', false);
-    set.challenge(stream, REFUSAL, ['files:write']);
+    set.challenge(stream, refusal(), ['files:write']);
     expect(http.out.challenged).toEqual([]);
     expect(http.out.events.at(-1)).toBe(REFUSAL);
   });
@@ -56,7 +59,7 @@ describe('StreamSet.challenge', () => {
     const set = streams();
     const http = sink(true);
     const stream = set.open(http, 2, BATCH_2025);
-    set.challenge(stream, REFUSAL, ['files:write']);
+    set.challenge(stream, refusal(), ['files:write']);
     set.deliver(stream, '{"jsonrpc":"2.0","id":2,"result":{}}', true);
     expect(http.out.challenged).toEqual([]);
     expect(http.out.json).toEqual([`[${REFUSAL},{"jsonrpc":"2.0","id":2,"result":{}}]`]);
@@ -65,7 +68,7 @@ describe('StreamSet.challenge', () => {
   it('a sink that cannot refuse (a message channel, stepUp jsonrpc): the error as the answer', () => {
     const set = streams();
     const channel = sink(false);
-    set.challenge(set.open(channel, 1, CHANNEL_REQUEST), REFUSAL, ['files:write']);
+    set.challenge(set.open(channel, 1, CHANNEL_REQUEST), refusal(), ['files:write']);
     expect(channel.out.json).toEqual([REFUSAL]);
   });
 });

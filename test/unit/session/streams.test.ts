@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log/logger.ts';
 import { createEventLog } from '../../../src/session/event-log.ts';
-import { BATCH_2025, createStreamSet, POST_2025, type ResponseSink, type StreamOptions } from '../../../src/session/streams.ts';
+import { BATCH_2025, createStreamSet, MODERN_REQUEST, POST_2025, type ResponseSink, type StreamOptions } from '../../../src/session/streams.ts';
 
 interface Recorded {
   json?: string;
@@ -52,10 +52,10 @@ describe('stream set', () => {
   it('a dropped request on an HTTP response still gets the fallback answer; on a message channel none', () => {
     const streams = set();
     const http = sink();
-    streams.drop(streams.open(http, 1, POST_2025), '{"id":1,"error":{}}');
+    streams.drop(streams.open(http, 1, POST_2025), { id: 1, error: {} });
     expect(http.rec.json).toBe('{"id":1,"error":{}}');
     const channel = Object.assign(sink(), { channel: true });
-    streams.drop(streams.open(channel, 1, POST_2025), '{"id":1,"error":{}}');
+    streams.drop(streams.open(channel, 1, POST_2025), { id: 1, error: {} });
     expect(channel.rec).toMatchObject({ sse: false, events: [] });
     expect(channel.rec.json).toBeUndefined();
   });
@@ -166,5 +166,39 @@ describe('stream set', () => {
     streams.open(s, 1, POST_2025);
     s.drop();
     expect(abandoned).toEqual([]);
+  });
+
+  it('a sink that takes objects gets each message as it is, never text; the set still counts the answers owed', () => {
+    const abandoned: unknown[] = [];
+    const streams = set(false, (stream) => abandoned.push(stream));
+    const base = sink();
+    const taken: Array<[unknown, boolean]> = [];
+    const objects = Object.assign(base, { take: (message: unknown, final: boolean) => void taken.push([message, final]) });
+    const stream = streams.open(objects, 1, MODERN_REQUEST);
+    const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } };
+    const answer = { jsonrpc: '2.0', id: 'c-1', result: {} };
+    streams.send(stream, progress, false);
+    expect(streams.busy).toBe(true);
+    streams.send(stream, answer, true);
+    expect(taken).toEqual([[progress, false], [answer, true]]);
+    expect(taken[1]?.[0]).toBe(answer);
+    expect(base.rec.json).toBeUndefined();
+    expect(base.rec).toMatchObject({ sse: false, events: [] });
+    expect(streams.busy).toBe(false);
+    // Answered: the client going away now is no cancel.
+    base.drop();
+    expect(abandoned).toEqual([]);
+  });
+
+  it('a 2026 stream whose object sink closes before its answer is abandoned (the core cancels it); a text sink still gets text', () => {
+    const abandoned: unknown[] = [];
+    const streams = set(false, (stream) => abandoned.push(stream));
+    const objects = Object.assign(sink(), { take: () => undefined });
+    const stream = streams.open(objects, 1, MODERN_REQUEST);
+    objects.drop();
+    expect(abandoned).toEqual([stream]);
+    const text = sink();
+    streams.send(streams.open(text, 1, POST_2025), { jsonrpc: '2.0', id: 1, result: { a: 1 } }, true);
+    expect(text.rec.json).toBe('{"jsonrpc":"2.0","id":1,"result":{"a":1}}');
   });
 });
