@@ -36,6 +36,12 @@ describe('config generation', () => {
     expect(configGeneration({ ...base, shutdownGraceMs: 1 }, 'k')).not.toBe(configGeneration(base, 'k'));
   });
 
+  it("leaves out where a replica keeps its pins file, but not the pinning mode", () => {
+    const pinning = (file: string, mode: 'warn' | 'block') => config(undefined, { pinning: { mode, file, maxItems: 10_000, maxPending: 256 } });
+    expect(configGeneration(pinning('/srv/r2/switchboard-pins.json', 'warn'), 'k')).toBe(configGeneration(pinning('/srv/r1/switchboard-pins.json', 'warn'), 'k'));
+    expect(configGeneration(pinning('/srv/r1/switchboard-pins.json', 'block'), 'k')).not.toBe(configGeneration(pinning('/srv/r1/switchboard-pins.json', 'warn'), 'k'));
+  });
+
   it('never shows a secret: env values, the cluster key and the Redis password are HMACs', () => {
     const text = canonicalConfig(config({ TOKEN: SECRET }, { cluster: cluster('r1', 'http://10.0.0.1:8080') }), 'k');
     for (const secret of [SECRET, CLUSTER_KEY, 'redis-password']) expect(text).not.toContain(secret);
