@@ -8,6 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { freePort } from './ports.ts';
 
 export interface RemoteUpstream {
   /** The MCP endpoint (`http`) or the SSE stream URL (`sse`). */
@@ -54,17 +55,6 @@ async function startWithRetry(mode: string, path: string, ready: RegExp): Promis
   throw lastError;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts `node <argv>`, waits for `ready` in its output, and builds the URL from its first group. */
 function launch(

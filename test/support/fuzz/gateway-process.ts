@@ -10,6 +10,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cli, root } from '../cli.ts';
+import { freePort } from '../ports.ts';
 
 export interface FuzzGatewayOptions {
   maxBodyBytes: number;
@@ -31,13 +32,6 @@ export interface FuzzGateway {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const UNPLANNED = /"level":60|uncaught error|unhandled error in a route/;
 

@@ -1,21 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { isConfigError } from '../../../src/config/config-error.ts';
 import { parseConfig } from '../../../src/config/load.ts';
 import { aggregateOf, type GatewayConfig } from '../../../src/config/types.ts';
+import { problemsOf } from '../../support/config-problems.ts';
 
 function parse(document: unknown): GatewayConfig {
   return parseConfig(document, { env: {}, baseDir: '/srv' });
 }
 
-function problems(document: unknown): string[] {
-  try {
-    parse(document);
-  } catch (error) {
-    if (!isConfigError(error)) throw error;
-    return error.issues.map((issue) => `${issue.path}: ${issue.message}`);
-  }
-  throw new Error('expected a ConfigError');
-}
+const problems = (document: unknown): string[] => problemsOf(() => parse(document));
 
 describe('aggregate settings', () => {
   it('defaults: separator "__", prefix = server name, no filters, lazy, no groups', () => {

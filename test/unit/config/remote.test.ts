@@ -4,10 +4,10 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { isConfigError } from '../../../src/config/config-error.ts';
 import { parseConfig } from '../../../src/config/load.ts';
 import type { GatewayConfig, RemoteTargetConfig } from '../../../src/config/types.ts';
 import { createLogger } from '../../../src/log/logger.ts';
+import { problemsOf } from '../../support/config-problems.ts';
 
 function parse(servers: Record<string, unknown>, env: Record<string, string> = {}): GatewayConfig {
   return parseConfig({ mcpServers: servers }, { env, baseDir: '/srv' });
@@ -19,15 +19,7 @@ function remote(server: Record<string, unknown>, env: Record<string, string> = {
   return target;
 }
 
-function problems(server: Record<string, unknown>): string[] {
-  try {
-    parse({ r: server });
-  } catch (error) {
-    if (!isConfigError(error)) throw error;
-    return error.issues.map((issue) => `${issue.path}: ${issue.message}`);
-  }
-  throw new Error('expected a ConfigError');
-}
+const problems = (server: Record<string, unknown>): string[] => problemsOf(() => parse({ r: server }));
 
 describe('remote servers in the config', () => {
   it('fills every default of an http target', () => {
