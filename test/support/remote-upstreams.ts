@@ -7,7 +7,6 @@
  * `close()` kills the child and waits for it to exit, so no test leaves a server behind.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { freePort } from './ports.ts';
 
 export interface RemoteUpstream {
