@@ -9,7 +9,7 @@ import { requiredScopesSchema } from './step-up-schema.ts';
 import { guardrailKeys } from './hooks-schema.ts';
 import { overridesSchema } from './overrides-schema.ts';
 import { authorizationClash, oneAuthorization, remoteConnectionKeys, remoteLifeKeys } from './remote-schema.ts';
-import { anObject, boolean, envName, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString, isPlainHttpUrl } from './schema-kit.ts';
+import { anObject, boolean, envName, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString } from './schema-kit.ts';
 
 /** A tools/prompts/resources filter: glob lists; an empty allow list allows everything. */
 const filterSchema = () =>
@@ -41,7 +41,7 @@ function aggregateExposure() {
     prompts: filterSchema(),
     /** Globs on resource URIs (and on templates' uriTemplate), as the server sends them. */
     resources: filterSchema(),
-    /** Unset: tools, prompts, serverInfo and instructions as the server gives them (docs/governance-overrides.md). */
+    /** Unset: tools, prompts, serverInfo and instructions as the server gives them (docs/governance.md, "Overrides"). */
     overrides: overridesSchema.optional(),
   };
 }

@@ -9,15 +9,20 @@ import type { TraceContext } from '../jsonrpc/trace-context.ts';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Observer, RequestOutcome } from '../log/observer.ts';
-import { setSpanTarget, startUpstreamSpan, traceContextOf } from '../telemetry/tracing.ts';
+import { setSpanTarget, startUpstreamSpan, traceContextOf, type RequestOrigin, type Tracing } from '../telemetry/tracing.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import { takeToolToken, type Pending, type StepUpCheck, type ToolLimit } from './flavour.ts';
 import type { CallGuard } from './hooks/guard.ts';
 import type { Member } from './member.ts';
 import { endSpans } from './request-spans.ts';
-import type { Traced } from './requests.ts';
 import { stepUpRefusal } from './step-up.ts';
 import type { StreamSet } from './streams.ts';
+
+/** Tracing on: the gateway's tracer and what the spans say of the session. */
+export interface Traced {
+  readonly tracing: Tracing;
+  readonly origin: RequestOrigin;
+}
 
 /** What the pipeline needs of requests.ts: its options, and how a request is failed, answered, recorded and released. */
 export interface PipelineParts {

@@ -20,7 +20,6 @@ import {
   startRequestSpan,
   type RequestOrigin,
   type TraceCarrier,
-  type Tracing,
 } from '../telemetry/tracing.ts';
 import type { Observer, RequestOutcome } from '../log/observer.ts';
 import type { Flavour, LocalAnswer, Pending, StepUpCheck, ToolLimit } from './flavour.ts';
@@ -31,7 +30,7 @@ import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 import { endSpans, endSpansWith } from './request-spans.ts';
-import { createPipeline } from './request-pipeline.ts';
+import { createPipeline, type Traced } from './request-pipeline.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
 
@@ -61,12 +60,6 @@ export interface Requests {
   cancel(params: unknown): void;
   /** The session has ended: whatever is still in the map is counted out of the gateway's caps. */
   releaseAll(): void;
-}
-
-/** Tracing on: the gateway's tracer and what the spans say of the session. */
-export interface Traced {
-  readonly tracing: Tracing;
-  readonly origin: RequestOrigin;
 }
 
 /** What a request's bookkeeping reports to, besides its stream. */
