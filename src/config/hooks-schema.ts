@@ -1,8 +1,8 @@
 /**
  * The guardrail keys of a server entry (`mcpServers.<name>.hooks` and `.redact`): HTTP hooks asked
  * about each matching request and/or result, and the built-in secret redaction of tool results
- * (session/hooks/, docs/governance-hooks.md). Strict like the rest of the config; every default
- * with its reason.
+ * (session/hooks/, docs/governance.md, "Guardrail hooks"). Strict like the rest of the config;
+ * every default with its reason.
  */
 import { z } from 'zod';
 import { anObject, boolean, isPlainHttpUrl, MAX_DURATION_MS, MiB, nonEmptyString, positive, scalarString } from './schema-kit.ts';

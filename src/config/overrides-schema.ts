@@ -1,8 +1,8 @@
 /**
  * The schema of overrides (`mcpServers.<n>.overrides`) and virtual servers
  * (`gateway.virtualServers.<name>`): how tools and prompts look to clients, and endpoints built
- * from chosen tools, prompts and resources of several servers (docs/governance-overrides.md).
- * Strict like the rest of the config; every default with its reason.
+ * from chosen tools, prompts and resources of several servers (docs/governance.md, "Overrides and
+ * virtual servers"). Strict like the rest of the config; every default with its reason.
  */
 import { z } from 'zod';
 import { anObject, boolean, nonEmptyString } from './schema-kit.ts';

@@ -16,7 +16,8 @@ import { serverSchema } from './server-schema.ts';
 import { virtualServerSchema } from './overrides-schema.ts';
 
 export { LOG_LEVELS, MAX_DURATION_MS, TARGET_NAME_PATTERN } from './schema-kit.ts';
-export { httpServerSchema, RESERVED_UPSTREAM_HEADERS, serverSchema, sseServerSchema, stdioServerSchema, type ServerEntry } from './server-schema.ts';
+export { httpServerSchema, serverSchema, sseServerSchema, stdioServerSchema, type ServerEntry } from './server-schema.ts';
+export { RESERVED_UPSTREAM_HEADERS } from './remote-schema.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Gateway (`gateway`)

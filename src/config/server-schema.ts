@@ -1,14 +1,15 @@
 /**
  * The schema of one server entry (`mcpServers.<name>`): stdio, Streamable HTTP and legacy SSE, the
- * keys they share, and their filters. Strict like the rest of the config (schema.ts), every default
- * with its reason.
+ * keys they share, and their filters (the remote-only keys: remote-schema.ts). Strict like the rest
+ * of the config (schema.ts), every default with its reason.
  */
 import { z } from 'zod';
 import { containmentKeys } from './containment-schema.ts';
 import { requiredScopesSchema } from './step-up-schema.ts';
 import { guardrailKeys } from './hooks-schema.ts';
 import { overridesSchema } from './overrides-schema.ts';
-import { anObject, boolean, envName, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString, isPlainHttpUrl } from './schema-kit.ts';
+import { authorizationClash, oneAuthorization, remoteConnectionKeys, remoteLifeKeys } from './remote-schema.ts';
+import { anObject, boolean, envName, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString } from './schema-kit.ts';
 
 /** A tools/prompts/resources filter: glob lists; an empty allow list allows everything. */
 const filterSchema = () =>
@@ -40,7 +41,7 @@ function aggregateExposure() {
     prompts: filterSchema(),
     /** Globs on resource URIs (and on templates' uriTemplate), as the server sends them. */
     resources: filterSchema(),
-    /** Unset: tools, prompts, serverInfo and instructions as the server gives them (docs/governance-overrides.md). */
+    /** Unset: tools, prompts, serverInfo and instructions as the server gives them (docs/governance.md, "Overrides"). */
     overrides: overridesSchema.optional(),
   };
 }
@@ -185,91 +186,12 @@ export const stdioServerSchema = z.strictObject({
   ...containmentKeys,
 });
 
-/** An absolute http(s) URL without credentials in it (they belong in `headers`, which are redacted). */
-const remoteUrl = nonEmptyString().refine(isPlainHttpUrl, { error: 'expected an absolute http:// or https:// URL without user:password@' });
-
-/**
- * Headers the transport itself owns (framing, MCP session and version, resumption): a configured
- * value would break the protocol, so they are refused rather than silently overridden.
- */
-export const RESERVED_UPSTREAM_HEADERS = [
-  'accept', 'connection', 'content-length', 'content-type', 'host', 'keep-alive', 'last-event-id',
-  'mcp-protocol-version', 'mcp-session-id', 'transfer-encoding', 'upgrade',
-] as const;
-const headerName = z
-  .string()
-  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'header names are HTTP tokens (letters, digits and !#$%&\'*+.^_`|~-)' })
-  .refine((name) => !(RESERVED_UPSTREAM_HEADERS as readonly string[]).includes(name.toLowerCase()), {
-    error: 'this header is set by the gateway itself',
-  });
-/** No CR, LF or NUL: a header value must not be able to inject another header. */
-const headerValue = scalarString().refine((value) => !/[\r\n\0]/.test(value), { error: 'header values must not contain CR, LF or NUL' });
-
-/**
- * RFC 8693 token exchange for this upstream: the caller's token is exchanged at the authorization
- * server for one meant for the upstream, which then goes as `Authorization: Bearer`.
- */
-const tokenExchangeSchema = z.strictObject(
-  {
-    tokenEndpoint: remoteUrl,
-    /** The gateway's own client at the authorization server (client_secret_basic). */
-    clientId: scalarString().pipe(z.string().min(1, { error: 'must not be empty' })),
-    /** Usually `${ENV_VAR}`; never logged, never in error data. */
-    clientSecret: scalarString().pipe(z.string().min(1, { error: 'must not be empty' })),
-    /** Who the new token is for (RFC 8693 `audience`), as the authorization server names it. */
-    audience: scalarString().pipe(z.string().min(1, { error: 'must not be empty' })).optional(),
-    /** The upstream's URL as a resource indicator (RFC 8707). Unset with no audience: the target's url. */
-    resource: remoteUrl.optional(),
-    /** Space-separated scopes to ask for; unset: the server's default for that resource. */
-    scope: scalarString().pipe(z.string().min(1, { error: 'must not be empty' })).optional(),
-    /** 10000 exchanged tokens kept at most for this target (one per principal); the least recently used goes first. */
-    maxCachedTokens: positive(1_000_000).default(10_000),
-  },
-  { error: 'expected an object' },
-);
-
-/** Keys of both remote kinds (`http`, `sse`). */
+/** Keys of both remote kinds (`http`, `sse`); the remote-only ones are remote-schema.ts. */
 const remoteCommon = {
-  url: remoteUrl,
-  /** Sent on every request to this server (`${ENV}` interpolated). Values are secrets: never logged. */
-  headers: z
-    .record(headerName, headerValue, { error: 'expected an object of strings' })
-    .refine((headers) => new Set(Object.keys(headers).map((k) => k.toLowerCase())).size === Object.keys(headers).length, {
-      error: 'a header is given twice (names are case-insensitive)',
-    })
-    .default({}),
-  /**
-   * false: the gateway is the downstream's audience, not the upstream's; passing its token on would
-   * be token passthrough, which the MCP authorization spec forbids (Security Best Practices).
-   */
-  forwardAuthorization: boolean().default(false),
-  /** {}: none. Per-principal headers: `{sub}` and `{principal}` in a value become the caller's subject and id. */
-  principalHeaders: z.record(headerName, headerValue, { error: 'expected an object of strings' }).default({}),
-  /** Unset: none. The caller's token is exchanged (RFC 8693) for one meant for this upstream. */
-  tokenExchange: tokenExchangeSchema.optional(),
-  /**
-   * 0 = no cap. Every session of the target holds one connection for its GET stream for as long
-   * as it lives, so any fixed cap below sessions x (1 + concurrent requests) queues requests
-   * behind streams; set it when the upstream limits its clients.
-   */
-  maxConnections: nonNegative().default(0),
+  ...remoteConnectionKeys,
   ...upstreamCommon,
-  /**
-   * "end": the upstream session is gone (its stream could not be recovered, or it expired holding
-   * state); a new one would silently lose that state, so the client re-initialises knowingly.
-   */
-  onExit: z.enum(['end', 'restart'], { error: 'expected "end" or "restart"' }).default('end'),
-  /** 3: as for stdio, rides out a blip without looping on a dead server. */
-  maxRestarts: nonNegative().default(3),
-  /** 32 MiB, as for stdio: one JSON body or one SSE event. */
-  maxMessageBytes: positive().default(32 * MiB),
+  ...remoteLifeKeys,
 };
-
-/** With tokenExchange, the exchanged token is the upstream's Authorization: nothing else may set it. */
-const oneAuthorization = (server: { tokenExchange?: unknown; forwardAuthorization: boolean; headers: Record<string, string>; principalHeaders: Record<string, string> }) =>
-  server.tokenExchange === undefined ||
-  (!server.forwardAuthorization && ![...Object.keys(server.headers), ...Object.keys(server.principalHeaders)].some((k) => k.toLowerCase() === 'authorization'));
-const authorizationClash = { error: '"tokenExchange" sets the upstream\'s Authorization itself: drop "forwardAuthorization" and any Authorization header' };
 
 /** Streamable HTTP (2025-03-26 and later, and the stateless 2026-07-28). */
 export const httpServerSchema = z.strictObject({

@@ -95,7 +95,7 @@ export const catalog = Object.freeze({
   GW_INVALID_PARAMS: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params'),
   GW_METHOD_NOT_FOUND: entry(JsonRpcCode.MethodNotFound, 404, 'Method not found'),
 
-  // Guardrail hooks of a target (mcpServers.<name>.hooks; docs/governance-hooks.md).
+  // Guardrail hooks of a target (mcpServers.<name>.hooks; docs/governance.md, "Guardrail hooks").
   GW_HOOK_DENIED: entry(JsonRpcCode.InvalidRequest, 403, 'Denied by a gateway hook'),
   GW_HOOK_FAILED: entry(JsonRpcCode.InternalError, 502, 'A gateway hook could not judge this message, and it is refused while the hook fails'),
 

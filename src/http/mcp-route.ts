@@ -1,29 +1,39 @@
 /**
  * The Streamable HTTP endpoint (2025 era) of one path shape, such as `/servers/:name/mcp`: POST
  * carries messages, GET opens the standalone SSE stream (or resumes one with Last-Event-ID), DELETE
- * ends the session. Which sessions the path serves is looked up per request (config reload).
+ * ends the session. Which sessions the path serves is looked up per request (config reload). A POST
+ * of the 2026-07-28 revision on the same path goes to the stateless entry (mcp-modern.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { replyError } from './reply-error.ts';
 import type { RequestLimits } from '../auth/rate-limit.ts';
 import { randomUUID } from 'node:crypto';
 import { GatewayError, isGatewayError, toErrorResponse } from '../errors/gateway-error.ts';
-import { isObject, isRequest, isRequestId, isResponse, parseJson, toMessage } from '../jsonrpc/envelope.ts';
-import { checkModernRequest, classifyPost, type EraRejection } from '../jsonrpc/era.ts';
+import { isRequest, isResponse, toMessage } from '../jsonrpc/envelope.ts';
+import { classifyPost } from '../jsonrpc/era.ts';
 import type { StatelessServer } from '../session/stateless/serve.ts';
-import { createExchange } from './exchange.ts';
 import type { Forward } from './hop-forward.ts';
-import { toParseFailure } from './parse-failure.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { isModernVersion, isSupportedVersion, SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
+import { isSupportedVersion, SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
 import { BATCH_2025, POST_2025, type Session } from '../session/session.ts';
 import type { RouteEndpoint } from '../session/endpoint-table.ts';
 import { refusalIn } from '../session/room.ts';
 import type { SessionStore } from '../session/store.ts';
 import { checkGetHeaders, checkPostHeaders } from './guards.ts';
 import { createHttpSink, type KeepAlive } from './sink.ts';
-import type { StepUpRequest } from './auth-hook.ts';
+import {
+  createModernEntry,
+  isModernNonPost,
+  modernIdOf,
+  parseBody,
+  refuseModern,
+  SESSION_HEADER,
+  VERSION_HEADER,
+  type StepUpChallenge,
+} from './mcp-modern.ts';
+
+export type { StepUpChallenge } from './mcp-modern.ts';
 
 export interface McpRouteOptions {
   /** A fastify path, with `:name` for a family of endpoints (`/servers/:name/mcp`). */
@@ -42,12 +52,6 @@ export interface McpRouteOptions {
   /** With gateway.auth.stepUp "http": the 403 challenge for a call of `request` lacking `missing` scopes; undefined: step-up answers a JSON-RPC error. */
   stepUpChallenge?: StepUpChallenge | undefined;
 }
-
-/** `WWW-Authenticate` of a step-up 403 (auth-hook.ts stepUpChallenge, bound to the config). */
-export type StepUpChallenge = (request: StepUpRequest, missing: readonly string[]) => string;
-
-const SESSION_HEADER = 'mcp-session-id';
-const VERSION_HEADER = 'mcp-protocol-version';
 
 /** Finds the endpoint a request's path serves now (one Map lookup); undefined: none. */
 export type ResolveEndpoint = (request: FastifyRequest) => RouteEndpoint | undefined;
@@ -93,16 +97,6 @@ function sessionOf(request: FastifyRequest, store: SessionStore, entry: RouteEnd
   return session;
 }
 
-/** The body parsed once; a failure is -32700 (or -32600 for nesting past the limit). */
-function parseBody(body: unknown): unknown {
-  if (typeof body !== 'string') throw new GatewayError('GW_PARSE_ERROR', 'Parse error: empty body');
-  try {
-    return parseJson(body);
-  } catch (err) {
-    throw toParseFailure(err);
-  }
-}
-
 function toMessages(value: unknown): { messages: JsonRpcMessage[]; batch: boolean } {
   const batch = Array.isArray(value);
   const items: unknown[] = batch ? (value as unknown[]) : [value];
@@ -116,34 +110,6 @@ function toMessages(value: unknown): { messages: JsonRpcMessage[]; batch: boolea
     messages.push(msg);
   }
   return { messages, batch };
-}
-
-/**
- * The request id of a body, when it has a usable one (2026 errors must echo it): a string, a number,
- * or a big integer's exact text as parseJson kept it (envelope.ts).
- */
-function idOf(value: unknown): JsonRpcRequest['id'] | null {
-  const id = isObject(value) ? value.id : undefined;
-  return isRequestId(id) ? id : null;
-}
-
-/** The id of a 2026 request's body, for an answer refused before the body was looked at; null otherwise. */
-function modernIdOf(request: FastifyRequest): JsonRpcRequest['id'] | null {
-  try {
-    const value = parseBody(request.body);
-    const era = classifyPost(value, request.headers);
-    return !('era' in era) || era.era === '2026' ? idOf(value) : null;
-  } catch {
-    return null;
-  }
-}
-
-const eraError = (r: EraRejection) => new GatewayError(r.reject, r.message, r.data ?? {});
-
-/** A GET or DELETE from a 2026 client (its header names a 2026 revision, it has no session): 405. */
-function isModernNonPost(request: FastifyRequest): boolean {
-  const version = request.headers[VERSION_HEADER];
-  return typeof version === 'string' && isModernVersion(version) && request.headers[SESSION_HEADER] === undefined;
 }
 
 /**
@@ -164,18 +130,9 @@ async function forward(session: Session, msg: JsonRpcMessage, logger: Logger): P
   }
 }
 
-/** 2026-07-28 has no GET stream and no session to delete: only POST. */
-function refuseModern(reply: FastifyReply): FastifyReply {
-  reply.header('allow', 'POST');
-  return replyError(reply, new GatewayError('GW_METHOD_NOT_ALLOWED', 'Method Not Allowed: the 2026-07-28 revision has no GET stream or session; POST only'));
-}
-
-type ModernMeta = Parameters<StatelessServer['serve']>[0]['meta'];
-
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
   const { path, resolve, store, keepAlive, logger, limits, stateless, forward: hop, stepUpChallenge } = options;
-  /** A 2026 request's challenge (a closure per request only with step-up over HTTP; a 2025 sink reads its own request). */
-  const challengeOf = (request: FastifyRequest) => stepUpChallenge && ((missing: readonly string[]) => stepUpChallenge(request, missing));
+  const serveModern = createModernEntry({ open: (request) => openEndpointOf(request, resolve), keepAlive, limits, stateless, stepUpChallenge });
 
   const initialize = async (
     entry: RouteEndpoint,
@@ -195,44 +152,6 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     reply.code(200).header('content-type', 'application/json');
     if (!session.ended) reply.header('mcp-session-id', session.id);
     return reply.send(JSON.stringify(answer));
-  };
-
-  /** A 2026-07-28 request (or notification): checked, rate-limited, then served statelessly. */
-  const serveModern = (request: FastifyRequest, reply: FastifyReply, value: unknown, era: ReturnType<typeof classifyPost>) => {
-    const id = idOf(value);
-    if ('reject' in era) return replyError(reply, eraError(era), id);
-    if (!('request' in era)) return reply.code(202).send(); // 2026 notifications have no session to reach
-    const msg = toMessage(value);
-    if (typeof msg === 'string') return replyError(reply, new GatewayError('GW_INVALID_REQUEST', `Invalid Request: ${msg}`), id);
-    const refused = checkModernRequest(era.request, era.version, request.headers);
-    if (refused !== undefined) return replyError(reply, eraError(refused), id);
-    // A rate limit or a path closed by a reload: still an answer that echoes the request's id.
-    const refuse = (error: unknown) => {
-      if (isGatewayError(error)) return replyError(reply, error, id);
-      throw error;
-    };
-    let taking: Promise<void> | undefined;
-    try {
-      taking = limits?.check(request.principal?.id ?? 'anonymous', [era.request]);
-    } catch (error) {
-      return refuse(error);
-    }
-    // A promise only when the buckets are shared (a cluster): in one process the check is decided at once.
-    if (taking !== undefined) return taking.then(() => admitModern(request, reply, era.request, era.meta, refuse), refuse);
-    return admitModern(request, reply, era.request, era.meta, refuse);
-  };
-
-  const admitModern = (request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, meta: ModernMeta, refuse: (error: unknown) => FastifyReply) => {
-    let entry: RouteEndpoint;
-    try {
-      entry = openEndpointOf(request, resolve);
-    } catch (error) {
-      return refuse(error);
-    }
-    reply.hijack();
-    const exchange = createExchange(reply.raw, keepAlive);
-    stateless.serve({ endpoint: entry, request: message, meta, principal: request.principal, authorization: request.headers.authorization, headers: request.headers, exchange, challenge: challengeOf(request) });
-    return reply;
   };
 
   app.post(path, async (request, reply) => {

@@ -1,5 +1,5 @@
 /**
- * The owner's side of a replica hop (docs/scaling-sessions.md): a request another replica
+ * The owner's side of a replica hop (docs/scaling.md, "The hop"): a request another replica
  * forwarded carries the principal that replica verified and an HMAC from the cluster key
  * (cluster/hop-signature.ts). This `onRequest` hook, first on every MCP route, accepts such a
  * request only when a key of the ring verifies it, and then takes its principal in place of

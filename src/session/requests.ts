@@ -5,36 +5,32 @@
  * withdrawing a request the client no longer wants (a cancel, or a cancelOnClose stream that lost
  * its client). With tracing on, each request gets a SERVER span and its upstream call a CLIENT
  * child whose W3C context goes upstream with it (telemetry/tracing.ts); off, none of that runs.
+ * The way from a routed request to its member (step-up, tool limit, hooks, connect and send) is
+ * request-pipeline.ts.
  */
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import { isAudited, namedBy, subjectOf } from '../jsonrpc/methods.ts';
-import type { TraceContext } from '../jsonrpc/trace-context.ts';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import {
   eraOf,
   ownOrigin,
   parentCarrier,
-  setSpanTarget,
   startRequestSpan,
-  startUpstreamSpan,
-  traceContextOf,
   type RequestOrigin,
   type TraceCarrier,
-  type Tracing,
 } from '../telemetry/tracing.ts';
 import type { Observer, RequestOutcome } from '../log/observer.ts';
-import type { PendingHandler } from '../upstream/correlator.ts';
-import { takeToolToken, type Flavour, type LocalAnswer, type Pending, type StepUpCheck, type ToolLimit } from './flavour.ts';
+import type { Flavour, LocalAnswer, Pending, StepUpCheck, ToolLimit } from './flavour.ts';
 import type { Principal } from '../upstream/caller.ts';
-import { stepUpRefusal } from './step-up.ts';
 import type { CallGuard } from './hooks/guard.ts';
 import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 import { endSpans, endSpansWith } from './request-spans.ts';
+import { createPipeline, type Traced } from './request-pipeline.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
 
@@ -64,12 +60,6 @@ export interface Requests {
   cancel(params: unknown): void;
   /** The session has ended: whatever is still in the map is counted out of the gateway's caps. */
   releaseAll(): void;
-}
-
-/** Tracing on: the gateway's tracer and what the spans say of the session. */
-export interface Traced {
-  readonly tracing: Tracing;
-  readonly origin: RequestOrigin;
 }
 
 /** What a request's bookkeeping reports to, besides its stream. */
@@ -147,90 +137,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     deliver(rec, (requests.flavour as Flavour).answer(rec, response) as unknown as JsonObject);
   };
 
-  const handler: PendingHandler<Pending> = {
-    onresponse(response, rec) {
-      if (rec.probe) rec.member?.breaker?.succeeded();
-      if (timed) {
-        rec.upstreamMs = performance.now() - rec.sentAt;
-        if (rec.method.endsWith('/list') && 'result' in response && rec.member !== undefined) {
-          observer.listed(rec.member.name, rec.method, response.result, rec.subject === undefined);
-        }
-      }
-      // Hot path: one read when no target of the gateway has hooks or redaction (session/hooks/).
-      const judged = guard === undefined || rec.member === undefined ? undefined : guard.response(rec, rec.session.principal, rec.member.target, rec.method, response);
-      if (judged === undefined) return answer(rec, response);
-      judged.then((judgedResponse) => rec.cancelled || answer(rec, judgedResponse), (err: unknown) => rec.cancelled || fail(rec, err));
-    },
-    onerror(error, rec) {
-      fail(rec, error);
-    },
-    onprogress(notification, rec) {
-      if (!rec.cancelled) streams.send(rec.stream, notification as unknown as JsonObject, false);
-    },
-  };
-
-  const send = (rec: Pending, member: Member, request: JsonRpcRequest) => {
-    if (rec.cancelled) return;
-    const connection = member.connection;
-    if (connection === undefined) return fail(rec, new GatewayError('GW_UPSTREAM_CLOSED', undefined, { target: member.name }));
-    rec.member = member;
-    // Hot path: one read while the circuit is closed. Open for timeouts: refused, or the probe.
-    const breaker = member.breaker;
-    if (breaker !== undefined && breaker.state !== 'closed') {
-      try {
-        rec.probe = breaker.admit('request');
-      } catch (err) {
-        return fail(rec, err);
-      }
-    }
-    let trace: TraceContext | undefined;
-    if (rec.span !== undefined && traced !== undefined) {
-      setSpanTarget(rec.span, member.name);
-      rec.upstreamSpan = startUpstreamSpan(traced.tracing, rec.span, request, member.target);
-      trace = traceContextOf(traced.tracing, rec.upstreamSpan ?? rec.span);
-    }
-    if (timed) rec.sentAt = performance.now();
-    rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts, trace === undefined ? undefined : { trace });
-  };
-
-  /** SEP-2350: the caller's token lacks `scopes` this call needs; nothing goes upstream (step-up.ts). */
-  const challenge = (rec: Pending, member: Member, scopes: readonly string[]) => {
-    rec.member = member;
-    const answer = stepUpRefusal(rec, scopes, logger);
-    record(rec, 'denied', 'GW_STEP_UP_REQUIRED');
-    if (rec.span !== undefined) endSpans(rec, answer.error);
-    release(rec);
-    if (!rec.cancelled) streams.challenge(rec.stream, answer as unknown as JsonObject, scopes);
-  };
-
-  const forward = (rec: Pending, member: Member, request: JsonRpcRequest) => {
-    // After routing: the aggregate restored the server's own name, so every path and spelling of
-    // one item meets one step-up rule (step-up.ts) and one rate-limit bucket.
-    const missing = stepUp === undefined ? undefined : stepUp(member.name, request, rec.caller);
-    if (missing !== undefined) return challenge(rec, member, missing);
-    let taking: Promise<void> | undefined;
-    try {
-      taking = takeToolToken(limitTool, member.name, request);
-    } catch (err) {
-      return fail(rec, err);
-    }
-    // Shared buckets (a cluster) answer later; a call cancelled meanwhile is never sent (send()).
-    if (taking !== undefined) return void taking.then(() => guarded(rec, member, request), (err: unknown) => fail(rec, err));
-    guarded(rec, member, request);
-  };
-
-  /** The target's hooks judge the routed request (hooks/guard.ts); without any, it goes on at once. */
-  const guarded = (rec: Pending, member: Member, request: JsonRpcRequest) => {
-    const judged = guard === undefined ? undefined : guard.request(rec, rec.session.principal, member.target, request);
-    if (judged === undefined) return connectAndSend(rec, member, request);
-    judged.then((judgedRequest) => rec.cancelled || connectAndSend(rec, member, judgedRequest), (err: unknown) => rec.cancelled || fail(rec, err));
-  };
-
-  const connectAndSend = (rec: Pending, member: Member, request: JsonRpcRequest) => {
-    // Hot path: an open member takes the request at once; only a first use (or a restart) waits.
-    if (member.connection !== undefined) return send(rec, member, request);
-    member.connect().then(() => send(rec, member, request), (err: unknown) => fail(rec, err));
-  };
+  const forward = createPipeline({ streams, logger, observer, timed, traced, limitTool, stepUp, guard, fail, answer, record, release });
 
   const answerLocally = (rec: Pending, to: LocalAnswer) => {
     if ('local' in to) {

@@ -1,5 +1,5 @@
 /**
- * The wire between replicas (docs/scaling-sessions.md): a request the edge replica forwards to
+ * The wire between replicas (docs/scaling.md, "The hop"): a request the edge replica forwards to
  * the replica that owns its session, over one keep-alive undici Agent per gateway. Generic on
  * purpose: any method, path, headers and body to a named replica's URL, the answer as a stream
  * (status, headers, body) the caller pipes on with back-pressure. Connecting is bounded by

@@ -4,9 +4,11 @@
  * The child is spawned without a shell and `detached`, so it leads its own process group and
  * shutdown can signal the whole group (grandchildren included). See PROTOCOL.md "stdio upstreams":
  * skip blank and non-JSON lines without dying, wait for `drain` when stdin is full, and shut down
- * by closing stdin, then SIGTERM, then SIGKILL.
+ * by closing stdin, then SIGTERM, then SIGKILL. The child's pipes and events are wired in
+ * stdio-child.ts.
  */
-import { createStdinQueue, DEFAULT_MAX_QUEUED_BYTES, type StdinQueue } from './stdin-queue.ts';
+import type { StdinQueue } from './stdin-queue.ts';
+import { wireChild } from './stdio-child.ts';
 import { childEnv } from './child-env.ts';
 import { type ChildProc, limitsHit, spawnContained } from './containment.ts';
 import type { ChildCgroup } from './cgroups.ts';
@@ -17,10 +19,10 @@ import { setTraceMeta } from '../jsonrpc/trace-context.ts';
 import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { killEscapees, nextUpstreamTag, UPSTREAM_TAG_VAR } from './escapees.ts';
-import { registerGroup, signalGroup, stopGroup, unregisterGroup } from './process-tree.ts';
-import { createStderrSink, type StderrSink } from './stderr-sink.ts';
+import { signalGroup, stopGroup, unregisterGroup } from './process-tree.ts';
+import type { StderrSink } from './stderr-sink.ts';
 import { busyError, closedError, type ExitInfo, exitedError, overflowError, spawnFailed } from './stdio-errors.ts';
-import { createStdoutReader, type Overflow, type StdoutGarbage, type StdoutReader } from './stdout-reader.ts';
+import type { Overflow, StdoutGarbage, StdoutReader } from './stdout-reader.ts';
 import type { SendOptions, Transport } from './types.ts';
 
 export { killAllChildrenNow } from './process-tree.ts';
@@ -141,50 +143,21 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       reject(spawnFailed(target, err, log));
       return;
     }
-    // Out of file descriptors (EMFILE/ENFILE), Node gives the child no pipes (stdin, stdout and
-    // stderr null or undefined) and the 'error' follows. Nothing below may touch them.
-    const pipes: Array<{ destroy(): void } | null | undefined> = [proc.stdin, proc.stdout, proc.stderr];
-    if (pipes.some((pipe) => pipe == null)) {
-      for (const pipe of pipes) pipe?.destroy();
-      proc.once('error', (error) => failSpawn(error, reject));
-      return;
-    }
+    const wired = wireChild(proc, target, options.logger, {
+      spawned: () => {
+        state = 'open';
+        resolve();
+      },
+      starting: () => state === 'starting',
+      spawnFailed: (error) => failSpawn(error, reject),
+      exited: onExit,
+      closed: finalize,
+      message: onMessage,
+      overflow: onOverflow,
+    });
+    if (wired === undefined) return;
     child = proc;
-    // The pid is known synchronously when spawn succeeds; nothing can be read before 'spawn'.
-    if (proc.pid !== undefined) log = options.logger.child({ upstreamPid: proc.pid });
-    const out = createStdoutReader({ maxMessageBytes: target.maxMessageBytes, logger: log, onMessage, onOverflow });
-    const err = createStderrSink({ logger: log, linesPerSecond: target.stderrLinesPerSecond });
-    stdout = out;
-    stderr = err;
-
-    proc.once('spawn', () => {
-      state = 'open';
-      if (proc.pid !== undefined) registerGroup(proc.pid);
-      log.debug({ command: target.command }, 'upstream process started');
-      resolve();
-    });
-    proc.on('error', (error) => {
-      if (state !== 'starting') {
-        log.warn({ err: error }, 'upstream process error');
-        return;
-      }
-      proc.stdin.destroy();
-      proc.stdout.destroy();
-      proc.stderr.destroy();
-      failSpawn(error, reject);
-    });
-    proc.on('exit', onExit);
-    proc.on('close', finalize);
-    proc.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    proc.stdout.on('end', () => out.end());
-    proc.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    proc.stderr.on('end', () => err.end());
-    queue = createStdinQueue(proc.stdin, target.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES);
-    // EPIPE / ECONNRESET when the child stops reading: the exit that follows says why; not fatal here.
-    proc.stdin.on('error', (error) => log.debug({ err: error }, 'upstream stdin error'));
-    proc.stdin.on('close', () => queue?.clear());
-    proc.stdout.on('error', (error) => log.debug({ err: error }, 'upstream stdout error'));
-    proc.stderr.on('error', (error) => log.debug({ err: error }, 'upstream stderr error'));
+    ({ log, stdout, stderr, queue } = wired);
   }
 
   /** ENOENT, EACCES, EMFILE...: no process exists, so there is nothing to close and no onclose. */

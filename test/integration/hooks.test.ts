@@ -1,6 +1,6 @@
 /**
- * Guardrail hooks and the redaction guard (docs/governance-hooks.md) with real parts: a hook server
- * started here (node:http, verifying the documented signature), a real gateway, the recorder
+ * Guardrail hooks and the redaction guard (docs/governance.md, "Guardrail hooks") with real parts: a
+ * hook server started here (node:http, verifying the documented signature), a real gateway, the recorder
  * fixture as the upstream, and the MCP SDK client, a 2026 stateless request, a WebSocket and legacy SSE as
  * downstreams. Deny, modify and pass on both phases, on a server path and the aggregate; a hook
  * that hangs follows its failureMode both ways; the redaction guard strips a private key.

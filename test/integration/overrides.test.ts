@@ -169,7 +169,7 @@ const rule = (effect: 'allow' | 'deny', tools: string[]): PolicyRule => ({
 });
 
 // Policy and filters match a tool under its server's name AND its client name: a rule written for
-// either one holds (docs/governance-overrides.md).
+// either one holds (docs/governance.md, "Overrides and virtual servers").
 describe.each([
   ['the server\'s name (echo)', 'echo'],
   ['the client\'s name (say)', 'say'],

@@ -1,6 +1,6 @@
 /**
- * A guardrail hook server for tests (docs/governance-hooks.md): a real node:http server that
- * verifies each call's signature with the routine the docs describe (written here from the docs,
+ * A guardrail hook server for tests (docs/governance.md, "Guardrail hooks"): a real node:http
+ * server that verifies each call's signature with the routine the docs describe (written here from the docs,
  * not imported from the gateway, so the docs are what is tested), records what it got, and
  * answers what the test's `decide` says. A decision of `{ hang: true }` never answers (a hook
  * that times out); `close` ends every open connection.

@@ -1,6 +1,6 @@
 /**
- * The guardrails of the call path (docs/governance-hooks.md): a target's HTTP hooks, asked about
- * each matching request before it is forwarded and about each result before it is answered, and
+ * The guardrails of the call path (docs/governance.md, "Guardrail hooks"): a target's HTTP hooks,
+ * asked about each matching request before it is forwarded and about each result before it is answered, and
  * the built-in redaction of tool results. The session core (requests.ts) calls `request` once a
  * request is routed (so the target and the server's own names are known, on every path and era)
  * and `response` when its answer comes back; both return undefined, synchronously and without

@@ -1,5 +1,5 @@
 /**
- * The signature of a hook call (docs/governance-hooks.md, "Verifying the signature"): with a
+ * The signature of a hook call (docs/governance.md, "Verifying the signature"): with a
  * `secret`, every POST carries
  *
  *   X-Switchboard-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>
