@@ -1,5 +1,5 @@
 /**
- * One replica's place in the cluster (docs/scaling-sessions.md), made once per start by the
+ * One replica's place in the cluster (docs/scaling.md), made once per start by the
  * Runtime when `gateway.cluster` is set: its id, the Redis connection, the directory entry it
  * keeps alive, the sealer of session ids and the signer of hops (both from the key ring), and the
  * wire to the other replicas. Without `gateway.cluster` none of this exists.

@@ -1,5 +1,5 @@
 /**
- * The replica directory in Redis (docs/scaling-sessions.md): each replica writes
+ * The replica directory in Redis (docs/scaling.md): each replica writes
  * `<keyPrefix>replica:<id>` = {url, draining} with a TTL of `replicaTtlMs`, renewed every
  * `heartbeatMs`; a replica that stops beating (killed, cut off) drops out by itself when its key
  * expires, and its sessions get 404. Lookups are cached for a short while so a replica forwarding

@@ -1,5 +1,5 @@
 /**
- * The signature of a replica hop (docs/scaling-sessions.md): the edge replica forwards a request
+ * The signature of a replica hop (docs/scaling.md): the edge replica forwards a request
  * to the session's owner with an HMAC-SHA256, from the first key of the ring, over the method, the
  * URL (path and query), the session id, the time and the principal it verified. The owner accepts
  * the hop, and the principal it names, only when a key of the ring verifies it and it is at most

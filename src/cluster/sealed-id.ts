@@ -1,5 +1,5 @@
 /**
- * Sealed session ids (docs/scaling-sessions.md): with `gateway.cluster`, a 2025 session's
+ * Sealed session ids (docs/scaling.md): with `gateway.cluster`, a 2025 session's
  * `Mcp-Session-Id` (and the legacy `sessionId`) is an AES-256-GCM token naming the owner replica,
  * the local session and the principal it is bound to, so any replica can tell where a session
  * lives without asking anyone. A token that does not open with a key of the ring (forged, altered,

@@ -1,5 +1,5 @@
 /**
- * The edge's side of a replica hop (docs/scaling-sessions.md): a request whose sealed session id
+ * The edge's side of a replica hop (docs/scaling.md): a request whose sealed session id
  * names another replica is relayed to that replica's advertised URL, its answer (JSON, or an SSE
  * stream as its events come) piped back with back-pressure; a client that goes away aborts the
  * hop, which the owner sees as its own client going away. The routes decide where (after their
