@@ -12,7 +12,7 @@ import { isObject, isRequest, isRequestId, isResponse, parseJson, toMessage } fr
 import { checkModernRequest, classifyPost, type EraRejection } from '../jsonrpc/era.ts';
 import type { StatelessServer } from '../session/stateless/serve.ts';
 import { createExchange } from './exchange.ts';
-import type { Forward } from './hop-forward.ts';
+import type { Forward, ForwardRetry } from './hop-forward.ts';
 import { toParseFailure } from './parse-failure.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -39,6 +39,8 @@ export interface McpRouteOptions {
   stateless: StatelessServer;
   /** Relays requests for another replica's sessions (gateway.cluster); undefined: one process. */
   forward?: Forward | undefined;
+  /** Relays 2026 retries to the replica holding their parked call (gateway.cluster); undefined: one process. */
+  forwardRetry?: ForwardRetry | undefined;
   /** With gateway.auth.stepUp "http": the 403 challenge for a call of `request` lacking `missing` scopes; undefined: step-up answers a JSON-RPC error. */
   stepUpChallenge?: StepUpChallenge | undefined;
 }
@@ -173,7 +175,7 @@ function refuseModern(reply: FastifyReply): FastifyReply {
 type ModernMeta = Parameters<StatelessServer['serve']>[0]['meta'];
 
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
-  const { path, resolve, store, keepAlive, logger, limits, stateless, forward: hop, stepUpChallenge } = options;
+  const { path, resolve, store, keepAlive, logger, limits, stateless, forward: hop, forwardRetry, stepUpChallenge } = options;
   /** A 2026 request's challenge (a closure per request only with step-up over HTTP; a 2025 sink reads its own request). */
   const challengeOf = (request: FastifyRequest) => stepUpChallenge && ((missing: readonly string[]) => stepUpChallenge(request, missing));
 
@@ -211,6 +213,9 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
       if (isGatewayError(error)) return replyError(reply, error, id);
       throw error;
     };
+    // A retry of another replica's parked call: its owner serves (and rate-limits) it.
+    const relayed = forwardRetry?.(request, reply, era.request);
+    if (relayed !== undefined) return relayed.then(() => reply, refuse);
     let taking: Promise<void> | undefined;
     try {
       taking = limits?.check(request.principal?.id ?? 'anonymous', [era.request]);
