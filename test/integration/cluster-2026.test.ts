@@ -3,9 +3,12 @@
  * the recorder fixture as a 2025 stdio upstream that asks its client for a sampling mid-call. The
  * round is asked on r0 and the retry lands on r1: it is relayed to r0, which holds the parked
  * call, and completes; another principal's retry is refused by the owner; after `kill -9` of the
- * owner the retry gets GW_INVALID_REQUEST_STATE "owner-gone" at once; a state that was altered or
- * sealed with another key is refused as invalid, never relayed.
+ * owner the retry gets GW_INVALID_REQUEST_STATE "owner-gone" at once; a replica that drains still
+ * serves the retries of its parked calls, and once it has left they get "owner-gone"; a state that was altered or sealed with another key is refused as
+ * invalid, never relayed.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveKeyRing } from '../../src/cluster/keyring.ts';
 import { createStateCodec } from '../../src/session/stateless/request-state.ts';
@@ -18,13 +21,14 @@ const BOB = 'Bearer bob-key-0123456789abcdefgh';
 let cluster: TestCluster;
 let r0: Replica;
 let r1: Replica;
+let r2: Replica;
 
 beforeAll(async () => {
   cluster = await startCluster({
-    replicas: 2,
-    gateway: { auth: { apiKeys: [{ name: 'alice', key: ALICE.slice(7) }, { name: 'bob', key: BOB.slice(7) }] } },
+    replicas: 3,
+    gateway: { shutdownGraceMs: 6_000, auth: { apiKeys: [{ name: 'alice', key: ALICE.slice(7) }, { name: 'bob', key: BOB.slice(7) }] } },
   });
-  [r0, r1] = cluster.replicas as [Replica, Replica];
+  [r0, r1, r2] = cluster.replicas as [Replica, Replica, Replica];
 }, 120_000);
 afterAll(async () => {
   await cluster?.stop();
@@ -81,6 +85,32 @@ describe('a 2026 input_required round across replicas', () => {
     expect(errorOf(stolen).data).toMatchObject({ code: 'GW_INVALID_REQUEST_STATE' });
     const done = await call(r1, retry('mine', key, state, 'alice'), 'alice-1');
     expect(JSON.parse(textOf(resultOf(done))) as Recorded).toMatchObject({ result: sampled('alice') });
+  });
+});
+
+describe('the replica holding the call drains', () => {
+  it('a retry relayed to it while it drains completes; once it has left, "owner-gone"', async () => {
+    const first = await round(r2, 'draining');
+    const second = await round(r2, 'left');
+    // A 2025 call in flight: r2 is seen draining (and still listening) while the retry comes.
+    const client = new Client({ name: 'cluster-2026', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(r2.mcpUrl(), { requestInit: { headers: { authorization: ALICE } } }));
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const slow = client.callTool({ name: 'slow', arguments: { ms: 3_000, steps: 3 } }, undefined, { timeout: 60_000, onprogress: () => running() });
+    await started;
+    const exited = r2.terminate();
+    await expect.poll(async () => (await fetch(new URL('/readyz', r2.url))).status, { timeout: 10_000 }).toBe(503);
+    const served = await call(r1, retry('draining', first.key, first.state, 'in time'), 'while-draining');
+    expect(JSON.parse(textOf(resultOf(served))) as Recorded).toMatchObject({ result: sampled('in time') });
+    expect(textOf(await slow)).toBe('done');
+    await client.close().catch(() => undefined);
+    // The other parked call holds the drain until shutdownGraceMs; then r2 leaves.
+    expect(await exited).toBe(0);
+    const gone = await call(r1, retry('left', second.key, second.state, 'too late'), 'after-drain');
+    expect(gone.status).toBe(400);
+    expect(gone.json.id).toBe('after-drain');
+    expect(errorOf(gone).data).toMatchObject({ code: 'GW_INVALID_REQUEST_STATE', reason: 'owner-gone' });
   });
 });
 
