@@ -11,12 +11,14 @@ import type { Logger } from '../log/logger.ts';
 import { createReplicaHop, type ReplicaHop } from '../transport/replica-hop.ts';
 import { createDirectory, type Directory } from './directory.ts';
 import { createHopSigner, type HopSigner } from './hop-signature.ts';
-import { deriveKeyRing } from './keyring.ts';
+import { deriveKeyRing, type DerivedKeys } from './keyring.ts';
 import { openRedis, type ClusterRedis } from './redis.ts';
 import { createSessionSealer, type SessionSealer } from './sealed-id.ts';
 
 export interface Cluster {
   readonly replicaId: string;
+  /** The keys derived from `cluster.keys`, in config order (the first seals): the 2026 requestState's come from here. */
+  readonly ring: readonly DerivedKeys[];
   readonly sealer: SessionSealer;
   readonly signer: HopSigner;
   readonly directory: Directory;
@@ -57,6 +59,7 @@ export function createCluster(config: ClusterConfig, logger: Logger): Cluster {
   let closed: Promise<void> | undefined;
   return {
     replicaId,
+    ring,
     sealer: createSessionSealer(ring),
     signer: createHopSigner(ring),
     directory,

@@ -7,12 +7,17 @@
  *
  * Owner gone (no directory entry, or its port refuses / does not connect in time): the same 404
  * as an unknown session at once, never a hang. A hop is never forwarded again.
+ *
+ * A 2026 retry (a request with `requestState`) is relayed the same way to the replica its sealed
+ * state names (docs/scaling.md, "The 2026 era across replicas"); that replica gone: GW_INVALID_REQUEST_STATE "owner-gone".
  */
 import { pipeline } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Cluster } from '../cluster/cluster.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
+import type { JsonRpcRequest } from '../jsonrpc/types.ts';
+import type { StatelessServer } from '../session/stateless/serve.ts';
 import type { SessionStore } from '../session/store.ts';
 import { HopFailure, type HopResponse } from '../transport/replica-hop.ts';
 import { encodePrincipal, hopFactsOf, HOP_HEADER, HOP_PRINCIPAL_HEADER } from './replica-hop-guard.ts';
@@ -54,6 +59,40 @@ function relayAnswer(answer: HopResponse, reply: FastifyReply, abort: AbortContr
   });
 }
 
+/**
+ * Sends the request to `replica` at `url` and pipes its answer back: true once it is answered that
+ * way (or the client went away), false when the replica could not be reached or the connection
+ * broke before an answer began (a refusal marks it gone).
+ */
+async function relayTo(cluster: Cluster, request: FastifyRequest, reply: FastifyReply, replica: string, url: string, log: Logger): Promise<boolean> {
+  const raw = reply.raw;
+  const abort = new AbortController();
+  const onClose = () => {
+    if (!raw.writableFinished) abort.abort();
+  };
+  raw.once('close', onClose);
+  const principal = encodePrincipal(request.principal);
+  const headers = outgoing(request);
+  headers[HOP_HEADER] = cluster.signer.sign(hopFactsOf(request.method, request.url, request.headers['mcp-session-id'], principal));
+  if (principal !== '') headers[HOP_PRINCIPAL_HEADER] = principal;
+  let answer: HopResponse;
+  try {
+    const body = typeof request.body === 'string' ? request.body : undefined;
+    answer = await cluster.hop.send(url, { method: request.method, path: request.url, headers, body, signal: abort.signal });
+  } catch (err) {
+    if (err instanceof HopFailure && err.kind === 'aborted') {
+      reply.hijack();
+      return true;
+    }
+    raw.off('close', onClose);
+    if (err instanceof HopFailure && err.kind === 'unreachable') cluster.directory.markGone(replica);
+    log.info({ owner: replica, kind: err instanceof HopFailure ? err.kind : 'error' }, 'owner replica unreachable');
+    return false;
+  }
+  relayAnswer(answer, reply, abort, onClose, log, replica);
+  return true;
+}
+
 export function createForwarder(cluster: Cluster, store: SessionStore, logger: Logger): Forward {
   const log = logger.child({ component: 'replica-hop' });
   return async (request, reply, sessionId, gone) => {
@@ -63,33 +102,32 @@ export function createForwarder(cluster: Cluster, store: SessionStore, logger: L
     // Forged, altered, another cluster's, ours, or another principal's: the route's own 404.
     if (sealed === undefined || sealed.replica === cluster.replicaId || sealed.principal !== (request.principal?.id ?? '')) return false;
     const owner = await cluster.directory.lookup(sealed.replica);
-    if (owner === undefined) throw new GatewayError('GW_SESSION_NOT_FOUND', gone);
-
-    const raw = reply.raw;
-    const abort = new AbortController();
-    const onClose = () => {
-      if (!raw.writableFinished) abort.abort();
-    };
-    raw.once('close', onClose);
-    const principal = encodePrincipal(request.principal);
-    const headers = outgoing(request);
-    headers[HOP_HEADER] = cluster.signer.sign(hopFactsOf(request.method, request.url, request.headers['mcp-session-id'], principal));
-    if (principal !== '') headers[HOP_PRINCIPAL_HEADER] = principal;
-    let answer: HopResponse;
-    try {
-      const body = typeof request.body === 'string' ? request.body : undefined;
-      answer = await cluster.hop.send(owner.url, { method: request.method, path: request.url, headers, body, signal: abort.signal });
-    } catch (err) {
-      if (err instanceof HopFailure && err.kind === 'aborted') {
-        reply.hijack();
-        return true;
-      }
-      raw.off('close', onClose);
-      if (err instanceof HopFailure && err.kind === 'unreachable') cluster.directory.markGone(sealed.replica);
-      log.info({ owner: sealed.replica, kind: err instanceof HopFailure ? err.kind : 'error' }, 'session owner unreachable; answering 404');
-      throw new GatewayError('GW_SESSION_NOT_FOUND', gone);
-    }
-    relayAnswer(answer, reply, abort, onClose, log, sealed.replica);
+    if (owner === undefined || !(await relayTo(cluster, request, reply, sealed.replica, owner.url, log))) throw new GatewayError('GW_SESSION_NOT_FOUND', gone);
     return true;
+  };
+}
+
+/**
+ * Relays a 2026 retry to the replica holding its parked call, when that is another one: a promise
+ * of true once it is answered that way, undefined when this replica serves it (no requestState,
+ * its own, one that does not open, or already a hop). Owner gone: rejects with
+ * GW_INVALID_REQUEST_STATE, `data.reason` "owner-gone" (the client starts the call again).
+ */
+export type ForwardRetry = (request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest) => Promise<true> | undefined;
+
+const OWNER_GONE = 'Invalid params: the replica holding this call is gone; send the request again without requestState';
+
+export function createRetryForwarder(cluster: Cluster, stateless: StatelessServer, logger: Logger): ForwardRetry {
+  const log = logger.child({ component: 'replica-hop' });
+  return (request, reply, message) => {
+    const replica = request.hop ? undefined : stateless.ownerOf(message);
+    if (replica === undefined) return undefined;
+    return (async () => {
+      const owner = await cluster.directory.lookup(replica);
+      if (owner === undefined || !(await relayTo(cluster, request, reply, replica, owner.url, log))) {
+        throw new GatewayError('GW_INVALID_REQUEST_STATE', OWNER_GONE, { reason: 'owner-gone' });
+      }
+      return true as const;
+    })();
   };
 }

@@ -17,6 +17,7 @@ import type { KeepAlive } from './sink.ts';
 import { replyError } from './reply-error.ts';
 import { toParseFailure } from './parse-failure.ts';
 import type { StepUpRequest } from './auth-hook.ts';
+import type { ForwardRetry } from './hop-forward.ts';
 
 export const SESSION_HEADER = 'mcp-session-id';
 export const VERSION_HEADER = 'mcp-protocol-version';
@@ -77,13 +78,15 @@ export interface ModernEntryOptions {
   limits?: RequestLimits | undefined;
   stateless: StatelessServer;
   stepUpChallenge?: StepUpChallenge | undefined;
+  /** Relays 2026 retries to the replica holding their parked call (gateway.cluster); undefined: one process. */
+  forwardRetry?: ForwardRetry | undefined;
 }
 
 /** Serves a POST classified as 2026-07-28 (a request or a notification): checked, rate-limited, then served statelessly. */
 export type ServeModern = (request: FastifyRequest, reply: FastifyReply, value: unknown, era: ReturnType<typeof classifyPost>) => FastifyReply | Promise<FastifyReply>;
 
 export function createModernEntry(options: ModernEntryOptions): ServeModern {
-  const { open, keepAlive, limits, stateless, stepUpChallenge } = options;
+  const { open, keepAlive, limits, stateless, stepUpChallenge, forwardRetry } = options;
   /** A 2026 request's challenge (a closure per request only with step-up over HTTP; a 2025 sink reads its own request). */
   const challengeOf = (request: FastifyRequest) => stepUpChallenge && ((missing: readonly string[]) => stepUpChallenge(request, missing));
 
@@ -113,6 +116,9 @@ export function createModernEntry(options: ModernEntryOptions): ServeModern {
       if (isGatewayError(error)) return replyError(reply, error, id);
       throw error;
     };
+    // A retry of another replica's parked call: its owner serves (and rate-limits) it.
+    const relayed = forwardRetry?.(request, reply, era.request);
+    if (relayed !== undefined) return relayed.then(() => reply, refuse);
     let taking: Promise<void> | undefined;
     try {
       taking = limits?.check(request.principal?.id ?? 'anonymous', [era.request]);

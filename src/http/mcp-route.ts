@@ -12,7 +12,7 @@ import { GatewayError, isGatewayError, toErrorResponse } from '../errors/gateway
 import { isRequest, isResponse, toMessage } from '../jsonrpc/envelope.ts';
 import { classifyPost } from '../jsonrpc/era.ts';
 import type { StatelessServer } from '../session/stateless/serve.ts';
-import type { Forward } from './hop-forward.ts';
+import type { Forward, ForwardRetry } from './hop-forward.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { isSupportedVersion, SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
@@ -49,6 +49,8 @@ export interface McpRouteOptions {
   stateless: StatelessServer;
   /** Relays requests for another replica's sessions (gateway.cluster); undefined: one process. */
   forward?: Forward | undefined;
+  /** Relays 2026 retries to the replica holding their parked call (gateway.cluster); undefined: one process. */
+  forwardRetry?: ForwardRetry | undefined;
   /** With gateway.auth.stepUp "http": the 403 challenge for a call of `request` lacking `missing` scopes; undefined: step-up answers a JSON-RPC error. */
   stepUpChallenge?: StepUpChallenge | undefined;
 }
@@ -131,8 +133,8 @@ async function forward(session: Session, msg: JsonRpcMessage, logger: Logger): P
 }
 
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
-  const { path, resolve, store, keepAlive, logger, limits, stateless, forward: hop, stepUpChallenge } = options;
-  const serveModern = createModernEntry({ open: (request) => openEndpointOf(request, resolve), keepAlive, limits, stateless, stepUpChallenge });
+  const { path, resolve, store, keepAlive, logger, limits, stateless, forward: hop, forwardRetry, stepUpChallenge } = options;
+  const serveModern = createModernEntry({ open: (request) => openEndpointOf(request, resolve), keepAlive, limits, stateless, stepUpChallenge, forwardRetry });
 
   const initialize = async (
     entry: RouteEndpoint,

@@ -25,7 +25,7 @@ import { readiness } from './readiness.ts';
 import { limitConnections } from './connection-limits.ts';
 import { registerCors } from './cors.ts';
 import { createOriginPolicy } from './guards.ts';
-import { createForwarder } from './hop-forward.ts';
+import { createForwarder, createRetryForwarder } from './hop-forward.ts';
 import { registerLegacySseRoute } from './legacy-sse-route.ts';
 import { registerHopGuard } from './replica-hop-guard.ts';
 import { registerMcpRoute, type ResolveEndpoint } from './mcp-route.ts';
@@ -242,11 +242,13 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const limits = createRequestLimits(config.rateLimits, (code) => observer.refused('rate-limit', code), sharedBuckets);
     // A WebSocket session stays on the replica that holds its socket: only HTTP requests hop.
     const forward = cluster && createForwarder(cluster, store, log);
+    // A 2026 retry goes to the replica holding its parked call; other 2026 requests stay here.
+    const forwardRetry = cluster && createRetryForwarder(cluster, stateless, log);
     // Step-up over HTTP (SEP-2350's 403) unless gateway.auth.stepUp says "jsonrpc".
     const auth = config.auth;
     const challenge = auth === undefined || auth.stepUp === 'jsonrpc' ? undefined : (request: StepUpRequest, missing: readonly string[]) => stepUpChallenge(request, auth, origins, missing);
     for (const [base, resolve] of families) {
-      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless, forward, stepUpChallenge: challenge });
+      registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless, forward, forwardRetry, stepUpChallenge: challenge });
       registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws, limits });
       registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, resolve, store, keepAlive, logger, limits, forward });
     }

@@ -112,7 +112,9 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   guard.retain(config.targets.values());
   const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, stepUp: stepUpCheckOf(() => stepUp), guard });
   spares.fill();
-  const stateless = createStatelessServer({ store, logger, limits: config.session.stateless });
+  // In a cluster any replica reads which one holds a parked 2026 call (docs/scaling.md, "The 2026 era across replicas").
+  const stateKeys = cluster && { keys: cluster.ring.map((keys) => keys.state), replica: cluster.replicaId };
+  const stateless = createStatelessServer({ store, logger, limits: config.session.stateless, cluster: stateKeys });
   return {
     agents,
     pools,

@@ -7,6 +7,11 @@
  *
  * It binds the retry to who may make it (`scope`: endpoint and principal), to the upstream call it
  * resumes (`host`, `call`), to the round (each state is good once) and to an expiry.
+ *
+ * With `gateway.cluster` (docs/scaling.md, "The 2026 era across replicas") the key comes from the cluster's key ring instead
+ * (the first key seals, every key opens) and the claims name the replica holding the parked call,
+ * so any replica can read where a retry belongs; the name is inside the seal, so a client cannot
+ * point a retry at another replica.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
@@ -22,6 +27,8 @@ export interface StateClaims {
   readonly round: number;
   /** Expiry, ms since the epoch. */
   readonly expires: number;
+  /** With gateway.cluster: the replica holding the parked call (stamped by the codec). */
+  readonly replica?: string;
 }
 
 export interface StateCodec {
@@ -36,12 +43,38 @@ const MAX_TOKEN_CHARS = 4_096;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-export function createStateCodec(key: Buffer = randomBytes(32)): StateCodec {
+/** With gateway.cluster: where the state's keys come from and whose it is. */
+export interface StateKeys {
+  /** AES-256 keys: the first seals, every one opens (the cluster's ring, cluster/keyring.ts). */
+  readonly keys: readonly Buffer[];
+  /** This replica's id, written into every state it seals. */
+  readonly replica: string;
+}
+
+function openWith(key: Buffer, raw: Buffer): StateClaims | undefined {
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
+    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
+    const text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+    const claims: unknown = JSON.parse(text);
+    return isClaims(claims) ? claims : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `cluster`: the ring's state keys and this replica's id; undefined: a random key of this process. */
+export function createStateCodec(cluster?: StateKeys): StateCodec {
+  const keys = cluster?.keys ?? [randomBytes(32)];
+  const key = keys[0];
+  if (key === undefined) throw new Error('no requestState key');
+  const replica = cluster?.replica;
   return {
     seal(claims) {
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
-      const body = Buffer.concat([cipher.update(JSON.stringify(claims), 'utf8'), cipher.final()]);
+      const text = JSON.stringify(replica === undefined ? claims : { ...claims, replica });
+      const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
       return Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url');
     },
     open(token) {
@@ -49,15 +82,11 @@ export function createStateCodec(key: Buffer = randomBytes(32)): StateCodec {
       const raw = Buffer.from(token, 'base64url');
       // base64url decoding skips what is not base64url: the token must be exactly what we wrote.
       if (raw.length <= IV_BYTES + TAG_BYTES || raw.toString('base64url') !== token) return undefined;
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
-        decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
-        const text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]).toString('utf8');
-        const claims: unknown = JSON.parse(text);
-        return isClaims(claims) ? claims : undefined;
-      } catch {
-        return undefined;
+      for (const each of keys) {
+        const claims = openWith(each, raw);
+        if (claims !== undefined) return claims;
       }
+      return undefined;
     },
   };
 }
@@ -71,6 +100,7 @@ function isClaims(value: unknown): value is StateClaims {
     typeof c.call === 'number' &&
     typeof c.method === 'string' &&
     typeof c.round === 'number' &&
-    typeof c.expires === 'number'
+    typeof c.expires === 'number' &&
+    (c.replica === undefined || typeof c.replica === 'string')
   );
 }

@@ -28,7 +28,7 @@ import { createListeners } from './listen.ts';
 import { createUpstreamSubscriptions } from './subscriptions.ts';
 import { createInputBridge } from './mrtr.ts';
 import { createRelay, type RelayHooks } from './relay.ts';
-import { createStateCodec } from './request-state.ts';
+import { createStateCodec, type StateClaims, type StateKeys } from './request-state.ts';
 
 /** One classified 2026 request and what the http layer knows of its caller. */
 export interface StatelessRequest {
@@ -49,10 +49,18 @@ export interface StatelessOptions {
   logger: Logger;
   /** gateway.session.stateless */
   limits: { hostsPerCaller: number; hostIdleMs: number; inputWaitMs: number; maxListenStreams: number };
+  /** With gateway.cluster: states sealed with the cluster's keys, naming this replica (docs/scaling.md, "The 2026 era across replicas"). */
+  cluster?: StateKeys | undefined;
 }
 
 export interface StatelessServer {
   serve(input: StatelessRequest): void;
+  /**
+   * With gateway.cluster: the other replica holding the call a retry resumes (its `requestState`
+   * opens, is not expired, and names that replica); undefined when this replica answers it (no
+   * state, its own, one that does not open, a method that is never resumed).
+   */
+  ownerOf(request: JsonRpcRequest): string | undefined;
   close(): void;
 }
 
@@ -85,9 +93,9 @@ function discoverResult(init: JsonObject): JsonObject {
   return result;
 }
 
-export function createStatelessServer({ store, logger, limits }: StatelessOptions): StatelessServer {
+export function createStatelessServer({ store, logger, limits, cluster }: StatelessOptions): StatelessServer {
   const log = logger.child({ component: 'stateless' });
-  const codec = createStateCodec();
+  const codec = createStateCodec(cluster);
   const bridge = createInputBridge(codec, limits.inputWaitMs, log);
   const listeners = createListeners(limits.maxListenStreams);
   const hosts = createHostPool({
@@ -210,6 +218,8 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     if (state === undefined) return forward(input, logLevel);
     const claims = codec.open(state);
     if (claims === undefined) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState was not issued by this gateway or was altered');
+    // Another replica's call, not relayed to it (expired, or already a hop): nothing here to resume.
+    if (claims.replica !== cluster?.replica) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState is unknown, expired, already used or not yours');
     bridge.resume(claims, request, hosts.scopeOf(callerOf(input)), input.exchange, logLevel, hosts.byId(claims.host));
   };
 
@@ -221,6 +231,13 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
       } catch (err) {
         failed(err);
       }
+    },
+    ownerOf(request) {
+      const state = request.params?.requestState;
+      if (cluster === undefined || state === undefined || request.method === 'server/discover' || request.method === 'subscriptions/listen') return undefined;
+      const claims = codec.open(state);
+      const owner = claims?.replica;
+      return owner === undefined || owner === cluster.replica || (claims as StateClaims).expires < Date.now() ? undefined : owner;
     },
     close() {
       hosts.close();
