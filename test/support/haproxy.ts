@@ -33,6 +33,8 @@ export interface HaproxyOptions {
   checkPath?: string;
   /** Check interval (default 100 ms); a server is out after 2 failed checks, back after 1 good one. */
   checkIntervalMs?: number;
+  /** The frontend's port (default a free one), for backends that must know it first (`allowedHosts`). */
+  port?: number;
 }
 
 export type ServerState = 'UP' | 'DOWN' | 'MAINT' | 'NOLB' | string;
@@ -135,7 +137,7 @@ function parseStats(csv: string): Record<string, { status: string; check: string
 export async function startHaproxy(options: HaproxyOptions): Promise<RunningHaproxy> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-haproxy-'));
   const socket = join(dir, 'stats.sock');
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const config = join(dir, 'haproxy.cfg');
   await writeFile(config, haproxyConfig({ ...options, port, socket }));
   // -db: foreground, no daemon: the pid is HAProxy itself, and it dies with the test's kill.
