@@ -52,6 +52,8 @@ export interface LbClusterOptions {
   readonly gateway?: Record<string, unknown>;
   /** HAProxy check interval (default 100 ms). */
   readonly checkIntervalMs?: number;
+  /** HAProxy retries a request a replica closed without answering (haproxy.ts). */
+  readonly retryOnEmptyResponse?: boolean;
 }
 
 const sealer = createSessionSealer(deriveKeyRing([LB_CLUSTER_KEY]));
@@ -136,7 +138,7 @@ export async function startLbCluster(options: LbClusterOptions): Promise<LbClust
       replicas.push(replica);
       await replica.start();
     }
-    lb = await startHaproxy({ backends: replicas.map((r) => ({ name: r.id, url: r.url })), checkIntervalMs: options.checkIntervalMs ?? 100, port: frontPort });
+    lb = await startHaproxy({ backends: replicas.map((r) => ({ name: r.id, url: r.url })), checkIntervalMs: options.checkIntervalMs ?? 100, port: frontPort, retryOnEmptyResponse: options.retryOnEmptyResponse });
     await lb.waitFor(Object.fromEntries(replicas.map((r) => [r.id, 'UP' as const])));
   } catch (err) {
     await stop();
