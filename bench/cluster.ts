@@ -165,7 +165,7 @@ async function main(): Promise<void> {
     const pids = replicas.map((r) => r.pid);
     rows.push(row(`HAProxy, ${n} replica${n === 1 ? '' : 's'}`, await measure(httpConnector(`http://127.0.0.1:${front}${path}`, LOAD.sessions * LOAD.inFlight), pids)));
     if (n >= 2) {
-      const [r0, r1] = replicas as [{ url: string }, { url: string }];
+      const [r0, r1] = replicas as unknown as [{ url: string }, { url: string }];
       rows.push(row('r1 relays to the owner r0 (no HAProxy)', await measure(relayedConnector(r0.url + path, r1.url + path), pids)));
       rows.push(row('the owner r0 directly (no HAProxy)', await measure(httpConnector(r0.url + path, LOAD.sessions * LOAD.inFlight), pids)));
     }

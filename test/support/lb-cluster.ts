@@ -138,7 +138,7 @@ export async function startLbCluster(options: LbClusterOptions): Promise<LbClust
       replicas.push(replica);
       await replica.start();
     }
-    lb = await startHaproxy({ backends: replicas.map((r) => ({ name: r.id, url: r.url })), checkIntervalMs: options.checkIntervalMs ?? 100, port: frontPort, retryOnEmptyResponse: options.retryOnEmptyResponse });
+    lb = await startHaproxy({ backends: replicas.map((r) => ({ name: r.id, url: r.url })), checkIntervalMs: options.checkIntervalMs ?? 100, port: frontPort, retryOnEmptyResponse: options.retryOnEmptyResponse === true });
     await lb.waitFor(Object.fromEntries(replicas.map((r) => [r.id, 'UP' as const])));
   } catch (err) {
     await stop();
