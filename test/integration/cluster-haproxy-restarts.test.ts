@@ -67,7 +67,7 @@ describe('replicas failing behind HAProxy', () => {
         () => undefined,
         (err: unknown) => err,
       );
-      expect(codeOf(failed), `${String(failed)} ${String((failed as {cause?: unknown}).cause)}`).toBe(404);
+      expect(codeOf(failed), `${String(failed)} ${String((failed as { cause?: unknown }).cause)}`).toBe(404);
       expect(Date.now() - started).toBeLessThan(2_000);
       await s.client.close();
       // What an application does on 404: a new session, through HAProxy, on a live replica.
@@ -158,7 +158,6 @@ describe('replicas failing behind HAProxy', () => {
       running = false;
       await Promise.allSettled(workers);
     }
-    console.log(`rolling restart: ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
     expect(tally.failed).toEqual([]);
     // Each replica's sessions were lost once it restarted: the clients initialized again and went on.
     expect(tally.reinitialized).toBeGreaterThan(0);
