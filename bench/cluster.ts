@@ -11,7 +11,7 @@
  * starts is killed on the way out, pass or fail.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ const { values } = parseArgs({
 });
 const LOAD = { sessions: Number(values.sessions), inFlight: Number(values['in-flight']), bytes: 0, warmupMs: Number(values.warmup), durationMs: Number(values.duration), gatewayPid: undefined };
 const KEY = 'bench-cluster-key-0123456789abcdefghijklmnopq';
-const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'][0] as string;
+const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((path) => existsSync(path)) ?? 'haproxy';
 const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-cluster-'));
 const started: ChildProcess[] = [];
 
