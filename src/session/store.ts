@@ -89,7 +89,7 @@ export interface SessionStore {
   sweep(now?: number): number;
   /**
    * Refuses new sessions, waits up to `graceMs` for in-flight requests, then ends every session
-   * (killing their children).
+   * (killing their children), each at a moment it has none (still within `graceMs`).
    */
   close(graceMs: number): Promise<void>;
 }
@@ -242,11 +242,20 @@ export function createSessionStore({ config, logger, services, limitTool, newId,
       closing = true;
       clearInterval(timer);
       const all = [...sessions.values()];
+      const endsAt = Date.now() + graceMs;
       let timeout: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((resolve) => (timeout = setTimeout(resolve, graceMs)));
       await Promise.race([Promise.all(all.map((s) => s.idle())), deadline]);
+      // A replica keeps serving its sessions while it drains: one may have taken a call since it
+      // went idle above. Each ends at a moment it has nothing in flight (checked as it ends), so
+      // no accepted call is cut; a later request gets 404 and its client initializes elsewhere.
+      await Promise.all(
+        all.map(async (s) => {
+          while (s.busy && Date.now() < endsAt) await Promise.race([s.idle().then(() => new Promise((r) => setTimeout(r, 10))), deadline]);
+          await s.end('gateway shutting down');
+        }),
+      );
       clearTimeout(timeout);
-      await Promise.all(all.map((s) => s.end('gateway shutting down')));
     },
   };
 

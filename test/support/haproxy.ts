@@ -33,6 +33,13 @@ export interface HaproxyOptions {
   checkPath?: string;
   /** Check interval (default 100 ms); a server is out after 2 failed checks, back after 1 good one. */
   checkIntervalMs?: number;
+  /**
+   * Also retry (on another server) a request whose server closed the connection without a byte
+   * of answer, as a killed replica's pooled connections do (default: connection failures only).
+   */
+  retryOnEmptyResponse?: boolean;
+  /** The frontend's port (default a free one), for backends that must know it first (`allowedHosts`). */
+  port?: number;
 }
 
 export type ServerState = 'UP' | 'DOWN' | 'MAINT' | 'NOLB' | string;
@@ -91,6 +98,7 @@ export function haproxyConfig(options: HaproxyOptions & { port: number; socket: 
     '  timeout check 5s',
     '  retries 2',
     '  option redispatch 1',
+    ...(options.retryOnEmptyResponse === true ? ['  retry-on conn-failure empty-response'] : []),
     'frontend mcp',
     `  bind 127.0.0.1:${options.port}`,
     '  default_backend gateways',
@@ -135,7 +143,7 @@ function parseStats(csv: string): Record<string, { status: string; check: string
 export async function startHaproxy(options: HaproxyOptions): Promise<RunningHaproxy> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-haproxy-'));
   const socket = join(dir, 'stats.sock');
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const config = join(dir, 'haproxy.cfg');
   await writeFile(config, haproxyConfig({ ...options, port, socket }));
   // -db: foreground, no daemon: the pid is HAProxy itself, and it dies with the test's kill.
