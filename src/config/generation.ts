@@ -6,7 +6,9 @@
  * Stable: object keys sorted, maps and lists in their order (config order is meaningful), unset
  * keys left out. What is one replica's own by design is left out too: where it listens, its
  * cluster identity (`replicaId`, `advertiseUrl`) and where on its disk it keeps the pins file
- * (`pinning.file`: an absolute path resolved next to each replica's config file). Secrets (child env values, upstream headers, token
+ * (`pinning.file`: an absolute path resolved next to each replica's config file), and the host of
+ * its own `advertiseUrl` in `allowedHosts` (each replica lists its own address, for the probes of
+ * its orchestrator). Secrets (child env values, upstream headers, token
  * exchange client secrets, API key hashes, cluster keys, the Redis URL, which may carry a password) enter only as
  * an HMAC under `secretKey`, so a changed secret changes the generation while the hash, shown to
  * anyone who can reach `/readyz`, cannot be used to guess a weak secret offline: in a cluster the
@@ -50,6 +52,8 @@ export function canonicalConfig(config: GatewayConfig, secretKey: string): strin
     // The Redis URL may carry a password (a target's URL is not hidden: it names the server).
     kept.redis = { ...cluster.redis, url: hide(cluster.redis.url) };
     top.cluster = kept;
+    const own = new URL(cluster.advertiseUrl).host;
+    if (config.allowedHosts !== undefined) top.allowedHosts = config.allowedHosts.filter((host) => host !== own);
   }
   if (config.pinning !== undefined) {
     const { file: _own, ...pinning } = config.pinning;

@@ -36,6 +36,13 @@ describe('config generation', () => {
     expect(configGeneration({ ...base, shutdownGraceMs: 1 }, 'k')).not.toBe(configGeneration(base, 'k'));
   });
 
+  it("leaves out the replica's own address in allowedHosts, not the others", () => {
+    const replica = (id: string, ip: string, extra: string[] = []) =>
+      config(undefined, { cluster: cluster(id, `http://${ip}:8080`), allowedHosts: ['mcp.example.com', `${ip}:8080`, ...extra] });
+    expect(configGeneration(replica('r2', '10.0.0.2'), 'k')).toBe(configGeneration(replica('r1', '10.0.0.1'), 'k'));
+    expect(configGeneration(replica('r1', '10.0.0.1', ['evil.example']), 'k')).not.toBe(configGeneration(replica('r1', '10.0.0.1'), 'k'));
+  });
+
   it("leaves out where a replica keeps its pins file, but not the pinning mode", () => {
     const pinning = (file: string, mode: 'warn' | 'block') => config(undefined, { pinning: { mode, file, maxItems: 10_000, maxPending: 256 } });
     expect(configGeneration(pinning('/srv/r2/switchboard-pins.json', 'warn'), 'k')).toBe(configGeneration(pinning('/srv/r1/switchboard-pins.json', 'warn'), 'k'));
