@@ -228,14 +228,16 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
     }
   };
 
-  const notify = (message: JsonRpcMessage) => {
+  const notify = (message: JsonRpcMessage): Promise<void> | undefined => {
     if (isResponse(message)) {
       if (!asker.answer(message)) logger.debug({ id: message.id }, 'answer to no input request of ours; dropped');
       return;
     }
     // The client is ready for notifications: listen for the upstream's (the 2025 GET stream's part).
-    // Any other (cancelled: the send's signal did it; roots/list_changed...): 2026 has none.
-    if (message.method === 'notifications/initialized') listen?.open();
+    // The send is done once the upstream acknowledged it (bounded: listen-stream.ts), so the
+    // handshake that sent it ends after that, and nothing the upstream says once the client is
+    // answered is lost. Any other (cancelled: the send's signal did it; roots/list_changed...): 2026 has none.
+    if (message.method === 'notifications/initialized') return listen?.open();
   };
 
   const bridge: Transport = {
