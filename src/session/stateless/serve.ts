@@ -13,6 +13,7 @@
 import { GatewayError, isGatewayError, toErrorResponse, toGatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
 import { META, withoutEnvelope } from '../../jsonrpc/era.ts';
+import { carryInputResponses } from '../../jsonrpc/modern.ts';
 import { mayAsk as callMayAsk, namedBy, subjectOf } from '../../jsonrpc/methods.ts';
 import type { JsonObject, JsonRpcRequest } from '../../jsonrpc/types.ts';
 import { ALL_PROTOCOL_VERSIONS } from '../../jsonrpc/versions.ts';
@@ -56,7 +57,10 @@ export interface StatelessServer {
   close(): void;
 }
 
-/** What a retry carries for the gateway (mrtr.ts), never for the upstream. */
+/**
+ * What a retry carries for the gateway (mrtr.ts), never for the upstream as params; a fresh call's
+ * `inputResponses` go beside them to a 2026 upstream (forwardOn).
+ */
 const RETRY_KEYS: ReadonlySet<string> = new Set(['inputResponses', 'requestState']);
 /** Every revision a discover answer lists: this one, and the 2025 ones `initialize` still opens. */
 const SUPPORTED = ALL_PROTOCOL_VERSIONS;
@@ -161,8 +165,12 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     const uri = subjectOf(request.method)?.kind === 'uri' ? namedBy(request.method, request.params) : undefined;
     const relay = createRelay(exchange, host.nextCall++, request.id, request.method, logLevel, hooksFor(host), uri, input.challenge);
     if (mayAsk) host.askers.add(relay);
+    // A fresh call (a retry with requestState is mrtr.ts's) may carry the client's own answers to
+    // the upstream's input requests: a 2026 upstream gets them unchanged and decides; 2025 never.
+    const answers = callMayAsk(request.method) ? request.params?.inputResponses : undefined;
     const params = withoutEnvelope(request.params, RETRY_KEYS);
     if (params !== undefined) request.params = params;
+    if (isObject(answers)) carryInputResponses(request, answers);
     // The client's own request object and id: the core's correlator is the one rewrite upstream.
     // The caller is this request's own: step-up judges its token, not the one that opened the host.
     host.session.serve([request], relay, MODERN_REQUEST, input.headers, input.principal);
