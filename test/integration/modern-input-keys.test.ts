@@ -103,6 +103,16 @@ describe('a fresh 2026 call carrying its own inputResponses (no requestState)', 
     expect(paramsOf(seen[0]!).inputResponses).toEqual(answers);
   });
 
+  it.each([
+    ['an answer that is not an object', { user_name: 12345 }],
+    ['null', null],
+  ])('%s: refused as invalid params before anything goes upstream', async (_label, inputResponses) => {
+    const before = upstream.calls('tools/call', 'hello').length;
+    const err = errorOf(await call(auto.mcpUrl('modern'), 'tools/call', { name: 'hello', arguments: {}, inputResponses }, { meta }));
+    expect(err.code).toBe(-32602);
+    expect(upstream.calls('tools/call', 'hello')).toHaveLength(before);
+  });
+
   it('never reach a 2025 upstream', async () => {
     const echoed = resultOf(await call(legacy.mcpUrl('rec'), 'tools/call', { name: 'echo', arguments: { text: 'hi' }, inputResponses: answers }, { meta }));
     expect(textOf(echoed)).toBe('hi');

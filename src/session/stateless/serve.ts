@@ -65,6 +65,14 @@ const RETRY_KEYS: ReadonlySet<string> = new Set(['inputResponses', 'requestState
 /** Every revision a discover answer lists: this one, and the 2025 ones `initialize` still opens. */
 const SUPPORTED = ALL_PROTOCOL_VERSIONS;
 
+/** A fresh call's own `inputResponses` (only a method that may ask has any): an object of answer objects, else GW_INVALID_PARAMS. */
+function freshAnswers(request: JsonRpcRequest): JsonObject | undefined {
+  const answers = callMayAsk(request.method) ? request.params?.inputResponses : undefined;
+  if (answers === undefined) return undefined;
+  if (!isObject(answers) || !Object.values(answers).every(isObject)) throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: inputResponses must be an object of answers by key');
+  return answers;
+}
+
 function fail(exchange: Exchange, id: JsonRpcRequest['id'], err: unknown, logger: Logger): void {
   const error = toGatewayError(err);
   if (!isGatewayError(err)) logger.error({ err, correlationId: error.details.correlationId }, '2026 request failed');
@@ -142,6 +150,11 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
 
   /** Forwards `request` on a host, its answer relayed to `exchange`; synchronous while a host is open. */
   const forward = (input: StatelessRequest, logLevel: string | undefined): void | Promise<void> => {
+    // A fresh call (a retry with requestState is mrtr.ts's) may carry the client's own answers to
+    // the upstream's input requests: checked for their shape here (the edge is the 2026 server),
+    // then a 2026 upstream gets them unchanged beside the params and decides; a 2025 one never.
+    const answers = freshAnswers(input.request);
+    if (answers !== undefined) carryInputResponses(input.request, answers);
     const caller = callerOf(input);
     // A caller that declared nothing an upstream may ask for (sampling, elicitation, roots) cannot
     // be asked (the spec's rule for servers): its calls need no host of their own and share one.
@@ -165,12 +178,8 @@ export function createStatelessServer({ store, logger, limits }: StatelessOption
     const uri = subjectOf(request.method)?.kind === 'uri' ? namedBy(request.method, request.params) : undefined;
     const relay = createRelay(exchange, host.nextCall++, request.id, request.method, logLevel, hooksFor(host), uri, input.challenge);
     if (mayAsk) host.askers.add(relay);
-    // A fresh call (a retry with requestState is mrtr.ts's) may carry the client's own answers to
-    // the upstream's input requests: a 2026 upstream gets them unchanged and decides; 2025 never.
-    const answers = callMayAsk(request.method) ? request.params?.inputResponses : undefined;
     const params = withoutEnvelope(request.params, RETRY_KEYS);
     if (params !== undefined) request.params = params;
-    if (isObject(answers)) carryInputResponses(request, answers);
     // The client's own request object and id: the core's correlator is the one rewrite upstream.
     // The caller is this request's own: step-up judges its token, not the one that opened the host.
     host.session.serve([request], relay, MODERN_REQUEST, input.headers, input.principal);
