@@ -99,3 +99,22 @@ export function withoutEnvelope(params: JsonObject | undefined, drop?: ReadonlyS
   }
   return copy;
 }
+
+const CLIENT_ANSWERS = Symbol('switchboard.inputResponses');
+type Carrying = { [CLIENT_ANSWERS]?: JsonObject };
+
+/**
+ * A 2026 client's own `inputResponses` on a fresh request (no `requestState`): answers to input
+ * requests of the upstream the gateway never saw. They belong to a 2026 upstream, which judges
+ * them; a 2025 upstream has no such thing. So they ride beside the params under a symbol key:
+ * JSON serialisation never writes it (every 2025 wire drops them by construction), a copy of the
+ * request made by spreading keeps it, and only the 2026 bridge reads it (`carriedInputResponses`).
+ */
+export function carryInputResponses(request: JsonRpcRequest, answers: JsonObject): void {
+  (request as Carrying)[CLIENT_ANSWERS] = answers;
+}
+
+/** What `carryInputResponses` put beside `request`, if anything. */
+export function carriedInputResponses(request: JsonRpcRequest): JsonObject | undefined {
+  return (request as Carrying)[CLIENT_ANSWERS];
+}

@@ -7,6 +7,11 @@
  * Closing the exchange is how a 2026 client cancels (there is no `notifications/cancelled`), so
  * aborting a POST is the cancel.
  *
+ * `subscriptions/listen` is the one request whose answer is meant never to end. Some servers (the
+ * conformance repo's reference server) send it as `application/json` with one message per line,
+ * written as they happen: such a body is read line by line as it arrives (each line at most
+ * `maxMessageBytes`), since collecting it would wait for an end that never comes.
+ *
  * This file knows the wire only; what the messages mean (the `_meta` envelope, `resultType`,
  * input rounds) is the bridge's business (upstream/modern-bridge.ts).
  */
@@ -20,6 +25,7 @@ import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc
 import type { Logger } from '../log/logger.ts';
 import { dispatchExchange, type AbortHandle, type BodyPlan, type DispatchedResponse, type ResponseHead } from './http-dispatch.ts';
 import { toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
+import { createLineSplitter, type LineSplitter } from '../jsonrpc/ndjson.ts';
 import { createSseMessageReader, toMessages } from './sse-messages.ts';
 import type { SseParser } from './sse-parser.ts';
 
@@ -49,6 +55,8 @@ export interface StatelessHttpWire {
 }
 
 const ACCEPT_POST = 'application/json, text/event-stream';
+/** The request whose JSON answer may be a stream of lines (see the header). */
+const LISTEN = 'subscriptions/listen';
 /** How much of an error body is read to quote the upstream's message. */
 const ERROR_BODY_BYTES = 4_096;
 
@@ -104,7 +112,7 @@ export function createStatelessHttpWire({ target, logger, agent, headers }: Stat
         if (isResponse(message) && message.id !== null && idKey(message.id) === key) answer = message;
         else onmessage(message);
       };
-      let parser: SseParser | undefined;
+      let parser: SseParser | LineSplitter | undefined;
       let tooLarge: GatewayError | undefined;
       const plan = (head: ResponseHead): BodyPlan => {
         if (head.statusCode >= 400) return { mode: 'head', limit: ERROR_BODY_BYTES };
@@ -120,6 +128,17 @@ export function createStatelessHttpWire({ target, logger, agent, headers }: Stat
           return { mode: 'stream', onchunk: (chunk) => reader.push(chunk) };
         }
         if (head.contentType !== 'application/json') return { mode: 'head', limit: 0 };
+        if (request.method === LISTEN) {
+          const lines = createLineSplitter({
+            maxLineBytes: target.maxMessageBytes,
+            onLine: (line) => {
+              for (const message of toMessages(line, logger)) receive(message);
+            },
+            onOverflow: (_head, bytes) => logger.warn({ bytes, limit: target.maxMessageBytes }, 'over-long line of a listen stream dropped'),
+          });
+          parser = lines;
+          return { mode: 'stream', onchunk: (chunk) => lines.push(chunk) };
+        }
         return { mode: 'collect', limit: target.maxMessageBytes };
       };
       let res: DispatchedResponse;
@@ -137,6 +156,8 @@ export function createStatelessHttpWire({ target, logger, agent, headers }: Stat
         if (abort.aborted) throw new GatewayError('GW_UPSTREAM_CLOSED', `Request to upstream "${name}" was closed`, { target: name, reason: 'aborted' });
         throw toNetworkError(name, err);
       }
+      // A listen answer's last line may lack its newline.
+      if (parser !== undefined && !('reset' in parser)) parser.end();
       const status = res.statusCode;
       if (status >= 400) {
         const refusal = status === 400 || status === 404 ? ladderError(res.text, key) : undefined;

@@ -40,6 +40,12 @@ export const MAX_RESOURCE_SUBSCRIPTIONS = 256;
  * subscription changes (one at a time) for ever: the change then fails and the held stream stays.
  */
 export const REPLACE_ACK_MS = 30_000;
+/**
+ * How long opening the stream may wait for its first acknowledgement. The handshake waits for it
+ * (modern-bridge.ts), so that everything the upstream says once a client is answered reaches that
+ * client; an upstream slower than this is listened to anyway, the session just does not wait longer.
+ */
+export const OPEN_ACK_MS = 10_000;
 
 /** The `notifications` filter of the listen request: the list_changed kinds the server offers. */
 export function listenFilter(capabilities: unknown): JsonObject | undefined {
@@ -56,8 +62,11 @@ export function listenFilter(capabilities: unknown): JsonObject | undefined {
 }
 
 export interface ListenStream {
-  /** Opens the stream (once; later calls do nothing). */
-  open(): void;
+  /**
+   * Opens the stream (once; later calls only wait). Resolves once the upstream acknowledged it, or
+   * the first attempt ended without that, or OPEN_ACK_MS passed, or nothing is listened to.
+   */
+  open(): Promise<void>;
   /**
    * Listens again with `uris` as the resourceSubscriptions; resolves with the URIs the upstream
    * acknowledged, or undefined when it refused or the request ended before its acknowledgement.
@@ -98,6 +107,13 @@ export function createListenStream({ wire, logger, filter, envelope, deliver }: 
   /** Replacements sent and not yet acknowledged (closed with the stream). */
   const replacing = new Set<AbortHandle>();
   const lists = Object.keys(filter).length > 0;
+  /** Settles `open()`'s promise (once). */
+  let opening: (() => void) | undefined;
+  let openWait: Promise<void> | undefined;
+  const settleOpen = () => {
+    opening?.();
+    opening = undefined;
+  };
 
   const untag = (message: JsonRpcNotification) => {
     const meta = message.params?._meta;
@@ -123,6 +139,7 @@ export function createListenStream({ wire, logger, filter, envelope, deliver }: 
       if (isRequest(message) || isResponse(message)) return;
       if (message.method === ACKNOWLEDGED) {
         failures = 0;
+        if (handle === current) settleOpen();
         if (settle !== undefined) {
           clearTimeout(guard);
           replacing.delete(handle);
@@ -138,6 +155,7 @@ export function createListenStream({ wire, logger, filter, envelope, deliver }: 
       if (handle === current) untag(message);
     };
     const ended = (why: string) => {
+      if (handle === current) settleOpen();
       if (closed || handle.aborted || handle !== current) return;
       failures++;
       if (failures >= LISTEN_ATTEMPTS) {
@@ -159,8 +177,10 @@ export function createListenStream({ wire, logger, filter, envelope, deliver }: 
         // A replacement refused or ended before its acknowledgement: the held stream stays.
         if (settle !== undefined) return unsettled();
         // Refused (no such method, or not for these kinds): asking again would only be refused again.
-        if (isErrorResponse(answer)) logger.warn({ code: answer.error.code }, 'subscriptions/listen refused; no change notifications from this upstream');
-        else ended('the server ended the subscription');
+        if (isErrorResponse(answer)) {
+          settleOpen();
+          logger.warn({ code: answer.error.code }, 'subscriptions/listen refused; no change notifications from this upstream');
+        } else ended('the server ended the subscription');
       },
       (err: unknown) => {
         if (settle !== undefined) return unsettled();
@@ -171,9 +191,21 @@ export function createListenStream({ wire, logger, filter, envelope, deliver }: 
 
   return {
     open() {
-      if (opened) return;
+      if (openWait !== undefined) return openWait;
+      if (opened || !lists) {
+        opened = true;
+        return (openWait = Promise.resolve());
+      }
       opened = true;
-      if (lists) listen(held);
+      openWait = new Promise<void>((resolve) => {
+        const bound = setTimeout(resolve, OPEN_ACK_MS).unref();
+        opening = () => {
+          clearTimeout(bound);
+          resolve();
+        };
+      });
+      listen(held);
+      return openWait;
     },
     resubscribe(uris) {
       opened = true;
@@ -189,6 +221,7 @@ export function createListenStream({ wire, logger, filter, envelope, deliver }: 
     },
     close() {
       closed = true;
+      settleOpen();
       clearTimeout(timer);
       current?.abort();
       for (const handle of replacing) handle.abort();

@@ -31,7 +31,7 @@ import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
 import { idKey, idText, isErrorResponse, isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
 import { JsonRpcCode } from '../jsonrpc/codes.ts';
 import { mayAsk } from '../jsonrpc/methods.ts';
-import { META, RESERVED_META_PREFIX, withoutReservedMeta } from '../jsonrpc/modern.ts';
+import { carriedInputResponses, META, RESERVED_META_PREFIX, withoutReservedMeta } from '../jsonrpc/modern.ts';
 import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import { isSupportedVersion, LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 import type { RemoteTargetConfig } from '../config/types.ts';
@@ -174,6 +174,10 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
     else signal?.addEventListener('abort', cancel, { once: true });
     const base = request.params ?? {};
     let params: JsonObject = { ...base, _meta: envelope(base._meta) };
+    // A 2026 client's own answers on a fresh call (session/stateless/serve.ts): the first round
+    // carries them as they came; the upstream decides what they are worth.
+    const carried = carriedInputResponses(request);
+    if (carried !== undefined) params.inputResponses = carried;
     let wireId: RequestId = request.id;
     const call = request.method === 'tools/call';
     // Each request is its own POST: its own headers and trace context go as HTTP headers.
@@ -228,14 +232,16 @@ export function createModernBridge({ target, logger, wire, discovered }: ModernB
     }
   };
 
-  const notify = (message: JsonRpcMessage) => {
+  const notify = (message: JsonRpcMessage): Promise<void> | undefined => {
     if (isResponse(message)) {
       if (!asker.answer(message)) logger.debug({ id: message.id }, 'answer to no input request of ours; dropped');
       return;
     }
     // The client is ready for notifications: listen for the upstream's (the 2025 GET stream's part).
-    // Any other (cancelled: the send's signal did it; roots/list_changed...): 2026 has none.
-    if (message.method === 'notifications/initialized') listen?.open();
+    // The send is done once the upstream acknowledged it (bounded: listen-stream.ts), so the
+    // handshake that sent it ends after that, and nothing the upstream says once the client is
+    // answered is lost. Any other (cancelled: the send's signal did it; roots/list_changed...): 2026 has none.
+    if (message.method === 'notifications/initialized') return listen?.open();
   };
 
   const bridge: Transport = {

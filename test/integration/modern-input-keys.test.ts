@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModernFixture, type ModernFixture } from '../fixtures/modern-upstream.ts';
 import { paramsOf } from '../support/bridge-client.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { textOf } from '../support/recorder.ts';
+import { recorderServer, textOf } from '../support/recorder.ts';
 import { errorOf, modern as call, resultOf } from '../support/modern.ts';
 
 let upstream: ModernFixture;
@@ -19,15 +19,18 @@ let auto: TestGateway;
 let pinned: TestGateway;
 /** Two targets behind one `/mcp` (the same upstream twice): names carry their target. */
 let both: TestGateway;
+/** A 2025 stdio upstream that records what it receives. */
+let legacy: TestGateway;
 
 beforeAll(async () => {
   upstream = await startModernFixture();
   auto = await startTestGateway({ targets: { modern: { type: 'http', url: upstream.url } } });
   pinned = await startTestGateway({ targets: { modern: { type: 'http', url: upstream.url, protocol: '2026' } } });
   both = await startTestGateway({ targets: { modern: { type: 'http', url: upstream.url }, twin: { type: 'http', url: upstream.url } } });
+  legacy = await startTestGateway({ targets: { rec: recorderServer() } });
 });
 afterAll(async () => {
-  await Promise.allSettled([auto?.close(), pinned?.close(), both?.close()]);
+  await Promise.allSettled([auto?.close(), pinned?.close(), both?.close(), legacy?.close()]);
   await upstream?.close();
 });
 
@@ -82,5 +85,42 @@ describe('a 2025 client of the same upstream', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('a fresh 2026 call carrying its own inputResponses (no requestState)', () => {
+  const answers = { user_name: { action: 'accept', content: { name: 'Alice' } }, unknown_extra_key: { action: 'accept', content: { foo: 'bar' } } };
+  it.each([
+    ['/servers/modern/mcp', () => auto.mcpUrl('modern'), 'hello'],
+    ['/mcp of two targets', () => new URL('/mcp', both.url), 'twin__hello'],
+  ] as [string, () => URL, string][])('%s: reach the 2026 upstream unchanged, which completes the call', async (_label, url, tool) => {
+    const before = upstream.calls('tools/call', 'hello').length;
+    const answer = resultOf(await call(url(), 'tools/call', { name: tool, arguments: {}, inputResponses: answers }, { meta }));
+    expect(answer.resultType).toBe('complete');
+    expect(textOf(answer)).toBe('hello Alice');
+    const seen = upstream.calls('tools/call', 'hello').slice(before);
+    expect(seen).toHaveLength(1);
+    expect(paramsOf(seen[0]!).inputResponses).toEqual(answers);
+  });
+
+  it.each([
+    ['an answer that is not an object', { user_name: 12345 }],
+    ['null', null],
+  ])('%s: refused as invalid params before anything goes upstream', async (_label, inputResponses) => {
+    const before = upstream.calls('tools/call', 'hello').length;
+    const err = errorOf(await call(auto.mcpUrl('modern'), 'tools/call', { name: 'hello', arguments: {}, inputResponses }, { meta }));
+    expect(err.code).toBe(-32602);
+    expect(upstream.calls('tools/call', 'hello')).toHaveLength(before);
+  });
+
+  it('never reach a 2025 upstream', async () => {
+    const echoed = resultOf(await call(legacy.mcpUrl('rec'), 'tools/call', { name: 'echo', arguments: { text: 'hi' }, inputResponses: answers }, { meta }));
+    expect(textOf(echoed)).toBe('hi');
+    // The history leaves out the call that asks for it: the echo call is in it.
+    const answer = resultOf(await call(legacy.mcpUrl('rec'), 'tools/call', { name: 'history', arguments: {} }, { meta }));
+    const received = JSON.parse(textOf(answer)) as { method?: string; params?: { name?: string } }[];
+    const calls = received.filter((m) => m.method === 'tools/call' && m.params?.name === 'echo');
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.params).not.toHaveProperty('inputResponses');
   });
 });

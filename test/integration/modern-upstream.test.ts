@@ -41,7 +41,7 @@ describe('2025 client -> 2026 upstream, single target', () => {
     expect(client.getInstructions()).toBe('A 2026-07-28-only fixture.');
     expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
     const tools = await client.listTools();
-    expect(tools.tools.map((t) => t.name).sort()).toEqual(['confirm', 'echo', 'greet', 'progress', 'region', 'sample', 'slow']);
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['confirm', 'echo', 'greet', 'hello', 'progress', 'region', 'sample', 'slow']);
     // A 2025 client's own handshake is tried once per target (upstream/era-first.ts); the server
     // refused it, and the gateway remembered: the second session sent none.
     expect(modern.calls('initialize')).toHaveLength(1);

@@ -13,6 +13,7 @@
 import { GatewayError, isGatewayError, toErrorResponse, toGatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
 import { META, withoutEnvelope } from '../../jsonrpc/era.ts';
+import { carryInputResponses } from '../../jsonrpc/modern.ts';
 import { mayAsk as callMayAsk, namedBy, subjectOf } from '../../jsonrpc/methods.ts';
 import type { JsonObject, JsonRpcRequest } from '../../jsonrpc/types.ts';
 import { ALL_PROTOCOL_VERSIONS } from '../../jsonrpc/versions.ts';
@@ -64,10 +65,21 @@ export interface StatelessServer {
   close(): void;
 }
 
-/** What a retry carries for the gateway (mrtr.ts), never for the upstream. */
+/**
+ * What a retry carries for the gateway (mrtr.ts), never for the upstream as params; a fresh call's
+ * `inputResponses` go beside them to a 2026 upstream (forwardOn).
+ */
 const RETRY_KEYS: ReadonlySet<string> = new Set(['inputResponses', 'requestState']);
 /** Every revision a discover answer lists: this one, and the 2025 ones `initialize` still opens. */
 const SUPPORTED = ALL_PROTOCOL_VERSIONS;
+
+/** A fresh call's own `inputResponses` (only a method that may ask has any): an object of answer objects, else GW_INVALID_PARAMS. */
+function freshAnswers(request: JsonRpcRequest): JsonObject | undefined {
+  const answers = callMayAsk(request.method) ? request.params?.inputResponses : undefined;
+  if (answers === undefined) return undefined;
+  if (!isObject(answers) || !Object.values(answers).every(isObject)) throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: inputResponses must be an object of answers by key');
+  return answers;
+}
 
 function fail(exchange: Exchange, id: JsonRpcRequest['id'], err: unknown, logger: Logger): void {
   const error = toGatewayError(err);
@@ -146,6 +158,11 @@ export function createStatelessServer({ store, logger, limits, cluster }: Statel
 
   /** Forwards `request` on a host, its answer relayed to `exchange`; synchronous while a host is open. */
   const forward = (input: StatelessRequest, logLevel: string | undefined): void | Promise<void> => {
+    // A fresh call (a retry with requestState is mrtr.ts's) may carry the client's own answers to
+    // the upstream's input requests: checked for their shape here (the edge is the 2026 server),
+    // then a 2026 upstream gets them unchanged beside the params and decides; a 2025 one never.
+    const answers = freshAnswers(input.request);
+    if (answers !== undefined) carryInputResponses(input.request, answers);
     const caller = callerOf(input);
     // A caller that declared nothing an upstream may ask for (sampling, elicitation, roots) cannot
     // be asked (the spec's rule for servers): its calls need no host of their own and share one.
