@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLbCluster, type LbCluster } from '../support/lb-cluster.ts';
 import { openLegacyStream } from '../support/legacy-sse.ts';
 import { MCP_HEADERS, post, rpc, textOf } from '../support/recorder.ts';
+import { cutAfterFirstProgress } from '../support/sse-cut.ts';
 
 let c: LbCluster;
 
@@ -44,21 +45,7 @@ function watching(seen: Seen[], cut?: { done: boolean }): typeof fetch {
     if (cut === undefined || cut.done || init?.method !== 'POST' || !sse || res.body === null) return res;
     // Drop the first SSE answer after its first progress event: the SDK resumes it with GET + Last-Event-ID.
     cut.done = true;
-    const reader = res.body.getReader();
-    let text = '';
-    const cutting = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const { value, done } = await reader.read();
-        if (done) return controller.close();
-        text += new TextDecoder().decode(value);
-        controller.enqueue(value);
-        if (text.includes('notifications/progress')) {
-          controller.error(new Error('connection dropped by the test'));
-          await reader.cancel();
-        }
-      },
-    });
-    return new Response(cutting, { status: res.status, headers: res.headers });
+    return cutAfterFirstProgress(res);
   };
 }
 

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type TestCluster } from '../support/cluster.ts';
 import { openLegacyStream } from '../support/legacy-sse.ts';
 import { MCP_HEADERS, post, textOf } from '../support/recorder.ts';
+import { cutAfterFirstProgress } from '../support/sse-cut.ts';
 
 let cluster: TestCluster;
 
@@ -34,21 +35,7 @@ function switchingFetch(first: string, then: string, seen: string[], cutFirstSse
     if (init?.method !== 'POST' || !sse || cutFirstSse.cut || res.body === null) return res;
     // Cut the first SSE answer after its first progress event: the SDK resumes it with a GET and Last-Event-ID.
     cutFirstSse.cut = true;
-    const reader = res.body.getReader();
-    let text = '';
-    const cutting = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const { value, done } = await reader.read();
-        if (done) return controller.close();
-        text += new TextDecoder().decode(value);
-        controller.enqueue(value);
-        if (text.includes('notifications/progress')) {
-          controller.error(new Error('connection dropped by the test'));
-          await reader.cancel();
-        }
-      },
-    });
-    return new Response(cutting, { status: res.status, headers: res.headers });
+    return cutAfterFirstProgress(res);
   };
 }
 
