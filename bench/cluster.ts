@@ -50,7 +50,12 @@ function freePort(): Promise<number> {
 async function launch(command: string, args: string[], ready: RegExp | undefined, env = process.env): Promise<ChildProcess> {
   const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env, detached: true });
   started.push(child);
-  if (ready === undefined) return child;
+  if (ready === undefined) {
+    // Read and drop what it writes: a pipe nobody reads fills up and then stalls (or spins) its writer.
+    child.stdout?.resume();
+    child.stderr?.resume();
+    return child;
+  }
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${command} not ready in 60 s:\n${out.slice(-2_000)}`)), 60_000);
@@ -87,7 +92,9 @@ async function startReplica(id: string, redisUrl: string, frontPort: number): Pr
   const gateway = { host: '127.0.0.1', port, logging: { level: 'warn' }, allowedHosts: [`127.0.0.1:${port}`, `127.0.0.1:${frontPort}`], cluster };
   writeFileSync(file, JSON.stringify({ gateway, mcpServers: { echo: { command: process.execPath, args: [ECHO_SERVER] } } }));
   // `warn` hides "joined the cluster"; /readyz says when it serves.
-  const child = await launch(process.execPath, [join(ROOT, 'src/cli.ts'), '--config', file], undefined);
+  // BENCH_CPU_PROF=<dir>: each replica runs under `node --cpu-prof` (a profile per process, written at exit).
+  const prof = process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`];
+  const child = await launch(process.execPath, [...prof, join(ROOT, 'src/cli.ts'), '--config', file], undefined);
   const deadline = Date.now() + 60_000;
   for (;;) {
     const status = await fetch(`${url}/readyz`).then((r) => r.status, () => 0);
@@ -168,6 +175,11 @@ async function main(): Promise<void> {
       const [r0, r1] = replicas as unknown as [{ url: string }, { url: string }];
       rows.push(row('r1 relays to the owner r0 (no HAProxy)', await measure(relayedConnector(r0.url + path, r1.url + path), pids)));
       rows.push(row('the owner r0 directly (no HAProxy)', await measure(httpConnector(r0.url + path, LOAD.sessions * LOAD.inFlight), pids)));
+    }
+    if (process.env.BENCH_CPU_PROF !== undefined) {
+      // A profile is written at a clean exit only: SIGTERM (a drain, idle by now), then the group's SIGKILL.
+      for (const child of started) child.kill('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
     }
     killAll();
     await new Promise((resolve) => setTimeout(resolve, 500));
