@@ -189,10 +189,13 @@ async function main(): Promise<void> {
   console.log(rows.join('\n'));
 }
 
-process.on('SIGINT', () => {
-  killAll();
-  process.exit(130);
-});
+// Stopped by a signal (Ctrl-C, or a `timeout`): Redis, HAProxy and the replicas go too.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  process.on(signal, () => {
+    killAll();
+    process.exit(code);
+  });
+}
 try {
   await main();
 } finally {
