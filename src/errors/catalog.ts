@@ -93,6 +93,8 @@ export const catalog = Object.freeze({
   GW_DEFINITION_CHANGED: entry(JsonRpcCode.InvalidParams, 409, 'Definition changed since it was approved; refused until an operator approves it'),
   GW_INVALID_CURSOR: entry(JsonRpcCode.InvalidParams, 400, 'Invalid cursor'),
   GW_INVALID_PARAMS: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params'),
+  // A resource URI with no spelling safe to judge (router/canonical.ts; docs/security.md).
+  GW_INVALID_URI: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params: the resource URI has no canonical spelling'),
   GW_METHOD_NOT_FOUND: entry(JsonRpcCode.MethodNotFound, 404, 'Method not found'),
 
   // Guardrail hooks of a target (mcpServers.<name>.hooks; docs/governance.md, "Guardrail hooks").

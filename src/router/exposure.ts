@@ -11,6 +11,7 @@ import { namedBy, subjectOf, type Subject } from '../jsonrpc/methods.ts';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest } from '../jsonrpc/types.ts';
 import { PASS_ALL } from './glob.ts';
 import { LIST_KINDS, type Exposure, type ListKind } from './list-merge.ts';
+import { canonicalUri } from './canonical.ts';
 import { clientName, overrideItem, passesEvery, serverName } from './overrides.ts';
 
 /** False when the exposure lets everything through unchanged (the pass-through then does no work for it). */
@@ -127,7 +128,7 @@ export function filterList(method: string, result: JsonObject, exposure: Exposur
   const allowed = exposure[kind.filter];
   const overrides = exposure.overrides;
   if (kind.filter === 'resources' || overrides === undefined) {
-    result[kind.resultKey] = items.filter((item) => !isObject(item) || typeof item[kind.field] !== 'string' || allowed(item[kind.field] as string));
+    result[kind.resultKey] = items.filter((item) => !isObject(item) || typeof item[kind.field] !== 'string' || allowed(canonicalUri(item[kind.field] as string) ?? (item[kind.field] as string)));
     return true;
   }
   const named = kind.filter;

@@ -7,6 +7,7 @@ import type { JsonObject } from '../jsonrpc/types.ts';
 import type { FanOutOutcome } from './fan-out.ts';
 import type { NameFilter } from './glob.ts';
 import type { Collision, NameTable } from './name-table.ts';
+import { canonicalUri } from './canonical.ts';
 import { clientName, overrideItem, passesEvery, serverName, type Overrides } from './overrides.ts';
 import { encodeResourceUri } from './resource-uri.ts';
 
@@ -105,7 +106,8 @@ export function mergePage(
           if (exposed === undefined) continue;
           record[kind.field] = exposed;
         } else {
-          if (!filter(key)) continue;
+          // Judged in the canonical spelling the rules are written in (router/canonical.ts).
+          if (!filter(canonicalUri(key) ?? key)) continue;
           record[kind.field] = encodeResourceUri(outcome.target, key);
         }
         if (held?.has(key) === true) continue;
