@@ -105,7 +105,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   // Sealed ids name the owner and the principal; without a cluster the store's UUIDs as ever.
   const newId = cluster && ((principal: string) => cluster.sealer.seal({ replica: cluster.replicaId, local: randomUUID(), principal }));
   const pinning = createPinning(config, logger, services.observer);
-  let stepUp = compileStepUp(config.requiredScopes);
+  let stepUp = compileStepUp(config.requiredScopes, config.auth?.scopes);
   // Hooks cost nothing until a target has some: the client dials nothing before its first call.
   const hookClient = createHookClient();
   const guard = createCallGuard({ client: hookClient, observer: services.observer, logger });
@@ -146,7 +146,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       health.retain(next.targets.values());
       pinning.reload(next);
       endpoints.update(next);
-      stepUp = compileStepUp(next.requiredScopes);
+      stepUp = compileStepUp(next.requiredScopes, next.auth?.scopes);
       agents.retain(next.targets.values());
       spares.retain(next.targets.values());
       guard.retain(next.targets.values());

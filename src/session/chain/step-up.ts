@@ -16,14 +16,16 @@ import type { StepUpCheck, StepUpNeed } from './gates.ts';
 /** The check sessions run, over whatever rules are in force now (`rules` follows reloads). */
 export function stepUpCheckOf(rules: () => StepUpRules | undefined): StepUpCheck {
   return (target, request, caller) => {
-    const missing = rules()?.missing(target, request.method, request.params, caller?.scopes);
-    return missing === undefined ? undefined : { required: missing, missing };
+    const now = rules();
+    const missing = now?.missing(target, request.method, request.params, caller?.scopes);
+    // Only a refusal builds the whole list (the base scopes and every scope the item's rules name).
+    return now === undefined || missing === undefined ? undefined : { required: now.required(target, request.method, request.params), missing };
   };
 }
 
-/** The error `rec` is answered with: GW_STEP_UP_REQUIRED naming the scopes. Logged, never the token. */
+/** The error `rec` is answered with: GW_STEP_UP_REQUIRED naming every scope the request needs (`requiredScopes`) and the missing ones (`missingScopes`). Logged, never the token. */
 export function stepUpRefusal(rec: Pending, need: StepUpNeed, logger: Logger): JsonRpcErrorResponse {
-  const error = new GatewayError('GW_STEP_UP_REQUIRED', undefined, { requiredScopes: [...need.required] });
+  const error = new GatewayError('GW_STEP_UP_REQUIRED', undefined, { requiredScopes: [...need.required], missingScopes: [...need.missing] });
   logger.info({ code: error.code, clientId: rec.clientId, method: rec.method, target: rec.member?.name, requiredScopes: need.required, missingScopes: need.missing }, 'request refused for want of scopes (step-up)');
   return toErrorResponse(rec.clientId, error);
 }
