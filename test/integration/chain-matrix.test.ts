@@ -1,0 +1,149 @@
+/**
+ * The chain's matrix (issue 30): every path to one target x every judgment x the look-alike
+ * spellings. One gateway (support/chain-matrix.ts) serves every row; each row is a path with its
+ * own principal (so rate-limit buckets do not mix), its own spelling of names and URIs, and one
+ * client of its transport. The next surface adds a row here, not a hole.
+ *
+ * Judgments: a policy deny on a tool (written with the override's name; a virtual pick of the
+ * tool carries a third) and on a resource; step-up on a tool and on a resource (the challenge
+ * names every scope the request needs); the per-tool rate limit; a request hook's deny; a
+ * response's redaction; the audit line. Whatever is refused never reaches the upstream.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
+import { KEY, MATRIX_SCOPES, modernDriver, sessionDriver, sseDriver, startMatrixGateway, TEXTS, wsDriver, type Answer, type Driver, type MatrixGateway } from '../support/chain-matrix.ts';
+
+let as: AuthorizationServer;
+let m: MatrixGateway;
+
+beforeAll(async () => {
+  const clients = ROWS.flatMap((row) => [clientOf(row), `${clientOf(row)}-wide`]);
+  as = await startAuthorizationServer({ scopes: MATRIX_SCOPES, clients });
+  m = await startMatrixGateway(as);
+});
+
+afterAll(async () => {
+  await m?.close();
+  await as?.close();
+});
+
+interface Row {
+  readonly name: string;
+  readonly path: string;
+  open(m: MatrixGateway, path: string, token: string): Promise<Driver> | Driver;
+  tool(name: string): string;
+  uri(uri: string): string;
+  /** HTTP 403 with a challenge can be sent (a 2025 POST, a 2026 request); else the error at 200. */
+  readonly http: boolean;
+}
+
+/** Each row's own principal: its rate-limit buckets and audit lines are its own. */
+const clientOf = (row: Row) => `matrix-${row.name.replace(/\W+/g, '-')}`;
+const own = (name: string) => name;
+const prefixed = (name: string) => `files__${name}`;
+const encoded = (uri: string) => `files+${uri}`;
+
+const ROWS: Row[] = [
+  { name: 'server path', path: '/servers/files/mcp', open: sessionDriver, tool: own, uri: own, http: true },
+  { name: 'aggregate', path: '/mcp', open: sessionDriver, tool: prefixed, uri: encoded, http: true },
+  { name: 'group', path: '/groups/g/mcp', open: sessionDriver, tool: prefixed, uri: encoded, http: true },
+  { name: 'virtual server', path: '/virtual/kit/mcp', open: sessionDriver, tool: (n) => (n === 'remove' ? 'wipe' : n), uri: encoded, http: true },
+  { name: 'WebSocket', path: '/servers/files/ws', open: wsDriver, tool: own, uri: own, http: false },
+  { name: 'legacy SSE', path: '/servers/files/sse', open: sseDriver, tool: own, uri: own, http: false },
+  { name: '2026 request', path: '/servers/files/mcp', open: modernDriver, tool: own, uri: own, http: true },
+];
+
+/** Spellings of `<root>/<dir>/x.txt` that a file server reads as that file. */
+function spellings(root: string, dir: string): string[] {
+  const [first, ...rest] = dir;
+  return [
+    `file://${root}/${dir}/x.txt`,
+    `file://${root}/public/../${dir}/x.txt`,
+    `file://${root}/./${dir}/./x.txt`,
+    `file://${root}//${dir}//x.txt`,
+    `file://localhost${root}/${dir}/x.txt`,
+    `file://${root}/%${(first as string).charCodeAt(0).toString(16)}${rest.join('')}/x.txt`,
+    `FILE://${root}/${dir}/x.txt`,
+    `file://${root}/public/%2e%2e/${dir}/x.txt`,
+    `file://${root}/public/%2E%2E/${dir}/x.txt`,
+  ];
+}
+
+/** Spellings no rule can be judged on: refused outright, whatever they name. */
+const unjudgeable = (root: string) => [`file://${root}/public%2F..%2Fsecret/x.txt`, `file://${root}/public/..%5Csecret/x.txt`, `file://${root}/%zz/x.txt`];
+
+const errorOf = (a: Answer) => a.body.error as { code: number; message: string; data?: Record<string, any> } | undefined;
+const textIn = (a: Answer) => JSON.stringify(a.body.result ?? {});
+
+describe.each(ROWS)('the chain on $name', (row) => {
+  const client = clientOf(row);
+  let narrow: Driver;
+  let wide: Driver;
+
+  beforeAll(async () => {
+    narrow = await row.open(m, row.path, await m.token(client, row.path, 'mcp'));
+    wide = await row.open(m, row.path, await m.token(`${client}-wide`, row.path, 'mcp files:read files:write'));
+  });
+  afterAll(async () => {
+    await narrow?.close();
+    await wide?.close();
+  });
+
+  it('a policy deny written with the override name refuses the tool under every name and spelling it carries', async () => {
+    for (const name of [row.tool('remove'), row.tool('remove').toUpperCase(), row.tool('\uFF52emove')]) {
+      const a = await wide.request('tools/call', { name, arguments: { path: `policy-${client}` } });
+      expect(errorOf(a), `${name}: ${JSON.stringify(a.body)}`).toBeDefined();
+    }
+    expect(m.received().filter((r) => JSON.stringify(r.params ?? {}).includes(`policy-${client}`))).toEqual([]);
+  });
+
+  it('a policy deny on a resource holds for every spelling of its URI; unjudgeable spellings are refused', async () => {
+    for (const uri of [...spellings(m.root, 'secret'), ...unjudgeable(m.root)]) {
+      const a = await wide.request('resources/read', { uri: row.uri(uri) });
+      expect(errorOf(a), `${uri}: ${JSON.stringify(a.body)}`).toBeDefined();
+      expect(textIn(a)).not.toContain(TEXTS.secret);
+    }
+    const served = await wide.request('resources/read', { uri: row.uri(`file://${m.root}/public/x.txt`) });
+    expect(textIn(served)).toContain(TEXTS.public);
+  });
+
+  it('step-up on a resource: every spelling needs the scope; the challenge names the base scope too', async () => {
+    for (const uri of spellings(m.root, 'private')) {
+      const a = await narrow.request('resources/read', { uri: row.uri(uri) });
+      expect(errorOf(a)?.data, `${uri}: ${JSON.stringify(a.body)}`).toMatchObject({ code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['mcp', 'files:read'] });
+      if (row.http) expect(a.challenge).toContain('scope="mcp files:read"');
+      expect(textIn(a)).not.toContain(TEXTS.private);
+    }
+    expect(textIn(await wide.request('resources/read', { uri: row.uri(`file://${m.root}/public/../private/x.txt`) }))).toContain(TEXTS.private);
+  });
+
+  it('step-up on a tool, in every case and width', async () => {
+    const exact = await narrow.request('tools/call', { name: row.tool('echo'), arguments: { text: `stepup-${client}` } });
+    expect(errorOf(exact)?.data).toMatchObject({ code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['mcp', 'files:write'] });
+    // A look-alike needs the scope too; where the gateway resolves names itself (an aggregate's
+    // table, a virtual server's picks) it is no name at all: refused before any judgment.
+    for (const name of ['ECHO', '\uFF45cho', ' echo']) {
+      const a = await narrow.request('tools/call', { name: row.tool(name), arguments: { text: `stepup-${client}` } });
+      expect(['GW_STEP_UP_REQUIRED', 'GW_UNKNOWN_TOOL'], `${name}: ${JSON.stringify(a.body)}`).toContain(errorOf(a)?.data?.code);
+    }
+    expect(m.received().filter((r) => JSON.stringify(r.params ?? {}).includes(`stepup-${client}`))).toEqual([]);
+  });
+
+  it('a request hook denies; a response is redacted; the audit line names the call', async () => {
+    const denied = await wide.request('tools/call', { name: row.tool('secret'), arguments: { text: 'deny-me' } });
+    expect(errorOf(denied)?.data?.code).toBe('GW_HOOK_DENIED');
+    const redacted = await wide.request('tools/call', { name: row.tool('secret'), arguments: {} });
+    expect(textIn(redacted)).toContain('[REDACTED]');
+    expect(textIn(redacted)).not.toContain(KEY);
+    const lines = m.audit.filter((l) => l.includes('"audit":true') && l.includes(`${client}-wide`) && /"tool":"(files__)?secret"/.test(l));
+    expect(lines.length, m.audit.slice(-5).join('\n')).toBeGreaterThanOrEqual(2);
+    expect(lines.some((l) => l.includes('"outcome":"ok"') && l.includes('"target":"files"'))).toBe(true);
+  });
+
+  it('the per-tool rate limit holds, whatever the path calls the tool', async () => {
+    const answers: Answer[] = [];
+    for (let i = 0; i < 4; i++) answers.push(await wide.request('tools/call', { name: row.tool('limited'), arguments: {} }));
+    expect(answers.slice(0, 3).every((a) => errorOf(a) === undefined)).toBe(true);
+    expect(errorOf(answers[3] as Answer)?.data?.code).toBe('GW_RATE_LIMITED');
+  });
+});
