@@ -87,6 +87,8 @@ export const catalog = Object.freeze({
   GW_CIRCUIT_OPEN: entry(JsonRpcCode.InternalError, 503, 'Target is failing; the gateway is not trying it until its cooldown ends'),
   GW_UNKNOWN_TOOL: entry(JsonRpcCode.InvalidParams, 400, 'Unknown tool'),
   GW_UNKNOWN_PROMPT: entry(JsonRpcCode.InvalidParams, 400, 'Unknown prompt'),
+  // A task this session did not create (session/chain/tasks.ts).
+  GW_UNKNOWN_TASK: entry(JsonRpcCode.InvalidParams, 400, 'Unknown task'),
   // SEP-2164: resource not found is -32602 (Invalid params), not the older -32002 (server-error range).
   GW_RESOURCE_NOT_FOUND: entry(JsonRpcCode.InvalidParams, 404, 'Resource not found'),
   // Pinning (docs/governance.md): the item exists, but its definition is not the one approved.

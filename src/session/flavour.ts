@@ -12,6 +12,7 @@ import type { NameTable } from '../router/name-table.ts';
 import type { Span } from '../telemetry/tracing.ts';
 import type { Caller, Principal } from '../upstream/caller.ts';
 import type { ChainGates } from './chain/gates.ts';
+import type { TaskOrigin } from './chain/tasks.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionServices } from './services.ts';
@@ -47,6 +48,11 @@ export interface Pending extends ObservedRequest {
   readonly caller: Principal | undefined;
   /** What the request names (a tool, prompt or URI) as the client spelled it, before routing: a refusal's message says it. */
   readonly asked: string | undefined;
+  /**
+   * Task-augmented calls and task requests only (chain/tasks.ts): the call that creates a task
+   * (remembered when its answer names one), or the call a `tasks/result` is the result of.
+   */
+  task: TaskOrigin | undefined;
   startedAt: number;
   sentAt: number;
   upstreamMs: number;

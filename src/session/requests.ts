@@ -109,7 +109,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     if (a === undefined || audit === undefined) return;
     const ms = Math.round((performance.now() - a.started) * 10) / 10;
     // The request's own era (a 2026 request on a held session is 2026), not its session's.
-    audit.info({ method: rec.method, era: eraOf(rec.protocolVersion), [subjectOf(rec.method)?.kind as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
+    audit.info({ method: rec.method, era: eraOf(rec.protocolVersion), [subjectOf(rec.method)?.kind ?? 'tool']: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
   };
 
   const deliver = (rec: Pending, answer: JsonObject) => {
@@ -187,6 +187,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
         subject: timed ? observedSubject(request) : undefined,
         caller,
         asked: askedOf(request),
+        task: undefined,
         startedAt: timed ? performance.now() : 0,
         sentAt: 0,
         upstreamMs: 0,

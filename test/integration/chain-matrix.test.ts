@@ -147,3 +147,55 @@ describe.each(ROWS)('the chain on $name', (row) => {
     expect(errorOf(answers[3] as Answer)?.data?.code).toBe('GW_RATE_LIMITED');
   });
 });
+
+/** tasks/* (2025-11-25): a task's result is judged as the call that made it, and only its session may name it. */
+const TASK_ROWS = ROWS.filter((row) => ['server path', 'WebSocket', 'legacy SSE'].includes(row.name));
+
+describe.each(TASK_ROWS)('tasks/* on $name', (row) => {
+  const client = `${clientOf(row)}-tasks`;
+  let mine: Driver;
+  let theirs: Driver;
+
+  beforeAll(async () => {
+    mine = await row.open(m, row.path, await m.token(`${clientOf(row)}-wide`, row.path, 'mcp files:read files:write'));
+    theirs = await row.open(m, row.path, await m.token(clientOf(row), row.path, 'mcp'));
+  });
+  afterAll(async () => {
+    await mine?.close();
+    await theirs?.close();
+  });
+
+  it("a task's result passes the response hook, redaction and the audit line of the call that created it", async () => {
+    const topic = `topic-${client}`;
+    const created = await mine.request('tools/call', { name: 'research', arguments: { topic }, task: { ttl: 60000 } });
+    const taskId = created.body.result?.task?.taskId as string;
+    expect(taskId, JSON.stringify(created.body)).toMatch(/^task-/);
+    expect((await mine.request('tasks/get', { taskId })).body.result).toMatchObject({ taskId, status: 'completed' });
+    const result = await mine.request('tasks/result', { taskId });
+    expect(textIn(result)).toContain(topic);
+    expect(textIn(result)).toContain('[REDACTED]');
+    expect(textIn(result)).not.toContain(KEY);
+    const asked = m.hooked.filter((h) => h.phase === 'response' && h.method === 'tools/call' && h.params?.arguments?.topic === topic && JSON.stringify(h.result).includes(KEY));
+    expect(asked, 'the response hook saw the task result as the call').toHaveLength(1);
+    expect(m.audit.some((l) => l.includes('"method":"tasks/result"') && l.includes('"tool":"research"') && l.includes('"target":"files"') && l.includes('"outcome":"ok"'))).toBe(true);
+    const listed = await mine.request('tasks/list', {});
+    expect((listed.body.result?.tasks as { taskId: string }[]).map((t) => t.taskId)).toContain(taskId);
+
+    // Another session (another principal) names it: refused, and nothing reaches the upstream.
+    for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel']) {
+      const foreign = await theirs.request(method, { taskId });
+      expect(errorOf(foreign)?.data?.code, `${method}: ${JSON.stringify(foreign.body)}`).toBe('GW_UNKNOWN_TASK');
+    }
+    const theirList = await theirs.request('tasks/list', {});
+    expect((theirList.body.result?.tasks as { taskId: string }[] | undefined)?.map((t) => t.taskId) ?? []).not.toContain(taskId);
+  });
+
+  it('an unknown task id is refused before the upstream', async () => {
+    const taskId = `task-nobody-${client}`;
+    for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel']) {
+      expect(errorOf(await mine.request(method, { taskId }))?.data?.code).toBe('GW_UNKNOWN_TASK');
+    }
+    expect(errorOf(await mine.request('tasks/result', {}))?.data?.code).toBe('GW_UNKNOWN_TASK');
+    expect(m.received().filter((r) => JSON.stringify(r.params ?? {}).includes(taskId))).toEqual([]);
+  });
+});

@@ -3,13 +3,15 @@
  * back (docs/architecture.md, "The chain"). The session core (requests.ts) routes a request (the
  * owner known, the server's own names restored) and hands it here; then, in this order:
  *
- *   entrance   URIs in canonical spelling, filters / policy / virtual picks on every name (entrance.ts)
+ *   entrance   URIs in canonical spelling, filters / policy / virtual picks on every name (entrance.ts);
+ *              a task id must be one of this session's (task-stage.ts)
  *   step-up    scopes the item needs beyond the token's (SEP-2350; step-up.ts)
  *   limit      the per-tool rate limit (gates.ts)
  *   pinning    a changed definition refused, an unread list read first (../pinning.ts)
  *   hooks      the target's request hooks (../hooks/guard.ts)
  *   send       the member's connection (opened on first use), breaker and correlator
- *   response   the target's response hooks, then redaction (../hooks/guard.ts)
+ *   response   the target's response hooks, then redaction (../hooks/guard.ts); a `tasks/result`
+ *              judged as the `tools/call` that created the task
  *   answer     the flavour's view of it (lists filtered, pins withheld), then the audit line (requests.ts)
  *
  * The stages are a list built once per session from the gates configured: a gateway without
@@ -31,6 +33,7 @@ import { checkCall } from '../pinning.ts';
 import { endSpans } from '../request-spans.ts';
 import type { StreamSet } from '../streams.ts';
 import { enter, Hidden } from './entrance.ts';
+import { createTaskStage, type TaskStage } from './task-stage.ts';
 import { takeToolToken, type ChainGates, type StepUpNeed } from './gates.ts';
 import { stepUpRefusal } from './step-up.ts';
 
@@ -76,11 +79,12 @@ class StepUpNeeded extends Error {
 }
 
 /** The request stages the gates call for, in chain order (see the file comment). */
-function stagesOf(gates: ChainGates): Stage[] {
+function stagesOf(gates: ChainGates, tasks: TaskStage): Stage[] {
   const { stepUp, limitTool, guard } = gates;
   const stages: Stage[] = [
     (rec, member, request) => {
       enter(request, member.exposure, rec.asked);
+      tasks.enter(rec, member, request);
       return undefined;
     },
   ];
@@ -102,7 +106,8 @@ function stagesOf(gates: ChainGates): Stage[] {
 export function createChain(parts: ChainParts): ForwardRequest {
   const { streams, logger, observer, timed, traced, gates, namespaced, fail, answer, refuse, record, release } = parts;
   const guard = gates.guard;
-  const stages = stagesOf(gates);
+  const tasks = createTaskStage();
+  const stages = stagesOf(gates, tasks);
 
   const handler: PendingHandler<Pending> = {
     onresponse(response, rec) {
@@ -113,8 +118,11 @@ export function createChain(parts: ChainParts): ForwardRequest {
           observer.listed(rec.member.name, rec.method, response.result, rec.subject === undefined);
         }
       }
+      // Hot path: one read when the request has nothing to do with tasks (task-stage.ts).
+      const as = rec.task === undefined ? undefined : tasks.answered(rec, response);
       // Hot path: one read when no target of the gateway has hooks or redaction (hooks/).
-      const judged = guard === undefined || rec.member === undefined ? undefined : guard.response(rec, rec.session.principal, rec.member.target, rec.method, response);
+      const judged =
+        guard === undefined || rec.member === undefined ? undefined : guard.response(rec, rec.session.principal, rec.member.target, as?.method ?? rec.method, response, as?.params);
       if (judged === undefined) return answer(rec, response);
       judged.then((judgedResponse) => rec.cancelled || answer(rec, judgedResponse), (err: unknown) => rec.cancelled || fail(rec, err));
     },
