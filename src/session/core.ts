@@ -15,6 +15,7 @@ import type { JsonRpcNotification } from '../jsonrpc/types.ts';
 import { withEra2025 } from './era-2025.ts';
 import { createEventLog } from './event-log.ts';
 import type { ChainGates } from './chain/gates.ts';
+import { createServerAsked } from './chain/server-asked.ts';
 import type { CoreOptions, CoreParts, Flavour, Pending } from './flavour.ts';
 import { checkInflight } from './inflight.ts';
 import { ownsChild } from './limits.ts';
@@ -74,6 +75,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     live: () => !ended && protocolVersion !== undefined,
     namespaced: options.namespaced,
     held: caller.held === true,
+    judge: createServerAsked(options.gates ?? NO_GATES, options.audit),
   });
 
   /** Any other notification concerns every member the session has opened. */

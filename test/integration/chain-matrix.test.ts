@@ -9,6 +9,9 @@
  * names every scope the request needs); the per-tool rate limit; a request hook's deny; a
  * response's redaction; the audit line. Whatever is refused never reaches the upstream.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
 import { KEY, MATRIX_SCOPES, modernDriver, sessionDriver, sseDriver, startMatrixGateway, TEXTS, wsDriver, type Answer, type Driver, type MatrixGateway } from '../support/chain-matrix.ts';
@@ -197,5 +200,29 @@ describe.each(TASK_ROWS)('tasks/* on $name', (row) => {
     }
     expect(errorOf(await mine.request('tasks/result', {}))?.data?.code).toBe('GW_UNKNOWN_TASK');
     expect(m.received().filter((r) => JSON.stringify(r.params ?? {}).includes(taskId))).toEqual([]);
+  });
+});
+
+describe('server-to-client requests (an upstream asks the client)', () => {
+  it("what the upstream asks passes its target's redaction, and its answer gets an audit line", async () => {
+    const path = '/servers/files/mcp';
+    const token = await m.token('matrix-server-path-wide', path, 'mcp files:read files:write');
+    const transport = new StreamableHTTPClientTransport(new URL(path, m.gw.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    const client = new Client({ name: 'sampler', version: '1' }, { capabilities: { sampling: {} } });
+    const seen: unknown[] = [];
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      seen.push(request.params);
+      return { role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'test' };
+    });
+    await client.connect(transport);
+    try {
+      const result = await client.callTool({ name: 'ask', arguments: {} });
+      expect(JSON.stringify(result)).toContain('sampled');
+      expect(JSON.stringify(seen)).toContain('[REDACTED]');
+      expect(JSON.stringify(seen)).not.toContain(KEY);
+      expect(m.audit.some((l) => l.includes('"direction":"server-to-client"') && l.includes('"method":"sampling/createMessage"') && l.includes('"target":"files"') && l.includes('"outcome":"ok"'))).toBe(true);
+    } finally {
+      await client.close();
+    }
   });
 });

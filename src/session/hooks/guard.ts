@@ -36,6 +36,11 @@ export interface CallGuard {
    */
   response(key: object, principal: string | undefined, target: TargetConfig, method: string, response: JsonRpcResponse, params?: JsonObject): Promise<JsonRpcResponse> | undefined;
   /**
+   * Redacts, in place, what an upstream of `target` asks the client (a sampling or elicitation
+   * request's params: they reach the model as a tool result does); the number of matches replaced.
+   */
+  redactAsked(target: TargetConfig, params: JsonObject): number;
+  /**
    * The targets of the config in force (start, reload): a target's hooks and redaction are read
    * from here, so a reload reaches live sessions at once; a session of a target the reload removed
    * keeps its own.
@@ -182,6 +187,15 @@ export function createCallGuard({ client, observer, logger }: CallGuardOptions):
       const params = paramsOf.get(key) ?? given;
       paramsOf.delete(key);
       return judgeResponse(hooks, compiled.redact, params, principal, target.name, method, response);
+    },
+    redactAsked(member, params) {
+      if (!guarded && member.redact === undefined) return 0;
+      const target = effective(member);
+      if (target.redact === undefined) return 0;
+      // Every string of the params (a message's content, an elicitation's text): walked in place as structured content is.
+      const replaced = compile(target).redact?.({ structuredContent: params }) ?? 0;
+      if (replaced > 0) observer.hooked(target.name, 'request', 'redacted');
+      return replaced;
     },
     retain(targets) {
       current = new Map([...targets].map((target) => [target.name, target]));
