@@ -13,11 +13,12 @@
  * after the rule was matched), a raw `\` or control characters. A raw space is escaped (`%20`).
  */
 
+import { domainToASCII } from 'node:url';
+
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 /** Escapes that a server could turn into a path separator or a terminator after the match. */
 const FORBIDDEN_ESCAPES = new Set(['%2F', '%5C', '%00']);
-// eslint-disable-next-line no-control-regex
 const REFUSED_RAW = /[\u0000-\u001f\u007f\\]/;
 
 /** `text` with its escapes normalised and non-ASCII escaped; undefined for a malformed or forbidden escape. */
@@ -67,6 +68,24 @@ function resolvePath(path: string): string {
   return `${absolute ? '/' : ''}${body}${trailing && body !== '' ? '/' : ''}`;
 }
 
+/** A host in the spelling URL parsers resolve it to; undefined when it has none (a malformed escape, IDNA refused). */
+function decodeHost(host: string, scheme: string): string | undefined {
+  if (host === '' || host.startsWith('[')) return host.toLowerCase();
+  // Other schemes' hosts are opaque to URL parsers: escapes normalised, case folded, nothing more.
+  if (scheme !== 'file' && !SPECIAL.has(scheme)) return normaliseEscapes(host)?.toLowerCase();
+  let text: string;
+  try {
+    text = decodeURIComponent(host);
+  } catch {
+    return undefined;
+  }
+  const ascii = domainToASCII(text);
+  return ascii === '' ? undefined : ascii;
+}
+
+/** Schemes WHATWG URL parsers treat as special: `http:x`, `http:/x` and `http://x` are one URL, and `file:/x`, `file:x` are `file:///x`. */
+const SPECIAL = new Set(['http', 'https', 'ws', 'wss', 'ftp']);
+
 /** The authority with its host lower-cased and its trailing dot dropped (userinfo and port kept). */
 function normaliseAuthority(authority: string, scheme: string): string | undefined {
   const at = authority.lastIndexOf('@');
@@ -75,8 +94,11 @@ function normaliseAuthority(authority: string, scheme: string): string | undefin
   const portMatch = /:(\d*)$/.exec(hostPort);
   const port = portMatch === null || hostPort.startsWith('[') && !hostPort.includes(']:') ? '' : portMatch[0];
   let host = hostPort.slice(0, hostPort.length - port.length);
-  host = normaliseEscapes(host)?.toLowerCase() ?? '\u0000';
-  if (host === '\u0000') return undefined;
+  // Hosts as WHATWG URL parsers read them (IDNA: `ｌocalhost` is `localhost`, case folded); an
+  // IP literal is kept as written, lower-cased.
+  const decoded = decodeHost(host, scheme);
+  if (decoded === undefined) return undefined;
+  host = decoded;
   if (host.endsWith('.')) host = host.slice(0, -1);
   if (scheme === 'file' && host === 'localhost') host = '';
   hostPort = `${host}${port === ':' ? '' : port}`;
@@ -97,6 +119,9 @@ export function canonicalUri(uri: string): string | undefined {
   const q = rest.indexOf('?');
   if (q >= 0) [rest, query] = [rest.slice(0, q), rest.slice(q)];
   let authority: string | undefined;
+  // The forms URL parsers (and so file servers) read as having an authority, however few slashes.
+  if (scheme === 'file' && !rest.startsWith('//')) rest = `///${rest.replace(/^\/+/, '')}`;
+  else if (SPECIAL.has(scheme)) rest = `//${rest.replace(/^\/+/, '')}`;
   if (rest.startsWith('//')) {
     const end = rest.indexOf('/', 2);
     authority = normaliseAuthority(end < 0 ? rest.slice(2) : rest.slice(2, end), scheme);

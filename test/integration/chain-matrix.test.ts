@@ -69,6 +69,9 @@ function spellings(root: string, dir: string): string[] {
     `FILE://${root}/${dir}/x.txt`,
     `file://${root}/public/%2e%2e/${dir}/x.txt`,
     `file://${root}/public/%2E%2E/${dir}/x.txt`,
+    `file:${root}/${dir}/x.txt`,
+    `file://\uFF4Cocalhost${root}/${dir}/x.txt`,
+    `file://localhost.${root}/${dir}/x.txt`,
   ];
 }
 

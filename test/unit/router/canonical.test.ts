@@ -23,6 +23,14 @@ describe('canonicalUri: one spelling for every URI a rule matches', () => {
     ['test://static/resource/1', 'test://static/resource/1'],
     ['urn:isbn:0451450523', 'urn:isbn:0451450523'],
     ['https://example.com:8443/x?q=%7e#f', 'https://example.com:8443/x?q=~#f'],
+    ['file:/srv/files/private/x', `${root}/private/x`],
+    ['file:srv/files/private/x', `${root}/private/x`],
+    ['file:////srv/files/private/x', `${root}/private/x`],
+    ['file://\uFF4Cocalhost/srv/files/private/x', `${root}/private/x`],
+    ['file://%6Cocalhost./srv/files/private/x', `${root}/private/x`],
+    ['http:/example.com/a', 'http://example.com/a'],
+    ['https://\uFF25xample.com/a', 'https://example.com/a'],
+    ['collider://Notes/1', 'collider://notes/1'],
   ])('%s -> %s', (given, canonical) => {
     expect(canonicalUri(given)).toBe(canonical);
   });
