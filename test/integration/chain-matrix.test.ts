@@ -13,14 +13,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
-import { KEY, MATRIX_SCOPES, modernDriver, sessionDriver, sseDriver, startMatrixGateway, TEXTS, wsDriver, type Answer, type Driver, type MatrixGateway } from '../support/chain-matrix.ts';
+import { eventually } from '../support/pinning.ts';
+import { KEY, MATRIX_SCOPES, TOOL_BURST, modernDriver, sessionDriver, sseDriver, startMatrixGateway, TEXTS, wsDriver, type Answer, type Driver, type MatrixGateway } from '../support/chain-matrix.ts';
 
 let as: AuthorizationServer;
 let m: MatrixGateway;
 
 beforeAll(async () => {
-  const clients = ROWS.flatMap((row) => [clientOf(row), `${clientOf(row)}-wide`]);
+  const clients = ROWS.flatMap((row) => [clientOf(row), `${clientOf(row)}-wide`, `${clientOf(row)}-pin`]);
   as = await startAuthorizationServer({ scopes: MATRIX_SCOPES, clients });
   m = await startMatrixGateway(as);
 });
@@ -33,6 +36,8 @@ afterAll(async () => {
 interface Row {
   readonly name: string;
   readonly path: string;
+  /** The path to the rug-pull target, and what it calls its `echo`. */
+  readonly rug: { readonly path: string; readonly echo: string };
   open(m: MatrixGateway, path: string, token: string): Promise<Driver> | Driver;
   tool(name: string): string;
   uri(uri: string): string;
@@ -47,13 +52,21 @@ const prefixed = (name: string) => `files__${name}`;
 const encoded = (uri: string) => `files+${uri}`;
 
 const ROWS: Row[] = [
-  { name: 'server path', path: '/servers/files/mcp', open: sessionDriver, tool: own, uri: own, http: true },
-  { name: 'aggregate', path: '/mcp', open: sessionDriver, tool: prefixed, uri: encoded, http: true },
-  { name: 'group', path: '/groups/g/mcp', open: sessionDriver, tool: prefixed, uri: encoded, http: true },
-  { name: 'virtual server', path: '/virtual/kit/mcp', open: sessionDriver, tool: (n) => (n === 'remove' ? 'wipe' : n), uri: encoded, http: true },
-  { name: 'WebSocket', path: '/servers/files/ws', open: wsDriver, tool: own, uri: own, http: false },
-  { name: 'legacy SSE', path: '/servers/files/sse', open: sseDriver, tool: own, uri: own, http: false },
-  { name: '2026 request', path: '/servers/files/mcp', open: modernDriver, tool: own, uri: own, http: true },
+  { name: 'server path', path: '/servers/files/mcp', rug: { path: '/servers/rug/mcp', echo: 'echo' }, open: sessionDriver, tool: own, uri: own, http: true },
+  { name: 'aggregate', path: '/mcp', rug: { path: '/mcp', echo: 'rug__echo' }, open: sessionDriver, tool: prefixed, uri: encoded, http: true },
+  { name: 'group', path: '/groups/g/mcp', rug: { path: '/groups/g/mcp', echo: 'rug__echo' }, open: sessionDriver, tool: prefixed, uri: encoded, http: true },
+  {
+    name: 'virtual server',
+    path: '/virtual/kit/mcp',
+    rug: { path: '/virtual/kit/mcp', echo: 'rug_echo' },
+    open: sessionDriver,
+    tool: (n) => (n === 'remove' ? 'wipe' : n),
+    uri: encoded,
+    http: true,
+  },
+  { name: 'WebSocket', path: '/servers/files/ws', rug: { path: '/servers/rug/ws', echo: 'echo' }, open: wsDriver, tool: own, uri: own, http: false },
+  { name: 'legacy SSE', path: '/servers/files/sse', rug: { path: '/servers/rug/sse', echo: 'echo' }, open: sseDriver, tool: own, uri: own, http: false },
+  { name: '2026 request', path: '/servers/files/mcp', rug: { path: '/servers/rug/mcp', echo: 'echo' }, open: modernDriver, tool: own, uri: own, http: true },
 ];
 
 /** Spellings of `<root>/<dir>/x.txt` that a file server reads as that file. */
@@ -148,9 +161,9 @@ describe.each(ROWS)('the chain on $name', (row) => {
 
   it('the per-tool rate limit holds, whatever the path calls the tool', async () => {
     const answers: Answer[] = [];
-    for (let i = 0; i < 4; i++) answers.push(await wide.request('tools/call', { name: row.tool('limited'), arguments: {} }));
-    expect(answers.slice(0, 3).every((a) => errorOf(a) === undefined)).toBe(true);
-    expect(errorOf(answers[3] as Answer)?.data?.code).toBe('GW_RATE_LIMITED');
+    for (let i = 0; i <= TOOL_BURST; i++) answers.push(await wide.request('tools/call', { name: row.tool('limited'), arguments: {} }));
+    expect(answers.slice(0, TOOL_BURST).every((a) => errorOf(a) === undefined)).toBe(true);
+    expect(errorOf(answers[TOOL_BURST] as Answer)?.data?.code).toBe('GW_RATE_LIMITED');
   });
 });
 
@@ -226,6 +239,34 @@ describe('server-to-client requests (an upstream asks the client)', () => {
       expect(m.audit.some((l) => l.includes('"direction":"server-to-client"') && l.includes('"method":"sampling/createMessage"') && l.includes('"target":"files"') && l.includes('"outcome":"ok"'))).toBe(true);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('pinning (block) on every path', () => {
+  const drivers: Driver[] = [];
+  afterAll(async () => {
+    await Promise.all(drivers.map((d) => d.close()));
+  });
+
+  it('a changed definition is refused on every path once the upstream says it changed', async () => {
+    const call = (d: Driver, row: Row, text: string) => d.request('tools/call', { name: row.rug.echo, arguments: { text } });
+    for (const row of ROWS) {
+      const d = await row.open(m, row.rug.path, await m.token(`${clientOf(row)}-pin`, row.rug.path, 'mcp'));
+      drivers.push(d);
+      // First sight: pinned and served.
+      expect(textIn(await call(d, row, 'first')), row.name).toContain('echo: first');
+    }
+    writeFileSync(join(m.root, 'rug.state'), 'inject');
+    for (const [i, row] of ROWS.entries()) {
+      const d = drivers[i] as Driver;
+      // The path's own upstream said list_changed and the gateway read the list again: echo is withheld.
+      await eventually(`${row.name} withholding the changed echo`, async () => {
+        const tools = (await d.request('tools/list', {})).body.result?.tools as { name: string }[] | undefined;
+        return tools !== undefined && !tools.some((t) => t.name === row.rug.echo) ? true : undefined;
+      });
+      const refused = await call(d, row, 'after');
+      expect(errorOf(refused)?.data, `${row.name}: ${JSON.stringify(refused.body)}`).toMatchObject({ code: 'GW_DEFINITION_CHANGED', target: 'rug', kind: 'tool', name: 'echo' });
     }
   });
 });

@@ -22,6 +22,8 @@ import { initializeWs, openWs, wsUrl } from './ws-client.ts';
 
 export const MATRIX_SCOPES = ['mcp', 'files:read', 'files:write'];
 export const KEY = 'AKIAIOSFODNN7EXAMPLE';
+/** Calls of one tool a principal may make (gateway.rateLimits.perTool; it never refills during a test). */
+export const TOOL_BURST = 20;
 export const TEXTS = { public: 'PUBLIC-TEXT', private: 'PRIVATE-TEXT', secret: 'TOP-SECRET-TEXT' };
 
 export interface Answer {
@@ -72,6 +74,7 @@ export async function startMatrixGateway(as: AuthorizationServer): Promise<Matri
     writeFileSync(join(root, dir, 'x.txt'), text);
   }
   const record = join(root, 'received.ndjson');
+  writeFileSync(join(root, 'rug.state'), 'original');
   const hooked: Record<string, any>[] = [];
   const hook = await startHook(hooked);
   const audit: string[] = [];
@@ -85,13 +88,19 @@ export async function startMatrixGateway(as: AuthorizationServer): Promise<Matri
   };
   const config = parseConfig({
     // A second target, so `/mcp` is an aggregate (one target alone is passed through there).
-    mcpServers: { files, other: { command: process.execPath, args: [fixture('judged-server.mjs'), `--root=${root}`] } },
+    mcpServers: {
+      files,
+      other: { command: process.execPath, args: [fixture('judged-server.mjs'), `--root=${root}`] },
+      // The rug pull (fixtures/rugpull-server.mjs): its `echo` changes when `rug.state` does; pinning blocks it.
+      rug: { command: process.execPath, args: [fixture('rugpull-server.mjs')], env: { RUGPULL_STATE: join(root, 'rug.state') }, pinning: 'block' },
+    },
     gateway: {
       port: 0,
       auth: { jwt: { issuers: [as.issuer], jwksUrl: as.jwksUrl }, scopes: ['mcp'] },
       logging: { level: 'info', audit: 'on' },
-      rateLimits: { perTool: { perSecond: 0.001, burst: 3 } },
-      groups: { g: { servers: ['files'] } },
+      rateLimits: { perTool: { perSecond: 0.001, burst: TOOL_BURST } },
+      pinning: { mode: 'off', file: join(root, 'pins.json') },
+      groups: { g: { servers: ['files', 'rug'] } },
       policy: {
         rules: [
           { effect: 'allow', principals: ['*'], servers: ['*'], tools: ['*'], prompts: ['*'], resources: ['*'] },
@@ -100,7 +109,11 @@ export async function startMatrixGateway(as: AuthorizationServer): Promise<Matri
       },
       virtualServers: {
         kit: {
-          tools: ['echo', 'secret', 'limited', 'research'].map((tool) => ({ server: 'files', tool })).concat([{ server: 'files', tool: 'delete_file', as: 'wipe' } as never]),
+          tools: [
+            ...['echo', 'secret', 'limited', 'research'].map((tool) => ({ server: 'files', tool })),
+            { server: 'files', tool: 'delete_file', as: 'wipe' },
+            { server: 'rug', tool: 'echo', as: 'rug_echo' },
+          ],
           resources: [{ server: 'files', uri: `file://${root}/*` }],
         },
       },
@@ -183,8 +196,13 @@ export async function sseDriver(m: MatrixGateway, path: string, token: string): 
   await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   return {
     async request(method, params) {
-      await send({ jsonrpc: '2.0', id: nextId++, method, params });
-      return { status: 200, body: await stream.nextMessage(), challenge: null };
+      const id = nextId++;
+      await send({ jsonrpc: '2.0', id, method, params });
+      // Notifications (list_changed, progress) share the stream: the answer is the message with its id.
+      for (;;) {
+        const message = await stream.nextMessage();
+        if (message.id === id) return { status: 200, body: message, challenge: null };
+      }
     },
     close: async () => stream.close(),
   };
