@@ -56,6 +56,7 @@ function loadReplicaConfig(name: string) {
   const supplied: Record<string, string> = {
     SWITCHBOARD_API_KEY: randomBytes(24).toString('hex'),
     SWITCHBOARD_CLUSTER_KEY: randomBytes(32).toString('base64'),
+    SWITCHBOARD_REDIS_PASSWORD: randomBytes(24).toString('hex'),
   };
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(service?.environment ?? {})) {
