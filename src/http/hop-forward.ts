@@ -13,6 +13,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Cluster } from '../cluster/cluster.ts';
+import type { SealedSession } from '../cluster/sealed-id.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 import type { JsonRpcRequest } from '../jsonrpc/types.ts';
@@ -133,12 +134,26 @@ async function relayTo(cluster: Cluster, request: FastifyRequest, reply: Fastify
   return true;
 }
 
+/** Session ids this edge opened lately (only ones a key of the ring opened); past this many, it starts afresh. */
+const MAX_OPENED = 4_096;
+
 export function createForwarder(cluster: Cluster, store: SessionStore, logger: Logger): Forward {
   const log = logger.child({ component: 'replica-hop' });
+  // A client sends one id many times: it is opened once, not on every relayed call.
+  const opened = new Map<string, SealedSession>();
+  const open = (id: string): SealedSession | undefined => {
+    let sealed = opened.get(id);
+    if (sealed !== undefined) return sealed;
+    sealed = cluster.sealer.open(id);
+    if (sealed === undefined) return undefined;
+    if (opened.size >= MAX_OPENED) opened.clear();
+    opened.set(id, sealed);
+    return sealed;
+  };
   return async (request, reply, sessionId, gone, needsCredential) => {
     // Own sessions first, with no crypto: the owner's hot path stays a map lookup.
     if (request.hop || store.get(sessionId, request.principal) !== undefined) return false;
-    const sealed = cluster.sealer.open(sessionId);
+    const sealed = open(sessionId);
     // Forged, altered, another cluster's, ours, or another principal's: the route's own 404.
     if (sealed === undefined || sealed.replica === cluster.replicaId || sealed.principal !== (request.principal?.id ?? '')) return false;
     const owner = await cluster.directory.lookup(sealed.replica);
