@@ -19,6 +19,7 @@ import { deriveKeyRing } from '../../src/cluster/keyring.ts';
 import { openRedis, type ClusterRedis } from '../../src/cluster/redis.ts';
 import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
 import { startCluster, type Replica, type TestCluster } from '../support/cluster.ts';
+import { openLegacyStream } from '../support/legacy-sse.ts';
 import { post, textOf } from '../support/recorder.ts';
 
 const ALICE_KEY = 'alice-key-0123456789abcdef-do-not-leak';
@@ -136,6 +137,32 @@ describe('what a hop carries', () => {
     expect(sealedHop.toLowerCase()).toContain('x-switchboard-credential:');
     expect(sealedHop).not.toContain(ALICE_KEY);
     expect(sealedHop).not.toContain('cookie-secret');
+  });
+});
+
+describe('what a hop carries, on the other relayed paths', () => {
+  it('the aggregate /mcp, DELETE and a legacy SSE POST carry no client credential either', async () => {
+    const aggregate = await initialize(r0, '/mcp');
+    const before = proxy.seen().length;
+    expect((await post(r1.mcpUrl('/mcp'), PING, { 'mcp-session-id': aggregate, authorization: ALICE, cookie: COOKIE })).status).toBe(200);
+    const deleted = await fetch(r1.mcpUrl('/mcp'), { method: 'DELETE', headers: { 'mcp-session-id': aggregate, authorization: ALICE, cookie: COOKIE } });
+    expect(deleted.status).toBeLessThan(300);
+    const stream = await openLegacyStream(r0.mcpUrl('/servers/rec/sse'), { authorization: ALICE });
+    try {
+      const messages = new URL(stream.endpoint.pathname + stream.endpoint.search, r1.url);
+      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'legacy', version: '1' } } };
+      const res = await fetch(messages, { method: 'POST', headers: { 'content-type': 'application/json', authorization: ALICE, cookie: COOKIE }, body: JSON.stringify(init) });
+      await res.arrayBuffer();
+      expect(res.status).toBe(202);
+      expect(await stream.nextMessage()).toMatchObject({ id: 1 });
+    } finally {
+      stream.close();
+    }
+    const hops = proxy.seen().slice(before);
+    // Three hops went through the proxy (POST, DELETE, legacy POST), none with a credential.
+    expect(hops.match(/x-switchboard-hop:/gi)?.length).toBe(3);
+    expect(hops).not.toContain(ALICE_KEY);
+    expect(hops).not.toContain('cookie-secret');
   });
 });
 
