@@ -28,6 +28,10 @@ const { values } = parseArgs({
     sessions: { type: 'string', default: '8' },
     'in-flight': { type: 'string', default: '4' },
     replicas: { type: 'string', default: '1,2,3' },
+    // `relay`: only the relayed and the owner's rows (a profile of the hop alone); `haproxy`: only HAProxy's.
+    only: { type: 'string', default: '' },
+    // HAProxy learns each session's replica from the answer's Mcp-Session-Id (deploy/cluster/haproxy.cfg does).
+    sticky: { type: 'boolean', default: false },
   },
 });
 const LOAD = { sessions: Number(values.sessions), inFlight: Number(values['in-flight']), bytes: 0, warmupMs: Number(values.warmup), durationMs: Number(values.duration), gatewayPid: undefined };
@@ -35,6 +39,8 @@ const KEY = 'bench-cluster-key-0123456789abcdefghijklmnopq';
 const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((path) => existsSync(path)) ?? 'haproxy';
 const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-cluster-'));
 const started: ChildProcess[] = [];
+/** Session affinity learnt from the answer (as deploy/cluster/haproxy.cfg): a 2025 session's requests go to its owner. */
+const STICKY = ['  stick-table type string len 200 size 100k expire 30m', '  stick store-response res.hdr(mcp-session-id)', '  stick on req.hdr(mcp-session-id)'];
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -107,7 +113,7 @@ async function startReplica(id: string, redisUrl: string, frontPort: number): Pr
 async function startHaproxy(port: number, backends: string[]): Promise<void> {
   const servers = backends.map((url, i) => `  server r${i} ${new URL(url).host} check inter 500`);
   const cfg = ['defaults', '  mode http', '  timeout connect 2s', '  timeout client 60s', '  timeout server 60s', '  retries 2', '  option redispatch 1',
-    'frontend mcp', `  bind 127.0.0.1:${port}`, '  default_backend gateways', 'backend gateways', '  balance roundrobin', '  option httpchk GET /readyz', ...servers, ''];
+    'frontend mcp', `  bind 127.0.0.1:${port}`, '  default_backend gateways', 'backend gateways', '  balance roundrobin', '  option httpchk GET /readyz', ...(values.sticky ? STICKY : []), ...servers, ''];
   const file = join(dir, `haproxy-${port}.cfg`);
   writeFileSync(file, cfg.join('\n'));
   await launch(HAPROXY, ['-db', '-f', file], undefined);
@@ -168,10 +174,10 @@ async function main(): Promise<void> {
     const front = await freePort();
     const replicas = [];
     for (let i = 0; i < n; i++) replicas.push(await startReplica(`r${i}`, `redis://127.0.0.1:${redis}`, front));
-    await startHaproxy(front, replicas.map((r) => r.url));
     const pids = replicas.map((r) => r.pid);
-    rows.push(row(`HAProxy, ${n} replica${n === 1 ? '' : 's'}`, await measure(httpConnector(`http://127.0.0.1:${front}${path}`, LOAD.sessions * LOAD.inFlight), pids)));
-    if (n >= 2) {
+    if (values.only !== 'relay') await startHaproxy(front, replicas.map((r) => r.url));
+    if (values.only !== 'relay') rows.push(row(`HAProxy, ${n} replica${n === 1 ? '' : 's'}`, await measure(httpConnector(`http://127.0.0.1:${front}${path}`, LOAD.sessions * LOAD.inFlight), pids)));
+    if (n >= 2 && values.only !== 'haproxy') {
       const [r0, r1] = replicas as unknown as [{ url: string }, { url: string }];
       rows.push(row('r1 relays to the owner r0 (no HAProxy)', await measure(relayedConnector(r0.url + path, r1.url + path), pids)));
       rows.push(row('the owner r0 directly (no HAProxy)', await measure(httpConnector(r0.url + path, LOAD.sessions * LOAD.inFlight), pids)));

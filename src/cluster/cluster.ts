@@ -10,6 +10,7 @@ import type { ClusterConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createReplicaHop, type ReplicaHop } from '../transport/replica-hop.ts';
 import { createDirectory, type Directory } from './directory.ts';
+import { createEntryCodec } from './directory-entry.ts';
 import { createHopSigner, type HopSigner } from './hop-signature.ts';
 import { deriveKeyRing, type DerivedKeys } from './keyring.ts';
 import { openRedis, type ClusterRedis } from './redis.ts';
@@ -54,6 +55,7 @@ export function createCluster(config: ClusterConfig, logger: Logger): Cluster {
     heartbeatMs: config.heartbeatMs,
     replicaTtlMs: config.replicaTtlMs,
     logger: log,
+    codec: createEntryCodec(ring, config.redis.keyPrefix, config.replicaTtlMs),
   });
   const hop = createReplicaHop(config.forwardConnectTimeoutMs);
   let closed: Promise<void> | undefined;

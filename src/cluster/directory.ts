@@ -6,17 +6,19 @@
  * many requests asks Redis at most once per `CACHE_MS` per owner, and never on the owner's own
  * requests.
  *
+ * Entries are signed (directory-entry.ts): one that does not verify is no entry (404 for its
+ * sessions, never a request to the URL it names), logged at warn at most once a minute per
+ * replica id.
+ *
  * Redis unreachable: heartbeats fail quietly (logged once per outage) and lookups answer from the
  * last entry read, however old (an owner that is really gone then shows as a refused connection,
  * which is a 404 too); an owner never read gives undefined (404: the client re-initializes).
  */
 import type { Logger } from '../log/logger.ts';
+import type { EntryCodec, ReplicaEntry } from './directory-entry.ts';
 import type { ClusterRedis } from './redis.ts';
 
-export interface ReplicaEntry {
-  readonly url: string;
-  readonly draining: boolean;
-}
+export type { ReplicaEntry } from './directory-entry.ts';
 
 export interface Directory {
   /** Writes this replica's entry now and then every heartbeat. */
@@ -39,6 +41,8 @@ export interface DirectoryOptions {
   readonly heartbeatMs: number;
   readonly replicaTtlMs: number;
   readonly logger: Logger;
+  /** Signs this replica's entry and verifies the others' (directory-entry.ts). */
+  readonly codec: EntryCodec;
 }
 
 /** 500 ms (or the heartbeat, if shorter): how stale a cached lookup may be; a death shows this much later at most, beyond the TTL. */
@@ -53,18 +57,12 @@ interface Cached {
   last: ReplicaEntry | undefined;
 }
 
-function parseEntry(text: string | null): ReplicaEntry | undefined {
-  if (text === null) return undefined;
-  try {
-    const value = JSON.parse(text) as { url?: unknown; draining?: unknown };
-    return typeof value.url === 'string' ? { url: value.url, draining: value.draining === true } : undefined;
-  } catch {
-    return undefined;
-  }
-}
+/** A refused entry is logged once a minute per replica id, for at most this many ids at a time. */
+const REFUSAL_LOG_MS = 60_000;
+const MAX_REFUSALS_TRACKED = 64;
 
 export function createDirectory(options: DirectoryOptions): Directory {
-  const { redis, keyPrefix, replicaId, advertiseUrl, heartbeatMs, replicaTtlMs, logger } = options;
+  const { redis, keyPrefix, replicaId, advertiseUrl, heartbeatMs, replicaTtlMs, logger, codec } = options;
   const keyOf = (id: string) => `${keyPrefix}replica:${id}`;
   const fresh = Math.min(CACHE_MS, heartbeatMs);
   const cache = new Map<string, Cached>();
@@ -72,10 +70,25 @@ export function createDirectory(options: DirectoryOptions): Directory {
   let draining = false;
   let timer: NodeJS.Timeout | undefined;
   let failing = false;
+  const refusedAt = new Map<string, number>();
+
+  const parse = (id: string, text: string | null): ReplicaEntry | undefined => {
+    if (text === null) return undefined;
+    const verdict = codec.read(id, text);
+    if ('entry' in verdict) return verdict.entry;
+    const now = Date.now();
+    if (now - (refusedAt.get(id) ?? -Infinity) >= REFUSAL_LOG_MS) {
+      if (refusedAt.size >= MAX_REFUSALS_TRACKED) refusedAt.clear();
+      refusedAt.set(id, now);
+      // The id is one our own key sealed; what the entry says is not repeated (it may be anyone's).
+      logger.warn({ replica: id, reason: verdict.refused }, 'refused a cluster directory entry that is not signed by this cluster; its sessions get 404');
+    }
+    return undefined;
+  };
 
   const beat = async () => {
     try {
-      await redis.client.set(keyOf(replicaId), JSON.stringify({ url: advertiseUrl, draining }), 'PX', replicaTtlMs);
+      await redis.client.set(keyOf(replicaId), codec.write(replicaId, { url: advertiseUrl, draining }), 'PX', replicaTtlMs);
       if (failing) logger.info({ replica: replicaId }, 'cluster heartbeat written again');
       failing = false;
     } catch (err) {
@@ -87,7 +100,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
   const read = async (id: string, known: Cached | undefined): Promise<ReplicaEntry | undefined> => {
     let entry: ReplicaEntry | undefined;
     try {
-      entry = parseEntry(await redis.client.get(keyOf(id)));
+      entry = parse(id, await redis.client.get(keyOf(id)));
     } catch {
       return known?.last;
     }

@@ -3,7 +3,11 @@
  * fails at once (or after `commandTimeoutMs`), and the caller's `failMode` decides what that means,
  * so no request waits on a Redis that is not there. The connection keeps retrying in the
  * background with a bounded backoff, and the state it reports is read without a round trip.
+ *
+ * AUTH (`username`, `password`) and TLS (`rediss://`, `caFile`) come from the config; the password
+ * is handed to ioredis only, never logged (its errors name the failure, not the credentials).
  */
+import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import type { ClusterConfig } from '../config/types.ts';
 
@@ -23,7 +27,12 @@ const MAX_BACKOFF_MS = 2_000;
 
 export function openRedis(config: ClusterConfig['redis'], onState?: (state: RedisState, error?: Error) => void): ClusterRedis {
   let current: RedisState = 'connecting';
+  // rediss:// is TLS (ioredis reads the scheme); a private CA is given as a file, read once here.
+  const tls = config.url.toLowerCase().startsWith('rediss:') ? { ...(config.caFile === undefined ? {} : { ca: readFileSync(config.caFile) }) } : undefined;
   const client = new Redis(config.url, {
+    ...(config.username === undefined ? {} : { username: config.username }),
+    ...(config.password === undefined ? {} : { password: config.password }),
+    ...(tls === undefined ? {} : { tls }),
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: config.commandTimeoutMs,

@@ -35,7 +35,7 @@ const AAD = Buffer.from([VERSION]);
 const MAX_TOKEN_CHARS = 2_048;
 const TOKEN = /^[A-Za-z0-9_-]+$/;
 
-function openWith(key: Buffer, bytes: Buffer): SealedSession | undefined {
+function openWith(key: DerivedKeys['seal'], bytes: Buffer): SealedSession | undefined {
   const iv = bytes.subarray(1, 1 + IV_BYTES);
   const tag = bytes.subarray(bytes.length - TAG_BYTES);
   const body = bytes.subarray(1 + IV_BYTES, bytes.length - TAG_BYTES);

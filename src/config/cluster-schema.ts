@@ -20,17 +20,21 @@ const httpUrl = z.string({ error: 'expected a URL' }).refine(
   { error: 'expected an http(s) URL without credentials, query or fragment, such as http://10.0.0.5:8080' },
 );
 
-const redisUrl = z.string({ error: 'expected a URL' }).refine(
-  (value) => {
-    try {
-      const url = new URL(value);
-      return url.protocol === 'redis:' || url.protocol === 'rediss:';
-    } catch {
-      return false;
-    }
-  },
-  { error: 'expected a redis:// or rediss:// URL, such as redis://redis:6379' },
-);
+const redisUrl = z
+  .string({ error: 'expected a URL' })
+  .refine(
+    (value) => {
+      try {
+        const url = new URL(value);
+        return url.protocol === 'redis:' || url.protocol === 'rediss:';
+      } catch {
+        return false;
+      }
+    },
+    { error: 'expected a redis:// or rediss:// URL, such as redis://redis:6379' },
+  )
+  // A password in a URL ends up wherever the URL is printed: it has its own keys, which are never logged.
+  .refine((value) => !/^rediss?:\/\/[^/]*@/i.test(value), { error: 'put the credentials in redis.username and redis.password ("${REDIS_PASSWORD}"), not in the URL' });
 
 /** A key a person could guess seals nothing: 32 characters at least (e.g. `openssl rand -base64 32`). */
 const clusterKey = z.string({ error: 'expected a string' }).min(32, { error: 'a cluster key needs at least 32 characters (openssl rand -base64 32 makes one)' });
@@ -48,7 +52,13 @@ const redisSchema = z.strictObject({
   keyPrefix: z.string({ error: 'expected a string' }).regex(/^[A-Za-z0-9:_.-]{0,64}$/, { error: 'use up to 64 letters, digits, ":", "_", "." or "-"' }).default('switchboard:'),
   /** 500 ms: a Redis command slower than this counts as Redis unreachable (failMode decides); requests never wait longer. */
   commandTimeoutMs: positive(MAX_DURATION_MS).default(500),
-}, anObject);
+  /** Redis 6 ACL user; unset: the `default` user (with `password`: classic AUTH). */
+  username: z.string({ error: 'expected a string' }).min(1, { error: 'expected a user name' }).optional(),
+  /** AUTH password (`"${REDIS_PASSWORD}"`): never logged, hidden in the config generation. Unset: no AUTH (a Redis only the replicas can reach). */
+  password: z.string({ error: 'expected a string' }).min(1, { error: 'expected a password' }).optional(),
+  /** PEM file of the CA that signed a `rediss://` server's certificate; unset: the system's CAs. */
+  caFile: z.string({ error: 'expected a file path' }).min(1, { error: 'expected a file path' }).optional(),
+}, anObject).refine((redis) => redis.caFile === undefined || redis.url.toLowerCase().startsWith('rediss:'), { error: 'caFile needs a rediss:// URL (TLS)', path: ['caFile'] });
 
 export const clusterSchema = z.strictObject({
   /** Unset: the host name and a random suffix, unique per start. */

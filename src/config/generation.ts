@@ -19,7 +19,7 @@ import { createHash, createHmac } from 'node:crypto';
 import type { GatewayConfig } from './types.ts';
 
 /** Keys whose values are secrets wherever they appear (an API key's SHA-256 too: unsalted): every string under them is hidden. */
-const SECRET_KEYS = new Set(['env', 'headers', 'clientSecret', 'keys', 'sha256']);
+const SECRET_KEYS = new Set(['env', 'headers', 'clientSecret', 'keys', 'sha256', 'password']);
 
 /** Per-replica fields, left out. */
 const OWN = { top: new Set(['listen', 'warnings']), cluster: new Set(['replicaId', 'advertiseUrl']) };

@@ -25,7 +25,16 @@ export interface ClusterConfig {
   /** undefined: the runtime names the replica (host name and a random suffix) once per start. */
   readonly replicaId: string | undefined;
   readonly advertiseUrl: string;
-  readonly redis: { readonly url: string; readonly failMode: 'local' | 'closed'; readonly keyPrefix: string; readonly commandTimeoutMs: number };
+  readonly redis: {
+    readonly url: string;
+    readonly failMode: 'local' | 'closed';
+    readonly keyPrefix: string;
+    readonly commandTimeoutMs: number;
+    /** ACL user and AUTH password (never logged); `caFile`: the CA of a `rediss://` server. */
+    readonly username?: string | undefined;
+    readonly password?: string | undefined;
+    readonly caFile?: string | undefined;
+  };
   /** The first seals; every key opens. */
   readonly keys: readonly string[];
   readonly heartbeatMs: number;

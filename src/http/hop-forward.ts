@@ -11,51 +11,85 @@
  * A 2026 retry (a request with `requestState`) is relayed the same way to the replica its sealed
  * state names (docs/scaling.md, "The 2026 era across replicas"); that replica gone: GW_INVALID_REQUEST_STATE "owner-gone".
  */
-import { pipeline } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Cluster } from '../cluster/cluster.ts';
+import type { SealedSession } from '../cluster/sealed-id.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
 import type { JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { StatelessServer } from '../session/stateless/serve.ts';
 import type { SessionStore } from '../session/store.ts';
 import { HopFailure, type HopResponse } from '../transport/replica-hop.ts';
-import { encodePrincipal, hopFactsOf, HOP_HEADER, HOP_PRINCIPAL_HEADER } from './replica-hop-guard.ts';
+import { encodePrincipal, hopFactsOf, HOP_CREDENTIAL_HEADER, HOP_HEADER, HOP_PRINCIPAL_HEADER } from './replica-hop-guard.ts';
 
 /**
  * Relays the request if `sessionId` is another live replica's session: true once it is being
  * answered that way, false when the route should serve it itself (its own session, or none: the
  * route's 404). Throws GW_SESSION_NOT_FOUND with `gone` as the message when the owner is gone.
+ * `needsCredential`: a target behind the route is sent or exchanges the caller's own token
+ * (`forwardAuthorization`, `tokenExchange`), so the owner needs it, sealed inside the hop.
  */
-export type Forward = (request: FastifyRequest, reply: FastifyReply, sessionId: string, gone: string) => Promise<boolean>;
+export type Forward = (request: FastifyRequest, reply: FastifyReply, sessionId: string, gone: string, needsCredential: boolean) => Promise<boolean>;
 
-/** Not passed on: this connection's own (RFC 9110 7.6.1), the length undici sets, and hop headers a client may have sent. */
-const DROPPED = new Set(['host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length', HOP_HEADER, HOP_PRINCIPAL_HEADER]);
+/**
+ * What the owner reads of a relayed request besides its body and the hop's own headers: the
+ * protocol's (MCP 2025-06-18 "Streamable HTTP": session, version, Last-Event-ID; the 2026 method
+ * and parameter headers) and the trace context. Nothing else crosses, least of all a credential:
+ * the client's Authorization, API key header or cookies stay on the edge, which authenticated
+ * them; the owner gets the principal, and the token itself only sealed (hop-signature.ts).
+ */
+const PASSED = new Set(['content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'mcp-method', 'mcp-name', 'traceparent', 'tracestate']);
+const PASSED_PREFIX = 'mcp-param-';
 const DROPPED_BACK = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade']);
 
 function outgoing(request: FastifyRequest): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(request.headers)) if (value !== undefined && !DROPPED.has(name)) headers[name] = value;
+  for (const name in request.headers) {
+    const value = request.headers[name];
+    if (value !== undefined && (PASSED.has(name) || name.startsWith(PASSED_PREFIX))) headers[name] = value;
+  }
   return headers;
 }
 
 function incoming(given: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(given)) if (value !== undefined && !DROPPED_BACK.has(name)) headers[name] = value;
+  for (const name in given) {
+    const value = given[name];
+    if (value !== undefined && !DROPPED_BACK.has(name)) headers[name] = value;
+  }
   return headers;
 }
 
-/** Pipes the owner's answer to the client: each chunk as it comes (SSE events are not held back), at the pace the client reads. */
+/**
+ * Pipes the owner's answer to the client: each chunk as it comes (SSE events are not held back), at
+ * the pace the client reads. By hand rather than stream.pipeline, whose per-call AbortController
+ * and DOMException were a tenth of the edge's CPU per relayed call (docs/scaling.md "Figures").
+ */
 function relayAnswer(answer: HopResponse, reply: FastifyReply, abort: AbortController, onClose: () => void, log: Logger, owner: string): void {
   const raw = reply.raw;
+  const body = answer.body;
   reply.hijack();
   raw.writeHead(answer.status, incoming(answer.headers));
-  pipeline(answer.body, raw, (err) => {
+  const resume = () => body.resume();
+  const done = () => {
     raw.off('close', onClose);
-    if (err !== undefined && err !== null && !abort.signal.aborted) {
+    raw.off('drain', resume);
+  };
+  body.on('data', (chunk: Buffer) => {
+    if (!raw.write(chunk)) body.pause();
+  });
+  raw.on('drain', resume);
+  body.once('end', () => {
+    done();
+    raw.end();
+  });
+  body.once('error', (err) => {
+    done();
+    if (!abort.signal.aborted) {
       log.debug({ err, owner }, 'replica hop ended early');
       abort.abort();
     }
+    raw.destroy();
   });
 }
 
@@ -64,7 +98,7 @@ function relayAnswer(answer: HopResponse, reply: FastifyReply, abort: AbortContr
  * way (or the client went away), false when the replica could not be reached or the connection
  * broke before an answer began (a refusal marks it gone).
  */
-async function relayTo(cluster: Cluster, request: FastifyRequest, reply: FastifyReply, replica: string, url: string, log: Logger): Promise<boolean> {
+async function relayTo(cluster: Cluster, request: FastifyRequest, reply: FastifyReply, replica: string, url: string, needsCredential: boolean, log: Logger): Promise<boolean> {
   const raw = reply.raw;
   const abort = new AbortController();
   const onClose = () => {
@@ -73,11 +107,18 @@ async function relayTo(cluster: Cluster, request: FastifyRequest, reply: Fastify
   raw.once('close', onClose);
   const principal = encodePrincipal(request.principal);
   const headers = outgoing(request);
-  headers[HOP_HEADER] = cluster.signer.sign(hopFactsOf(request.method, request.url, request.headers['mcp-session-id'], principal));
+  const body = typeof request.body === 'string' ? request.body : undefined;
+  let facts = hopFactsOf(request.method, request.url, request.headers['mcp-session-id'], principal);
+  const authorization = needsCredential ? request.headers.authorization : undefined;
+  if (authorization !== undefined) {
+    const sealed = cluster.signer.sealCredential(authorization, facts);
+    facts = { ...facts, credential: sealed };
+    headers[HOP_CREDENTIAL_HEADER] = sealed;
+  }
+  headers[HOP_HEADER] = cluster.signer.sign(facts, body ?? '');
   if (principal !== '') headers[HOP_PRINCIPAL_HEADER] = principal;
   let answer: HopResponse;
   try {
-    const body = typeof request.body === 'string' ? request.body : undefined;
     answer = await cluster.hop.send(url, { method: request.method, path: request.url, headers, body, signal: abort.signal });
   } catch (err) {
     if (err instanceof HopFailure && err.kind === 'aborted') {
@@ -93,16 +134,30 @@ async function relayTo(cluster: Cluster, request: FastifyRequest, reply: Fastify
   return true;
 }
 
+/** Session ids this edge opened lately (only ones a key of the ring opened); past this many, it starts afresh. */
+const MAX_OPENED = 4_096;
+
 export function createForwarder(cluster: Cluster, store: SessionStore, logger: Logger): Forward {
   const log = logger.child({ component: 'replica-hop' });
-  return async (request, reply, sessionId, gone) => {
+  // A client sends one id many times: it is opened once, not on every relayed call.
+  const opened = new Map<string, SealedSession>();
+  const open = (id: string): SealedSession | undefined => {
+    let sealed = opened.get(id);
+    if (sealed !== undefined) return sealed;
+    sealed = cluster.sealer.open(id);
+    if (sealed === undefined) return undefined;
+    if (opened.size >= MAX_OPENED) opened.clear();
+    opened.set(id, sealed);
+    return sealed;
+  };
+  return async (request, reply, sessionId, gone, needsCredential) => {
     // Own sessions first, with no crypto: the owner's hot path stays a map lookup.
     if (request.hop || store.get(sessionId, request.principal) !== undefined) return false;
-    const sealed = cluster.sealer.open(sessionId);
+    const sealed = open(sessionId);
     // Forged, altered, another cluster's, ours, or another principal's: the route's own 404.
     if (sealed === undefined || sealed.replica === cluster.replicaId || sealed.principal !== (request.principal?.id ?? '')) return false;
     const owner = await cluster.directory.lookup(sealed.replica);
-    if (owner === undefined || !(await relayTo(cluster, request, reply, sealed.replica, owner.url, log))) throw new GatewayError('GW_SESSION_NOT_FOUND', gone);
+    if (owner === undefined || !(await relayTo(cluster, request, reply, sealed.replica, owner.url, needsCredential, log))) throw new GatewayError('GW_SESSION_NOT_FOUND', gone);
     return true;
   };
 }
@@ -113,18 +168,18 @@ export function createForwarder(cluster: Cluster, store: SessionStore, logger: L
  * its own, one that does not open, or already a hop). Owner gone: rejects with
  * GW_INVALID_REQUEST_STATE, `data.reason` "owner-gone" (the client starts the call again).
  */
-export type ForwardRetry = (request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest) => Promise<true> | undefined;
+export type ForwardRetry = (request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, needsCredential: () => boolean) => Promise<true> | undefined;
 
 const OWNER_GONE = 'Invalid params: the replica holding this call is gone; send the request again without requestState';
 
 export function createRetryForwarder(cluster: Cluster, stateless: StatelessServer, logger: Logger): ForwardRetry {
   const log = logger.child({ component: 'replica-hop' });
-  return (request, reply, message) => {
+  return (request, reply, message, needsCredential) => {
     const replica = request.hop ? undefined : stateless.ownerOf(message);
     if (replica === undefined) return undefined;
     return (async () => {
       const owner = await cluster.directory.lookup(replica);
-      if (owner === undefined || !(await relayTo(cluster, request, reply, replica, owner.url, log))) {
+      if (owner === undefined || !(await relayTo(cluster, request, reply, replica, owner.url, needsCredential(), log))) {
         throw new GatewayError('GW_INVALID_REQUEST_STATE', OWNER_GONE, { reason: 'owner-gone' });
       }
       return true as const;

@@ -115,7 +115,7 @@ export function registerLegacySseRoute(app: FastifyInstance, options: LegacySseR
     }
     const channel = channels.get(sessionId);
     // The stream lives where it was opened: a POST that landed elsewhere goes there.
-    if (channel === undefined && options.forward !== undefined && (await options.forward(request, reply, sessionId, GONE))) return reply;
+    if (channel === undefined && options.forward !== undefined && (await options.forward(request, reply, sessionId, GONE, entry.needsCredential))) return reply;
     const session = store.get(sessionId, request.principal);
     if (channel === undefined || session === undefined || session.ended || !entry.owns(session)) {
       throw new GatewayError('GW_SESSION_NOT_FOUND', GONE);

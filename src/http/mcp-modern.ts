@@ -85,6 +85,15 @@ export interface ModernEntryOptions {
 /** Serves a POST classified as 2026-07-28 (a request or a notification): checked, rate-limited, then served statelessly. */
 export type ServeModern = (request: FastifyRequest, reply: FastifyReply, value: unknown, era: ReturnType<typeof classifyPost>) => FastifyReply | Promise<FastifyReply>;
 
+/** Whether the retry's owner needs the caller's token (hop-forward.ts); a path closed since: it does not. */
+function needsCredential(request: FastifyRequest, open: (request: FastifyRequest) => RouteEndpoint): boolean {
+  try {
+    return open(request).needsCredential;
+  } catch {
+    return false;
+  }
+}
+
 export function createModernEntry(options: ModernEntryOptions): ServeModern {
   const { open, keepAlive, limits, stateless, stepUpChallenge, forwardRetry } = options;
   /** A 2026 request's challenge (a closure per request only with step-up over HTTP; a 2025 sink reads its own request). */
@@ -117,7 +126,7 @@ export function createModernEntry(options: ModernEntryOptions): ServeModern {
       throw error;
     };
     // A retry of another replica's parked call: its owner serves (and rate-limits) it.
-    const relayed = forwardRetry?.(request, reply, era.request);
+    const relayed = forwardRetry?.(request, reply, era.request, () => needsCredential(request, open));
     if (relayed !== undefined) return relayed.then(() => reply, refuse);
     let taking: Promise<void> | undefined;
     try {

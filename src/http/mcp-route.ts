@@ -75,9 +75,9 @@ export function openEndpointOf(request: FastifyRequest, resolve: ResolveEndpoint
 const GONE = 'Session not found: it ended or never existed; initialize a new one';
 
 /** With a cluster: relays a request for another replica's session (hop-forward.ts); true when it did. */
-async function forwarded(request: FastifyRequest, reply: FastifyReply, hop: Forward): Promise<boolean> {
+async function forwarded(request: FastifyRequest, reply: FastifyReply, hop: Forward, entry: RouteEndpoint): Promise<boolean> {
   const id = request.headers[SESSION_HEADER];
-  return typeof id === 'string' && id !== '' && hop(request, reply, id, GONE);
+  return typeof id === 'string' && id !== '' && hop(request, reply, id, GONE, entry.needsCredential);
 }
 
 function sessionOf(request: FastifyRequest, store: SessionStore, entry: RouteEndpoint): Session {
@@ -174,7 +174,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     const first = messages[0] as JsonRpcMessage;
     const init = isRequest(first) && first.method === 'initialize';
     // Another replica's session: its owner serves (and rate-limits) it. A new session is always this replica's.
-    if (hop !== undefined && !init && (await forwarded(request, reply, hop))) return reply;
+    if (hop !== undefined && !init && (await forwarded(request, reply, hop, entry))) return reply;
     const taking = limits?.check(request.principal?.id ?? 'anonymous', messages);
     if (taking !== undefined) await taking;
     if (init) {
@@ -210,7 +210,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     const entry = endpointOf(request, resolve);
     if (isModernNonPost(request)) return refuseModern(reply);
     checkGetHeaders(request.headers);
-    if (hop !== undefined && (await forwarded(request, reply, hop))) return reply;
+    if (hop !== undefined && (await forwarded(request, reply, hop, entry))) return reply;
     const session = sessionOf(request, store, entry);
     const lastEventId = request.headers['last-event-id'];
     reply.hijack();
@@ -226,7 +226,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
   app.delete(path, async (request, reply) => {
     if (isModernNonPost(request)) return refuseModern(endpointOf(request, resolve) && reply);
     const entry = endpointOf(request, resolve);
-    if (hop !== undefined && (await forwarded(request, reply, hop))) return reply;
+    if (hop !== undefined && (await forwarded(request, reply, hop, entry))) return reply;
     const session = sessionOf(request, store, entry);
     logger.debug({ session: session.id }, 'session deleted by the client');
     await session.end('deleted by the client');

@@ -5,7 +5,11 @@
  * request only when a key of the ring verifies it, and then takes its principal in place of
  * authenticating again (the edge did; the client's credential is no longer what reaches us).
  * A hop header that does not verify (from outside the cluster, forged, stale, altered) is refused
- * with 403 GW_HOP_REFUSED. The session's own principal binding is still checked by the route.
+ * with 403 GW_HOP_REFUSED, and so is a hop whose body is not the one its MAC covers (checked once
+ * the body is read). A hop carries no client credential in clear: any Authorization or Cookie on
+ * it is dropped, and the caller's Authorization is restored only from the sealed credential the
+ * edge adds when the owner's target needs it. The session's own principal binding is still
+ * checked by the route.
  *
  * Without `gateway.cluster` the hook is not installed and the headers mean nothing.
  */
@@ -24,6 +28,8 @@ declare module 'fastify' {
 
 export const HOP_HEADER = 'x-switchboard-hop';
 export const HOP_PRINCIPAL_HEADER = 'x-switchboard-principal';
+/** The caller's credential, sealed for the owner (only when its target needs it). */
+export const HOP_CREDENTIAL_HEADER = 'x-switchboard-credential';
 
 /** The principal as the hop carries it: base64url JSON (sets as lists). */
 export function encodePrincipal(principal: Principal | undefined): string {
@@ -55,30 +61,59 @@ function decodePrincipal(blob: string): Principal | undefined {
 }
 
 /** What a hop's MAC covers, read from the request as it arrived (the edge signs the same, hop-forward.ts). */
-export function hopFactsOf(method: string, url: string, sessionId: unknown, principal: string): HopFacts {
-  return { method, url, sessionId: typeof sessionId === 'string' ? sessionId : '', principal };
+export function hopFactsOf(method: string, url: string, sessionId: unknown, principal: string, credential = ''): HopFacts {
+  return { method, url, sessionId: typeof sessionId === 'string' ? sessionId : '', principal, credential };
 }
 
-/** Decorates every request with `hop` (false); with a signer, verifies the hops that claim to be. */
+/** The body digest each verified hop's MAC covers, checked once the body is read. */
+const expectedDigest = new WeakMap<FastifyRequest, string>();
+
+/**
+ * Decorates every request with `hop` (false); with a signer, verifies the hops that claim to be:
+ * their headers as they arrive (before authentication, which a hop skips), their body once read.
+ */
 export function registerHopGuard(mcp: FastifyInstance, signer: HopSigner | undefined, logger: Logger): void {
   mcp.decorateRequest('hop', false);
   if (signer === undefined) return;
   const log = logger.child({ component: 'replica-hop' });
+  const refuse = (request: FastifyRequest, why: string) => {
+    log.warn({ method: request.method, path: request.url.split('?', 1)[0] }, why);
+    return new GatewayError('GW_HOP_REFUSED');
+  };
   mcp.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
-    const signature = request.headers[HOP_HEADER];
-    const blob = request.headers[HOP_PRINCIPAL_HEADER];
-    if (signature === undefined && blob === undefined) return done();
+    const headers = request.headers;
+    const signature = headers[HOP_HEADER];
+    const blob = headers[HOP_PRINCIPAL_HEADER];
+    const sealed = headers[HOP_CREDENTIAL_HEADER];
+    if (signature === undefined && blob === undefined && sealed === undefined) return done();
     const principal = typeof blob === 'string' ? blob : '';
-    if (typeof signature !== 'string' || (blob !== undefined && typeof blob !== 'string') || !signer.verify(signature, hopFactsOf(request.method, request.url, request.headers['mcp-session-id'], principal))) {
-      log.warn({ method: request.method, path: request.url.split('?', 1)[0] }, 'refused a replica hop whose signature does not verify');
-      return done(new GatewayError('GW_HOP_REFUSED'));
+    const credential = typeof sealed === 'string' ? sealed : '';
+    const facts = hopFactsOf(request.method, request.url, headers['mcp-session-id'], principal, credential);
+    const digest = typeof signature !== 'string' || (blob !== undefined && typeof blob !== 'string') || (sealed !== undefined && typeof sealed !== 'string') ? undefined : signer.verify(signature, facts);
+    if (digest === undefined) return done(refuse(request, 'refused a replica hop whose signature does not verify'));
+    // What a hop says about the caller is only what the signed hop carries: never a plain header.
+    delete headers.authorization;
+    delete headers.cookie;
+    if (credential !== '') {
+      const opened = signer.openCredential(credential, facts);
+      if (opened === undefined) return done(refuse(request, 'refused a replica hop whose credential does not open'));
+      headers.authorization = opened;
     }
     try {
       request.principal = decodePrincipal(principal);
     } catch {
       return done(new GatewayError('GW_HOP_REFUSED'));
     }
+    expectedDigest.set(request, digest);
     request.hop = true;
+    done();
+  });
+  // The body as read (bounded by limits.maxBodyBytes) must be the one the edge signed.
+  mcp.addHook('preValidation', (request: FastifyRequest, _reply, done) => {
+    const digest = request.hop ? expectedDigest.get(request) : undefined;
+    if (digest === undefined) return done();
+    const body = typeof request.body === 'string' ? request.body : '';
+    if (signer.digest(body) !== digest) return done(refuse(request, 'refused a replica hop whose body is not the one it was signed with'));
     done();
   });
 }

@@ -37,6 +37,8 @@ export interface RouteEndpoint {
   readonly grantKey: (caller: PolicySubject | undefined) => string;
   /** A target behind it sends the caller's own Authorization upstream (`forwardAuthorization`). */
   readonly forwardsCredential: boolean;
+  /** A target behind it is sent or exchanges the caller's own token (`forwardAuthorization`, `tokenExchange`): a replica hop carries it, sealed. */
+  readonly needsCredential: boolean;
 }
 
 export interface EndpointTable {
@@ -70,6 +72,7 @@ function grantKeyOf(generation: number, policy: Policy | undefined): (caller: Po
 }
 
 const forwards = (target: TargetConfig | undefined) => target !== undefined && target.type !== 'stdio' && target.forwardAuthorization;
+const needs = (target: TargetConfig | undefined) => forwards(target) || (target !== undefined && target.type !== 'stdio' && target.tokenExchange !== undefined);
 
 /**
  * One target's pass-through sessions, known by the target's name on every path that serves it; its
@@ -85,7 +88,7 @@ function passThrough(target: TargetConfig, config: GatewayConfig, policy: Policy
     if (grant === undefined) throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: server "${target.name}"`);
     return createSingleSession({ ...seed, endpoint, target, exposure: restrict(exposure, grant) });
   };
-  return { endpoint, open: true, factory, owns: (s) => s.endpoint === endpoint, grantKey: grantKeyOf(generation, policy), forwardsCredential: forwards(target) };
+  return { endpoint, open: true, factory, owns: (s) => s.endpoint === endpoint, grantKey: grantKeyOf(generation, policy), forwardsCredential: forwards(target), needsCredential: needs(target) };
 }
 
 function ownedBy(endpoint: string): (session: Session) => boolean {
@@ -139,6 +142,7 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
       owns: ownedBy(aggregate.endpoint),
       grantKey: aggregateKey,
       forwardsCredential: aggregate.targets().some((name) => forwards(config.targets.get(name))),
+      needsCredential: aggregate.targets().some((name) => needs(config.targets.get(name))),
     });
     const nextServers = new Map<string, RouteEndpoint>();
     for (const target of config.targets.values()) nextServers.set(target.name, passThrough(target, config, policy, generation));

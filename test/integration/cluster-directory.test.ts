@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDirectory, type Directory } from '../../src/cluster/directory.ts';
+import { createEntryCodec } from '../../src/cluster/directory-entry.ts';
+import { deriveKeyRing } from '../../src/cluster/keyring.ts';
 import { openRedis, type ClusterRedis } from '../../src/cluster/redis.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { startRedis, type TestRedis } from '../support/redis.ts';
@@ -13,12 +15,13 @@ let redis: TestRedis;
 const conns: ClusterRedis[] = [];
 const directories: Directory[] = [];
 const logger = createLogger({ level: 'silent' });
+const ring = deriveKeyRing(['directory-test-key-0123456789abcdefghij']);
 
 async function directory(replicaId: string, heartbeatMs = 100, replicaTtlMs = 400): Promise<Directory> {
   const conn = openRedis({ url: redis.url, failMode: 'local', keyPrefix: 't:', commandTimeoutMs: 300 });
   conns.push(conn);
   await conn.ready(10_000);
-  const made = createDirectory({ redis: conn, keyPrefix: 't:', replicaId, advertiseUrl: `http://127.0.0.1:1/${replicaId}`, heartbeatMs, replicaTtlMs, logger });
+  const made = createDirectory({ redis: conn, keyPrefix: 't:', replicaId, advertiseUrl: `http://127.0.0.1:1/${replicaId}`, heartbeatMs, replicaTtlMs, logger, codec: createEntryCodec(ring, 't:', replicaTtlMs) });
   directories.push(made);
   return made;
 }

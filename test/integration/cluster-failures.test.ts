@@ -81,16 +81,16 @@ describe('ids and hops nobody sealed or signed', () => {
     const alices = await initialize(r0);
     const url = '/servers/rec/mcp';
     const principal = Buffer.from(JSON.stringify({ id: 'key:alice', kind: 'api-key', subject: 'alice', scopes: [] })).toString('base64url');
-    const facts = { method: 'POST', url, sessionId: alices, principal };
+    const facts = { method: 'POST', url, sessionId: alices, principal, credential: '' };
     const ours = createHopSigner(deriveKeyRing([CLUSTER_KEY]));
     const theirs = createHopSigner(deriveKeyRing(['another-cluster-key-0123456789abcdef']));
     const attempts: Array<Record<string, string>> = [
       { 'x-switchboard-principal': principal },
       { 'x-switchboard-hop': 'v1.0.AAAA', 'x-switchboard-principal': principal },
-      { 'x-switchboard-hop': ours.sign(facts, Date.now() - 60_000), 'x-switchboard-principal': principal },
-      { 'x-switchboard-hop': theirs.sign(facts), 'x-switchboard-principal': principal },
-      { 'x-switchboard-hop': ours.sign({ ...facts, method: 'DELETE' }), 'x-switchboard-principal': principal },
-      { 'x-switchboard-hop': ours.sign(facts) },
+      { 'x-switchboard-hop': ours.sign(facts, PING, Date.now() - 60_000), 'x-switchboard-principal': principal },
+      { 'x-switchboard-hop': theirs.sign(facts, PING), 'x-switchboard-principal': principal },
+      { 'x-switchboard-hop': ours.sign({ ...facts, method: 'DELETE' }, PING), 'x-switchboard-principal': principal },
+      { 'x-switchboard-hop': ours.sign(facts, PING) },
     ];
     for (const headers of attempts) {
       // No credential of a client: a hop that verified would need none. These do not.
@@ -99,11 +99,16 @@ describe('ids and hops nobody sealed or signed', () => {
       expect(answer.json).toMatchObject({ error: { data: { code: 'GW_HOP_REFUSED' } } });
     }
     // The same request signed with the cluster key is taken as a hop (what only replicas can do).
-    const signed = await post(r0.mcpUrl(), PING, { 'mcp-session-id': alices, 'x-switchboard-hop': ours.sign(facts), 'x-switchboard-principal': principal });
+    const signed = await post(r0.mcpUrl(), PING, { 'mcp-session-id': alices, 'x-switchboard-hop': ours.sign(facts, PING), 'x-switchboard-principal': principal });
     expect(signed.status).toBe(200);
+    // The same signature with another body (a call in place of the ping): the body is covered too.
+    const call = JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });
+    const tampered = await post(r0.mcpUrl(), call, { 'mcp-session-id': alices, 'x-switchboard-hop': ours.sign(facts, PING), 'x-switchboard-principal': principal });
+    expect(tampered.status).toBe(403);
+    expect(tampered.json).toMatchObject({ error: { data: { code: 'GW_HOP_REFUSED' } } });
     // Even a verified hop gets nothing of a session bound to another principal: the owner checks.
     const bob = Buffer.from(JSON.stringify({ id: 'key:bob', kind: 'api-key', subject: 'bob', scopes: [] })).toString('base64url');
-    const asBob = await post(r0.mcpUrl(), PING, { 'mcp-session-id': alices, 'x-switchboard-hop': ours.sign({ ...facts, principal: bob }), 'x-switchboard-principal': bob });
+    const asBob = await post(r0.mcpUrl(), PING, { 'mcp-session-id': alices, 'x-switchboard-hop': ours.sign({ ...facts, principal: bob }, PING), 'x-switchboard-principal': bob });
     expect(asBob.status).toBe(404);
   });
 });

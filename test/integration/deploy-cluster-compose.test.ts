@@ -56,6 +56,7 @@ function loadReplicaConfig(name: string) {
   const supplied: Record<string, string> = {
     SWITCHBOARD_API_KEY: randomBytes(24).toString('hex'),
     SWITCHBOARD_CLUSTER_KEY: randomBytes(32).toString('base64'),
+    SWITCHBOARD_REDIS_PASSWORD: randomBytes(24).toString('hex'),
   };
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(service?.environment ?? {})) {
@@ -91,10 +92,16 @@ describe('deploy/cluster: compose, HAProxy and the replicas agree', () => {
     }
   });
 
-  it("HAProxy's servers are the replicas, at their configs' port, in round robin without stickiness", async () => {
+  it("HAProxy's servers are the replicas, at their configs' port, in round robin, with affinity learnt from Mcp-Session-Id only", async () => {
     const lines = backend();
     expect(lines).toContain('balance roundrobin');
-    expect(lines.filter((l) => /^(cookie|stick|stick-table|hash-type)\b/.test(l))).toEqual([]);
+    // No cookie or hash stickiness: only a 2025 session's own header, learnt from its answer
+    // (an optimisation that saves the hop; any replica still serves any session).
+    expect(lines.filter((l) => /^(cookie|stick|stick-table|hash-type)\b/.test(l))).toEqual([
+      'stick-table type string len 200 size 100k expire 30m',
+      'stick store-response res.hdr(mcp-session-id)',
+      'stick on req.hdr(mcp-session-id)',
+    ]);
     const servers = lines.filter((l) => l.startsWith('server ')).map((l) => l.split(' '));
     expect(servers.map((s) => s[1])).toEqual(replicas.map(([name]) => name));
     for (const [, server, address = '', ...options] of servers) {

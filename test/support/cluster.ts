@@ -12,7 +12,7 @@ import { cli, root } from './cli.ts';
 import { freePort } from './ports.ts';
 import { descendantsOf, isAlive, killTree } from './processes.ts';
 import { recorderServer } from './recorder.ts';
-import { startRedis, type TestRedis } from './redis.ts';
+import { startRedis, type RedisOptions, type TestRedis } from './redis.ts';
 
 export const CLUSTER_KEY = 'test-cluster-key-0123456789abcdefghijklmnop';
 
@@ -41,11 +41,19 @@ export interface ClusterOptions {
   readonly replicas: number;
   /** Extra `gateway` settings for every replica (auth, shutdownGraceMs, ...). */
   readonly gateway?: Record<string, unknown>;
+  /** Extra servers besides `rec`. */
+  readonly mcpServers?: Record<string, unknown>;
+  /** How the Redis is started (AUTH, ACL users, TLS) and what the replicas' `cluster.redis` adds (username, password, caFile). */
+  readonly redis?: RedisOptions;
+  readonly redisConfig?: Record<string, unknown>;
+  /** The URL a replica advertises, given its own (a recording proxy in front of it); default its own. */
+  readonly advertise?: (id: string, url: string) => Promise<string>;
 }
 
-async function startReplica(id: string, dir: string, redisUrl: string, gateway: Record<string, unknown>, orphans: number[]): Promise<Replica> {
+async function startReplica(id: string, dir: string, redisUrl: string, options: ClusterOptions, orphans: number[]): Promise<Replica> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  const advertiseUrl = options.advertise === undefined ? url : await options.advertise(id, url);
   const file = join(dir, `${id}.json`);
   const rec = recorderServer();
   writeFileSync(
@@ -55,10 +63,10 @@ async function startReplica(id: string, dir: string, redisUrl: string, gateway: 
         host: '127.0.0.1',
         port,
         logging: { level: 'info' },
-        ...gateway,
-        cluster: { replicaId: id, advertiseUrl: url, redis: { url: redisUrl }, keys: [CLUSTER_KEY], heartbeatMs: 500, replicaTtlMs: 1_500 },
+        ...options.gateway,
+        cluster: { replicaId: id, advertiseUrl, redis: { url: redisUrl, ...options.redisConfig }, keys: [CLUSTER_KEY], heartbeatMs: 500, replicaTtlMs: 1_500 },
       },
-      mcpServers: { rec: { command: rec.command, args: rec.args } },
+      mcpServers: { rec: { command: rec.command, args: rec.args }, ...options.mcpServers },
     }),
   );
   const child: ChildProcess = spawn(process.execPath, [cli, '--config', file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -98,7 +106,7 @@ async function startReplica(id: string, dir: string, redisUrl: string, gateway: 
 /** Starts Redis and `replicas` gateways r0, r1, ...; call `stop()` in afterAll/finally. */
 export async function startCluster(options: ClusterOptions): Promise<TestCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-cluster-'));
-  const redis = await startRedis();
+  const redis = await startRedis(options.redis);
   const orphans: number[] = [];
   const replicas: Replica[] = [];
   const stop = async () => {
@@ -111,7 +119,7 @@ export async function startCluster(options: ClusterOptions): Promise<TestCluster
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < options.replicas; i++) replicas.push(await startReplica(`r${i}`, dir, redis.url, options.gateway ?? {}, orphans));
+    for (let i = 0; i < options.replicas; i++) replicas.push(await startReplica(`r${i}`, dir, redis.url, options, orphans));
   } catch (err) {
     await stop();
     throw err;

@@ -19,12 +19,26 @@ export interface TestRedis {
   restart(): Promise<void>;
 }
 
+/** `password`: `--requirepass` (the `default` user's); `users`: ACL users `[name, password]` with every right; `tls`: PEM files, TLS only (no plain port). */
+export interface RedisOptions {
+  readonly password?: string;
+  readonly users?: ReadonlyArray<readonly [string, string]>;
+  readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string };
+}
+
 const BINARY = process.env['REDIS_SERVER'] ?? 'redis-server';
 const READY = /Ready to accept connections/;
 
-function launch(port: number, dir: string): Promise<ChildProcess> {
+function argsOf(port: number, options: RedisOptions): string[] {
+  const out = options.tls === undefined ? ['--port', String(port)] : ['--port', '0', '--tls-port', String(port), '--tls-cert-file', options.tls.cert, '--tls-key-file', options.tls.key, '--tls-ca-cert-file', options.tls.ca, '--tls-auth-clients', 'no'];
+  if (options.password !== undefined) out.push('--requirepass', options.password);
+  for (const [name, password] of options.users ?? []) out.push('--user', name, 'on', `>${password}`, '~*', '&*', '+@all');
+  return out;
+}
+
+function launch(port: number, dir: string, options: RedisOptions = {}): Promise<ChildProcess> {
   mkdirSync(dir, { recursive: true });
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'notice', '--protected-mode', 'yes'];
+  const args = [...argsOf(port, options), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'notice', '--protected-mode', 'yes'];
   const child = spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let output = '';
@@ -59,21 +73,21 @@ async function stopChild(child: ChildProcess | undefined, hard: boolean): Promis
 }
 
 /** Starts a Redis; the caller stops it in `afterAll`/`finally`. */
-export async function startRedis(): Promise<TestRedis> {
+export async function startRedis(options: RedisOptions = {}): Promise<TestRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-redis-'));
   let port = 0;
   let child: ChildProcess | undefined;
   for (let attempt = 0; child === undefined; attempt++) {
     port = await freePort();
     try {
-      child = await launch(port, dir);
+      child = await launch(port, dir, options);
     } catch (err) {
       if (attempt >= 2) throw err;
     }
   }
   return {
     port,
-    url: `redis://127.0.0.1:${port}`,
+    url: `${options.tls === undefined ? 'redis' : 'rediss'}://127.0.0.1:${port}`,
     pid: () => child?.pid,
     async stop(hard = false) {
       await stopChild(child, hard);
@@ -81,7 +95,7 @@ export async function startRedis(): Promise<TestRedis> {
     },
     async restart() {
       await stopChild(child, false);
-      child = await launch(port, dir);
+      child = await launch(port, dir, options);
     },
   };
 }

@@ -82,7 +82,7 @@ const rateDefaults = flatten(rateLimitsSchema.parse({}));
 for (const key of ['perPrincipal.perSecond', 'perPrincipal.burst', 'perTool.perSecond', 'perTool.burst']) rateDefaults.set(key, undefined);
 
 const clusterDefaults = flatten(clusterSchema.parse({ advertiseUrl: 'http://10.0.0.5:8080', redis: { url: 'redis://redis:6379' }, keys: ['k'.repeat(32)] }));
-for (const key of ['replicaId', 'advertiseUrl', 'redis.url', 'keys']) clusterDefaults.set(key, undefined);
+for (const key of ['replicaId', 'advertiseUrl', 'redis.url', 'redis.username', 'redis.password', 'redis.caFile', 'keys']) clusterDefaults.set(key, undefined);
 
 const virtualDefaults = flatten(virtualServerSchema.parse({}));
 

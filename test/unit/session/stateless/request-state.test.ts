@@ -40,7 +40,7 @@ describe('requestState codec', () => {
       expect(createStateCodec(stateKeys([KEY_B], 'r1')).open(token)).toBeUndefined();
       expect(createStateCodec().open(token)).toBeUndefined();
       // The session-id key of the same ring is another key: a state is not a session id, nor the reverse.
-      expect(createStateCodec({ keys: deriveKeyRing([KEY_A]).map((k) => k.seal), replica: 'r2' }).open(token)).toBeUndefined();
+      expect(createStateCodec({ keys: deriveKeyRing([KEY_A]).map((k) => k.seal.export()), replica: 'r2' }).open(token)).toBeUndefined();
     });
 
     it('rotation: the first key seals, every key opens', () => {
