@@ -24,6 +24,8 @@ export interface TestGatewayOptions {
   shutdownGraceMs?: number;
   /** Collect log lines in memory instead of discarding them. */
   logLines?: string[];
+  /** gateway.packages (npx/uvx targets run from a cache); absent: runner commands run as written. */
+  packages?: GatewayConfig['packages'];
   /** gateway.telemetry (traces); absent: every key unset. */
   telemetry?: GatewayConfig['telemetry'];
   /** The OTEL_* environment the gateway sees; default none (the machine's own never leaks in). */
@@ -118,6 +120,7 @@ export function buildConfig(options: TestGatewayOptions): GatewayConfig {
     logging: { level: options.logLines ? 'debug' : 'silent' },
     targets,
     ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
+    ...(options.packages === undefined ? {} : { packages: options.packages }),
   };
 }
 
