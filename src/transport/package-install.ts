@@ -53,7 +53,11 @@ function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv, l
   });
 }
 
+/** A version as a folder name: what semver and PEP 440 allow, never a path (a hostile manifest could say `../..`). */
+const SAFE_VERSION = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,99}$/;
+
 function folderName(name: string, version: string): string {
+  if (!SAFE_VERSION.test(version) || version.includes('..')) throw new InstallError(`${name} says its version is ${JSON.stringify(version.slice(0, 100))}: refused`);
   return `${name.replace('/', '+')}@${version}`;
 }
 

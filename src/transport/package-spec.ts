@@ -51,7 +51,8 @@ function splitPypi(spec: string): { name: string; range: string } | undefined {
   const match = /^([^=<>!~@]+)(?:@(.+)|((?:==|>=|<=|~=|!=|<|>).+))?$/.exec(spec);
   if (match === null) return undefined;
   const name = (match[1] as string).replace(/\[.*\]$/, '');
-  const range = match[2] ?? match[3] ?? 'latest';
+  // `==1.2` is the exact version 1.2; other specifiers stay as written.
+  const range = (match[2] ?? match[3] ?? 'latest').replace(/^==(?!=)/, '');
   if (!PYPI_NAME.test(match[1] as string) || !VERSION.test(range)) return undefined;
   return { name, range };
 }
