@@ -6,6 +6,7 @@ import { DEFAULT_INHERITED_ENV } from '../../src/config/default-env.ts';
 import type { GatewayConfig, LogLevel, RemoteTargetConfig, StdioTargetConfig, TargetConfig } from '../../src/config/types.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
+import { fileURLToPath } from 'node:url';
 
 export type TestTarget = Partial<StdioTargetConfig> & { command: string };
 /** A remote target (Streamable HTTP or legacy SSE) for tests. */
@@ -157,6 +158,6 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
 export function everythingServer(): TestTarget {
   return {
     command: process.execPath,
-    args: [new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url).pathname, 'stdio'],
+    args: [fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url)), 'stdio'],
   };
 }
