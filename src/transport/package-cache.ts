@@ -10,6 +10,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEFAULT_INHERITED_ENV } from '../config/default-env.ts';
 import type { GatewayConfig, PackageRun, StdioTargetConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { findExecutable } from './executables.ts';
@@ -130,7 +131,7 @@ export async function preparePackages(config: GatewayConfig, options: PackageOpt
     if (before !== undefined && options.update !== true && existsSync(join(cacheDir, before.dir))) continue;
     let outcome = done.get(key);
     if (outcome === undefined) {
-      outcome = await installOne(call, cacheDir, options.env ?? process.env, log.child({ target: target.name, package: `${call.name}@${call.range}` }));
+      outcome = await installOne(call, cacheDir, installerEnv(options.env ?? process.env), log.child({ target: target.name, package: `${call.name}@${call.range}` }));
       done.set(key, outcome);
       if (typeof outcome !== 'string') {
         lock = { version: 1, packages: { ...readLockOr(cacheDir, lock).packages, [key]: outcome } };
@@ -162,6 +163,19 @@ async function installOne(call: RunnerCall, cacheDir: string, env: NodeJS.Proces
     log.error({ ms: Date.now() - started }, `cannot install ${call.name}@${call.range}: ${message}`);
     return `cannot install ${call.name}@${call.range}: ${message}`;
   }
+}
+
+/**
+ * What the installer gets of the gateway's environment: what a child gets by default (PATH, home,
+ * locale, proxies, CAs) and the installers' own settings (npm_config_*, UV_*), never the rest (the
+ * gateway's keys and tokens): npm reads .npmrc for a private registry's credentials itself.
+ */
+export function installerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (DEFAULT_INHERITED_ENV.includes(name) || /^(npm_config_|NPM_CONFIG_|UV_|XDG_)/.test(name)) out[name] = value;
+  }
+  return out;
 }
 
 /** Each runner target's package as the lock has it (`servers list`). */

@@ -67,12 +67,19 @@ function stagingIn(cacheDir: string, ecosystem: string): string {
   return dir;
 }
 
-/** Moves a finished staging folder into place; an existing one (the same version, installed before) wins. */
+/**
+ * Moves a finished staging folder into place. An existing folder of the same version (an update,
+ * or a repair after `verify` failed) is swapped out first and removed after, so the folder is
+ * missing only between two renames, never half-written, while a running child reads it.
+ */
 function settle(staging: string, cacheDir: string, ecosystem: string, folder: string): string {
   const relative = `${ecosystem}/${folder}`;
   const final = join(cacheDir, relative);
-  if (existsSync(final)) rmSync(final, { recursive: true, force: true });
+  const old = `${final}.old-${randomBytes(6).toString('hex')}`;
+  const replacing = existsSync(final);
+  if (replacing) renameSync(final, old);
   renameSync(staging, final);
+  if (replacing) rmSync(old, { recursive: true, force: true });
   return relative;
 }
 

@@ -39,7 +39,8 @@ function isLocked(value: unknown): value is LockedPackage {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
   return (v.ecosystem === 'npm' || v.ecosystem === 'pypi') && typeof v.name === 'string' && typeof v.version === 'string' && typeof v.dir === 'string'
-    && typeof v.treeHash === 'string' && typeof v.bins === 'object' && v.bins !== null && !v.dir.split('/').includes('..');
+    && typeof v.treeHash === 'string' && typeof v.bins === 'object' && v.bins !== null && !v.dir.split('/').includes('..')
+    && Object.values(v.bins).every((bin) => typeof bin === 'string' && !bin.split('/').includes('..'));
 }
 
 /** The lock in `cacheDir`; an absent file is an empty lock. A malformed one throws (the operator decides, nothing is reinstalled silently). */

@@ -18,7 +18,7 @@ import { preparePackages } from '../../src/transport/package-cache.ts';
 import { LOCK_FILE } from '../../src/transport/package-lock.ts';
 import { errorOf, textOf } from '../support/aggregate.ts';
 import { buildConfig, createTestLogger, startTestGateway, type TestGateway, type TestTarget } from '../support/gateway.ts';
-import { run, useCliProcesses } from '../support/cli.ts';
+import { endpointsOf, initializeAt, run, start, useCliProcesses } from '../support/cli.ts';
 
 useCliProcesses();
 const PACKAGE = '@modelcontextprotocol/server-everything';
@@ -117,6 +117,27 @@ describe('npx servers run from the cache, contained', () => {
     const target = prepared.targets.get('time') as StdioTargetConfig;
     expect(target.package?.error).toMatch(/need uv on the gateway's PATH.*install uv/);
     expect(lines.some((line) => line.includes('"level":50') && line.includes('install uv'))).toBe(true);
+  });
+});
+
+describe('the command', () => {
+  it('a reload that adds an npx server installs its package before it applies; the new server then serves', { timeout: 240_000 }, async () => {
+    const lock = JSON.parse(readFileSync(join(cacheDir, LOCK_FILE), 'utf8')) as { packages: Record<string, { version: string }> };
+    const version = (lock.packages[`npm:${PACKAGE}@latest`] as { version: string }).version;
+    const config = join(root, 'reload.yaml');
+    const document = (extra: string) => `mcpServers:\n  everything:\n    command: npx\n    args: [-y, "${PACKAGE}", stdio]\n    sandbox: { network: false }\n${extra}gateway:\n  port: 0\n  packages: { cacheDir: "${cacheDir}" }\n`;
+    writeFileSync(config, document(''));
+    const running = start(['--config', config]);
+    const [url] = await endpointsOf(running);
+    // The exact version is another lock entry than `latest`: installed at the reload, not taken from the cache.
+    writeFileSync(config, document(`  pinned:\n    command: npx\n    args: [-y, "${PACKAGE}@${version}", stdio]\n    sandbox: { network: false }\n`));
+    await expect.poll(() => running.stdout().includes('"msg":"config reloaded"'), { timeout: 180_000, interval: 200 }).toBe(true);
+    const out = running.stdout();
+    expect(out.indexOf(`installed ${PACKAGE}@${version}`)).toBeGreaterThan(-1);
+    expect(out.indexOf(`installed ${PACKAGE}@${version}`)).toBeLessThan(out.indexOf('"msg":"config reloaded"'));
+    await initializeAt(new URL('/servers/pinned/mcp', url).href);
+    running.child.kill('SIGTERM');
+    await running.exited;
   });
 });
 
