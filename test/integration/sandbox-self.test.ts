@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxConfig } from '../../src/config/types.ts';
-import { connectClient, errorOf, textOf } from '../support/aggregate.ts';
+import { connectClient, errorOf, startAggregateGateway, textOf } from '../support/aggregate.ts';
 import { startTestGateway, type TestGateway, type TestTarget } from '../support/gateway.ts';
 import { errorOf as modernError, modern } from '../support/modern.ts';
 import { fixture } from '../support/recorder.ts';
@@ -98,6 +98,18 @@ describe('a child that dies before answering says why', () => {
     expect(warn.length).toBeGreaterThan(0);
     expect(warn[0]?.msg).toContain('fatal: API_TOKEN [redacted] rejected');
     expect(lines.join('\n')).not.toContain(secret);
+  });
+
+  it('on the aggregate endpoint, the list names the sandboxed server unavailable with its stderr line', async () => {
+    const g = await startAggregateGateway({ targets: { boxed: crash(closed), fine: { command: process.execPath, args: [fixture('escape-server.mjs')] } } });
+    open.push(g);
+    const c = await connectClient(g, '/mcp');
+    open.push(c);
+    const list = await c.listTools();
+    expect(list.tools.map((tool) => tool.name)).toContain('fine__whoami');
+    const unavailable = JSON.stringify(list._meta?.['switchboard/unavailable']);
+    expect(unavailable).toContain('fatal: API_TOKEN [redacted] rejected');
+    expect(unavailable).not.toContain(secret);
   });
 });
 
