@@ -71,7 +71,8 @@ function runFromCache(target: StdioTargetConfig, call: RunnerCall, cacheDir: str
   const entry = entryOf(locked, call);
   if (entry === undefined) return refused(`${locked.name}@${locked.version} has no program ${call.bin ?? ''} (it has ${Object.keys(locked.bins).join(', ')})`);
   const file = join(dir, entry);
-  if (!existsSync(file)) return refused(`${file} is missing from the package cache: run switchboard servers install ${target.name}`);
+  // Clients read this reason: the entry relative to the cache, not the cache's own path.
+  if (!existsSync(file)) return refused(`${locked.dir}/${entry} is missing from the package cache: run switchboard servers install ${target.name}`);
   const pkg: PackageRun = Object.freeze({ runner: call.runner, spec, version: locked.version, dir });
   if (locked.ecosystem === 'pypi') return Object.freeze({ ...target, command: file, args: Object.freeze([...call.args]), package: pkg });
   // npm programs run on Node (npx's `#!/usr/bin/env node`): this gateway's own, a known version and path.
