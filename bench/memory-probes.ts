@@ -12,8 +12,9 @@
 import { connect } from 'node:net';
 import { startGateway } from '../src/main.ts';
 import { buildConfig, createTestLogger } from '../test/support/gateway.ts';
+import { fileURLToPath } from 'node:url';
 
-const fixture = new URL('../test/fixtures/misbehaving-server.mjs', import.meta.url).pathname;
+const fixture = fileURLToPath(new URL('../test/fixtures/misbehaving-server.mjs', import.meta.url));
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } });
 const CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });

@@ -21,6 +21,8 @@ import { createPrettyDestination } from './log/pretty.ts';
 import { startGateway, type RunningGateway } from './main.ts';
 import { runPinsCommand } from './governance/command.ts';
 import { runRegistryCommand } from './registry/command.ts';
+import { preparePackages } from './transport/package-cache.ts';
+import { runServersCommand } from './transport/servers-command.ts';
 
 const registryIo = {
   out: (text: string) => void process.stdout.write(text),
@@ -44,6 +46,7 @@ async function main(argv: readonly string[]): Promise<void> {
     if (command.kind === 'version') return void process.stdout.write(`${readVersion()}\n`);
     if (command.kind === 'registry') return void (process.exitCode = await runRegistryCommand(command.argv, registryIo));
     if (command.kind === 'pins') return void (process.exitCode = await runPinsCommand(command.argv, registryIo));
+    if (command.kind === 'servers') return void (process.exitCode = await runServersCommand(command.argv, registryIo));
     ({ source, overrides } = command);
     config = await resolveConfig(source, overrides);
     if (command.kind === 'validate') return void process.stdout.write(describeConfig(config));
@@ -86,7 +89,8 @@ function reloadOnChange(path: string, overrides: ConfigOverrides, gateway: Runni
       do {
         again = false;
         try {
-          gateway.reload(await resolveConfig({ kind: 'file', path }, overrides));
+          // A new runner target's package is installed before the reload applies (never on a client's time).
+          gateway.reload(await preparePackages(await resolveConfig({ kind: 'file', path }, overrides), { logger }));
         } catch (error) {
           if (!isConfigError(error)) throw error;
           logger.error({ why, problems: error.message }, 'config reload failed; keeping the running config');

@@ -4,6 +4,7 @@
  * cursor codec, endpoint table, session store) -> HTTP server. Nothing imports this file except
  * cli.ts and tests that need a whole gateway.
  */
+import { applyLockedPackages, preparePackages } from './transport/package-cache.ts';
 import { randomBytes } from 'node:crypto';
 import { createToolLimits } from './auth/rate-limit.ts';
 import { createCluster, type Cluster } from './cluster/cluster.ts';
@@ -88,9 +89,11 @@ function warnIfExposed(config: GatewayConfig, logger: Logger): void {
   );
 }
 
-export async function startGateway(config: GatewayConfig, options: StartOptions = {}): Promise<RunningGateway> {
-  refuseUnknownAudience(config);
-  const logger = options.logger ?? createLogger({ level: config.logging.level });
+export async function startGateway(input: GatewayConfig, options: StartOptions = {}): Promise<RunningGateway> {
+  refuseUnknownAudience(input);
+  const logger = options.logger ?? createLogger({ level: input.logging.level });
+  // npx/uvx targets: their packages installed now, before listening, never on a client's time.
+  const config = await preparePackages(input, { logger });
   if (!exitHookInstalled) {
     // Last line of defence: whatever way this process exits, no child outlives it.
     process.on('exit', killAllChildrenNow);
@@ -153,7 +156,9 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   return {
     url,
     port,
-    reload(next) {
+    reload(unprepared) {
+      // Packages not yet installed were installed by the caller (cli.ts); here only the lock is read.
+      const next = applyLockedPackages(unprepared);
       const needRestart = restartOnlyChanges(current, next);
       runtime.reload(next);
       current = next;

@@ -62,6 +62,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     admin: { ...gateway.admin },
     registry: { ...gateway.registry },
     pinning: { ...gateway.pinning, file: isAbsolute(gateway.pinning.file) ? gateway.pinning.file : resolve(options.baseDir, gateway.pinning.file) },
+    packages: { install: gateway.packages.install, cacheDir: isAbsolute(gateway.packages.cacheDir) ? gateway.packages.cacheDir : resolve(options.baseDir, gateway.packages.cacheDir) },
     logging: { level: gateway.logging.level, audit: gateway.logging.audit === 'on' || (gateway.logging.audit === 'auto' && gateway.auth !== undefined) },
     targets,
     aggregate: toAggregateConfig(file, targets),

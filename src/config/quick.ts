@@ -45,7 +45,11 @@ export function buildQuickConfig(
     return parseConfig({ mcpServers: { [name]: { type: 'http', url: command, headers: { ...headers } } } }, { interpolate: false, source: 'quick mode' });
   }
   if (Object.keys(headers).length > 0) throw configError('--header', 'applies to a URL, not to a command (use --env)');
-  return parseConfig({ mcpServers: { [toTargetName(command)]: { command, args: [...args], env: { ...env } } } }, { interpolate: false, source: 'quick mode' });
+  // Quick mode writes nothing (no cache folder in whatever folder it was started from): a runner runs as written.
+  return parseConfig(
+    { mcpServers: { [toTargetName(command)]: { command, args: [...args], env: { ...env } } }, gateway: { packages: { install: false } } },
+    { interpolate: false, source: 'quick mode' },
+  );
 }
 
 /** Name of the built-in default's target. */

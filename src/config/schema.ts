@@ -191,6 +191,17 @@ const pinningSchema = z.strictObject({
   maxPending: positive(100_000).default(256),
 }, anObject);
 
+/** Packages that `npx`, `bunx`, `uvx` and `pipx run` targets run: installed once, run from here (docs/upstreams.md). */
+const packagesSchema = z.strictObject({
+  /**
+   * ".switchboard/packages", next to the config file (a relative path is read from there): a
+   * state folder the gateway owns, with the lock file that pins each package's exact version.
+   */
+  cacheDir: nonEmptyString().default('.switchboard/packages'),
+  /** true: a runner target's package is installed at start or reload, never on a client's time, and run from the cache. */
+  install: boolean().default(true),
+}, anObject);
+
 /** `/v0.1/servers`: the gateway's own servers in the MCP registry's API shape (docs/configuration.md). */
 const registrySchema = z.strictObject({
   /** false: an inventory of what the gateway fronts is for those who ask for it. */
@@ -259,6 +270,7 @@ export const gatewaySchema = z.strictObject({
   admin: adminSchema.prefault({}),
   registry: registrySchema.prefault({}),
   pinning: pinningSchema.prefault({}),
+  packages: packagesSchema.prefault({}),
   /** {}: no curated bundles; `/mcp` serves every server. */
   groups: z.record(groupName, groupSchema, { error: 'expected an object of groups by name' }).default({}),
   /** {}: no virtual servers; each is served at `/virtual/<name>/mcp` with only what it picks. */

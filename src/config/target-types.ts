@@ -67,6 +67,22 @@ export interface SandboxConfig {
   readonly network: boolean;
 }
 
+/**
+ * The package a runner target (`npx`, `bunx`, `uvx`, `pipx run`) runs from the gateway's cache
+ * (transport/package-cache.ts): set by the gateway at start and reload, never in the file.
+ */
+export interface PackageRun {
+  /** The runner as written (`npx`...) and the package asked for, `name@range`. */
+  readonly runner: string;
+  readonly spec: string;
+  /** The exact version installed; absent when not installed. */
+  readonly version?: string | undefined;
+  /** The installed package's folder: bound read-only in the sandbox. */
+  readonly dir?: string | undefined;
+  /** Why the target cannot start (the installer's error, a missing runner); the target is refused. */
+  readonly error?: string | undefined;
+}
+
 /** Resource limits of a stdio child and everything it starts; absent keys are not limited. */
 export interface LimitsConfig {
   readonly memoryMiB?: number | undefined;
@@ -115,6 +131,8 @@ export interface StdioTargetConfig {
   readonly sandbox?: SandboxConfig;
   /** Absent: no resource limits. */
   readonly limits?: LimitsConfig;
+  /** Set when the command is a package runner run from the cache (command and args then name the entry point). */
+  readonly package?: PackageRun;
 }
 
 /** A remote upstream: Streamable HTTP (`http`) or legacy HTTP+SSE (`sse`, 2024-11-05). */

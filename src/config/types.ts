@@ -52,8 +52,18 @@ export interface PinningConfig {
   readonly maxPending: number;
 }
 
+/** `gateway.packages` (docs/upstreams.md): where packages run by `npx`/`uvx` targets are installed. */
+export interface PackagesConfig {
+  /** Absolute path of the cache folder (the lock file is inside). */
+  readonly cacheDir: string;
+  /** false: runner commands run as written (the runner downloads at each start). */
+  readonly install: boolean;
+}
+
 export interface GatewayConfig {
   readonly listen: { readonly host: string; readonly port: number };
+  /** Packages of runner targets; absent (a config built in code): runner commands run as written. */
+  readonly packages?: PackagesConfig | undefined;
   /** Definition pinning; absent (a config built in code): off for every target. */
   readonly pinning?: PinningConfig | undefined;
   /** undefined: no client authentication. */

@@ -109,6 +109,8 @@ async function add(argv: readonly string[], io: RegistryIo): Promise<number> {
     const what = variable.required ? 'set' : 'optional';
     io.out(`  ${what} ${variable.name}${variable.secret ? ' (secret)' : ''}${variable.description === undefined ? '' : `: ${variable.description}`}\n`);
   }
+  // npx/uvx entries name an exact version: the gateway installs it once into its cache (docs/upstreams.md).
+  if (entry.source.startsWith('npm ') || entry.source.startsWith('pypi ')) io.out(`  its package is installed at the gateway's next start or reload; now: switchboard servers install --config ${path}\n`);
   io.out(`  check it with: switchboard validate ${path}\n`);
   return 0;
 }

@@ -1,7 +1,8 @@
 /**
  * A registry `server.json` as a Switchboard server entry (`mcpServers.<name>`):
  * - npm packages run as `npx -y <package>@<version>`;
- * - PyPI packages as `uvx <package>@<version>`;
+ * - PyPI packages as `uvx <package>@<version>`; both exact, so the gateway's package cache
+ *   (transport/package-cache.ts) installs that version once and runs it from there;
  * - OCI images as `docker run --rm -i` with the containment flags of Docker's own MCP gateway (no new
  *   privileges, read-only root, memory and CPU caps), each variable passed in with `-e`;
  * - remotes as `url` targets (`streamable-http` -> `type: http`, `sse` -> `type: sse`) with their headers.

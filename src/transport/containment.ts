@@ -6,9 +6,10 @@
  * ContainmentError instead: the target is refused, never started unsandboxed or unlimited.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { findExecutable } from './executables.ts';
 import type { Readable, Writable } from 'node:stream';
 import type { StdioTargetConfig } from '../config/types.ts';
 import { CgroupError, createChildCgroup, type ChildCgroup, type LimitHit } from './cgroups.ts';
@@ -30,38 +31,67 @@ export interface ContainedChild {
   cgroup: ChildCgroup | undefined;
 }
 
-function findExecutable(name: string, pathVar: string | undefined): string | undefined {
-  if (name.includes('/')) return existsSync(name) ? name : undefined;
-  for (const dir of (pathVar ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, name);
+/**
+ * The files the child needs to see itself: the command (as given and resolved) and its folder,
+ * and each argument that names an existing file (relative ones from `workdir`), at its given and
+ * its real path. Bound read-only in every sandbox mode (sandbox-args.ts).
+ */
+function ownPaths(target: StdioTargetConfig, resolved: string | undefined, workdir: string): { commandDir: string | undefined; own: string[] } {
+  const own = new Set<string>();
+  const addFile = (path: string) => {
     try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
+      if (!statSync(path).isFile()) return;
+      own.add(path);
+      own.add(realpathSync(path));
     } catch {
-      // not here
+      // not a file (an option, a word, a URL): nothing to bind
+    }
+  };
+  if (resolved !== undefined) addFile(resolved);
+  for (const arg of target.args) if (arg !== '' && !arg.startsWith('-') && !arg.includes('\0')) addFile(resolve(workdir, arg));
+  if (target.package?.dir !== undefined) own.add(target.package.dir);
+  return { commandDir: resolved === undefined ? undefined : dirname(realpathSync(resolved)), own: [...own] };
+}
+
+/**
+ * Each writable path as listed, resolved now: one that resolves elsewhere (a symlink on the way,
+ * perhaps planted by another target's child in a folder both can write) is refused (issue 30 item 8).
+ */
+function checkWritable(paths: readonly string[]): void {
+  for (const path of paths) {
+    let real: string;
+    try {
+      real = realpathSync(path);
+    } catch {
+      throw new ContainmentError('sandbox: a listed path does not exist', `sandbox: ${path} does not exist`);
+    }
+    if (real !== resolve(path)) {
+      throw new ContainmentError('sandbox: a writable path passes through a symlink', `sandbox: writable path ${path} resolves to ${real} (a symlink on the way): refused`);
     }
   }
-  return undefined;
 }
 
 /** What to spawn for `target` with environment `env`; the command itself when nothing contains it. */
 export function containChild(target: StdioTargetConfig, env: NodeJS.ProcessEnv, name: string): ContainedChild {
   const { sandbox, limits } = target;
+  // A runner target whose package is not installed runs nothing, never the runner (which would download).
+  if (target.package?.error !== undefined) throw new ContainmentError(target.package.error.slice(0, 1000), `package: ${target.package.error}`);
   if (sandbox === undefined && limits === undefined) return { command: target.command, args: [...target.args], env, cgroup: undefined };
   if (process.platform !== 'linux') throw new ContainmentError('sandbox and limits need Linux', `sandbox and limits need Linux (this is ${process.platform})`);
   let sandboxInput;
   if (sandbox !== undefined) {
     const bwrap = findExecutable('bwrap', process.env.PATH);
     if (bwrap === undefined) throw new ContainmentError('sandbox: bwrap not found', 'sandbox: bubblewrap (bwrap) is not installed or not on the gateway\'s PATH (Debian: apt-get install bubblewrap)');
-    for (const path of [...(sandbox.readable ?? []), ...sandbox.writable, ...(target.cwd === undefined ? [] : [target.cwd])]) {
+    for (const path of [...(sandbox.readable ?? []), ...(target.cwd === undefined ? [] : [target.cwd])]) {
       if (!existsSync(path)) throw new ContainmentError('sandbox: a listed path does not exist', `sandbox: ${path} does not exist`);
     }
+    checkWritable(sandbox.writable);
     const home = typeof env.HOME === 'string' && isAbsolute(env.HOME) ? env.HOME : homedir();
     env = { ...env, HOME: home };
-    const resolved = findExecutable(target.command, env.PATH);
-    const commandDir = resolved === undefined ? undefined : dirname(realpathSync(resolved));
-    sandboxInput = { config: sandbox, bwrap, paths: { home, cwd: target.cwd, commandDir } };
+    const workdir = target.cwd ?? process.cwd();
+    const found = findExecutable(target.command, env.PATH);
+    const own = ownPaths(target, found === undefined ? undefined : resolve(workdir, found), workdir);
+    sandboxInput = { config: sandbox, bwrap, paths: { home, cwd: target.cwd, workdir, ...own } };
   }
   let cgroup: ChildCgroup | undefined;
   try {

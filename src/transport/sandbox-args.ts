@@ -22,10 +22,23 @@ const NETWORK_ETC = ['/etc/resolv.conf', '/etc/hosts', '/etc/gai.conf', '/run/sy
 export interface SandboxPaths {
   /** The child's home folder, replaced by an empty private one. */
   home: string;
-  /** The child's working folder, if the target sets one. */
+  /** The child's working folder, if the target sets one: bound read-only. */
   cwd?: string | undefined;
-  /** The folder of the command (symlinks resolved): visible when `readable` narrows the view. */
+  /** Where the child starts when the target sets no `cwd`: the gateway's own (created empty if hidden). */
+  workdir?: string | undefined;
+  /** The folder of the command (symlinks resolved). */
   commandDir?: string | undefined;
+  /**
+   * The child's own files, bound read-only where they are in every mode (issue 31): the command
+   * as given, its script arguments that are files (as given and resolved), its package folder.
+   */
+  own?: readonly string[] | undefined;
+}
+
+/** Binding one of these (or a folder above them) would undo the private /tmp or home. */
+function coversPrivate(path: string, home: string): boolean {
+  const inside = (dir: string) => dir === path || dir.startsWith(path === '/' ? '/' : `${path}/`);
+  return inside('/tmp') || (home !== '/' && inside(home));
 }
 
 /** bwrap's options for one child, before `--` and the command. */
@@ -46,14 +59,16 @@ export function bwrapArgs(sandbox: SandboxConfig, paths: SandboxPaths): string[]
   if (paths.home !== '/' && paths.home !== '/tmp') args.push('--tmpfs', paths.home);
   // Later mounts cover earlier ones: listed paths show through the private /tmp and home.
   for (const path of sandbox.readable ?? []) args.push('--ro-bind', path, path);
-  if (sandbox.readable !== undefined) {
-    if (paths.commandDir !== undefined) args.push('--ro-bind', paths.commandDir, paths.commandDir);
-    if (paths.cwd !== undefined) args.push('--ro-bind', paths.cwd, paths.cwd);
-  }
+  // The child can always see itself (its command, scripts, package and working folder), wherever they live.
+  const own = [paths.commandDir, ...(paths.own ?? []), paths.cwd].filter((path): path is string => path !== undefined && !coversPrivate(path, paths.home));
+  for (const path of new Set(own)) args.push('--ro-bind', path, path);
   for (const path of sandbox.writable) args.push('--bind', path, path);
+  const workdir = paths.cwd ?? paths.workdir;
+  // A hidden working folder exists, empty, so the child starts where it would have (relative paths as outside).
+  if (workdir !== undefined && workdir !== paths.cwd) args.push('--dir', workdir);
   // With a `readable` list the root is bwrap's own tmpfs: read-only too, so nothing is written but where listed.
   if (sandbox.readable !== undefined) args.push('--remount-ro', '/');
-  if (paths.cwd !== undefined) args.push('--chdir', paths.cwd);
+  if (workdir !== undefined) args.push('--chdir', workdir);
   return args;
 }
 

@@ -56,14 +56,30 @@ export function overflowError(target: StdioTargetConfig, reason: 'size' | 'depth
   });
 }
 
-/** `tail`: the child's last stderr lines, already scrubbed of the gateway's secrets. */
-export function exitedError(target: StdioTargetConfig, exitInfo: ExitInfo | undefined, tail: string[]): GatewayError {
+/** Lines of stderr a client's error carries at most, each cut to its head: enough to say why. */
+const ERROR_TAIL_LINES = 10;
+const ERROR_LINE_CHARS = 400;
+
+/** The last lines, bounded for an error's `data`. */
+function errorTail(tail: readonly string[]): string[] {
+  return tail.slice(-ERROR_TAIL_LINES).map((line) => (line.length > ERROR_LINE_CHARS ? `${line.slice(0, ERROR_LINE_CHARS)}… [cut]` : line));
+}
+
+/**
+ * `tail`: the child's last stderr lines, already scrubbed of the gateway's secrets. `beforeAnswer`:
+ * it never wrote a message, so its stderr holds no session's traffic, only why it could not start
+ * (a missing file, a missing key): clients get it then, bounded, as they do with `stderrInErrors`.
+ */
+export function exitedError(target: StdioTargetConfig, exitInfo: ExitInfo | undefined, tail: string[], beforeAnswer = false): GatewayError {
   const name = target.name;
   const code = exitInfo?.code ?? null;
   const signal = exitInfo?.signal ?? null;
   const how = signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`;
-  // stderr often prints environment values and other sessions' requests: to clients only when
-  // the target opts in (never in shared mode); always to the log, with the correlation id.
-  const details = correlated(name, { exitCode: code, signal, ...(target.stderrInErrors === true ? { stderr: tail } : {}) });
-  return new GatewayError('GW_UPSTREAM_EXITED', `Upstream server "${name}" ${how}`, details, { internal: { stderr: tail } });
+  // stderr often prints environment values and other sessions' requests: to clients only before
+  // the child answered anything, or when the target opts in (never in shared mode); always to the
+  // log, with the correlation id.
+  const shown = target.stderrInErrors === true || beforeAnswer ? errorTail(tail) : undefined;
+  const details = correlated(name, { exitCode: code, signal, ...(shown === undefined ? {} : { stderr: shown }) });
+  const last = beforeAnswer ? shown?.at(-1) : undefined;
+  return new GatewayError('GW_UPSTREAM_EXITED', `Upstream server "${name}" ${how}${last === undefined ? '' : `: ${last}`}`, details, { internal: { stderr: tail } });
 }

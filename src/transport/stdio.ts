@@ -77,6 +77,8 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   let closeRequested = false;
   let failure: GatewayError | undefined;
   let exitInfo: ExitInfo | undefined;
+  /** Whether the child ever wrote a message: one that dies before says why only on stderr. */
+  let answered = false;
   const scrub = options.scrub;
   const tailOf = (sink: StderrSink | undefined) => (scrub === undefined ? (sink?.tail() ?? []) : (sink?.tail() ?? []).map(scrub));
   let pipeTimer: NodeJS.Timeout | undefined;
@@ -172,6 +174,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   // The hot path: one call per message, no closure (unlike the rare hooks below).
   function onMessage(message: JsonRpcMessage): void {
     if (state === 'closed') return;
+    answered = true;
     try {
       transport.onmessage?.(message);
     } catch (error) {
@@ -226,8 +229,9 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     // The leader and its group are gone; descendants that left the group are not, until now.
     if (tag !== undefined) void killEscapees(tag, log);
     cgroupRemoved = cgroup?.remove();
-    const reason = closeRequested ? undefined : (failure ?? exitedError(target, exitInfo, tailOf(stderr)));
-    if (reason !== undefined) log.warn({ err: reason }, 'upstream closed unexpectedly');
+    const tail = tailOf(stderr);
+    const reason = closeRequested ? undefined : (failure ?? exitedError(target, exitInfo, tail, !answered));
+    if (reason !== undefined) log.warn({ err: reason, ...(failure === undefined ? { stderr: tail } : {}) }, `upstream closed unexpectedly${failure === undefined && tail.length > 0 ? `: ${tail.at(-1) ?? ''}` : ''}`);
     resolveFinalized();
     callSafely('onclose', () => transport.onclose?.(reason));
   }

@@ -33,9 +33,14 @@ const ownHandler: PendingHandler<Asked> = {
 
 function ignore(): void {}
 
-/** GW_TARGET_UNAVAILABLE naming the target and why. */
-export function unavailable(name: string, reason: string): GatewayError {
-  return new GatewayError('GW_TARGET_UNAVAILABLE', `Target "${name}" is not available: ${reason}`, { target: name, reason });
+/**
+ * GW_TARGET_UNAVAILABLE naming the target and why; `cause`: the error that made it so, whose
+ * exit details (exit code, the stderr lines a client may see, correlation id) are kept.
+ */
+export function unavailable(name: string, reason: string, cause?: { readonly details: Readonly<Record<string, unknown>> }): GatewayError {
+  const kept: Record<string, unknown> = {};
+  for (const key of ['exitCode', 'signal', 'stderr', 'correlationId'] as const) if (cause?.details[key] !== undefined) kept[key] = cause.details[key];
+  return new GatewayError('GW_TARGET_UNAVAILABLE', `Target "${name}" is not available: ${reason}`, { target: name, reason, ...kept });
 }
 
 /**
@@ -65,7 +70,15 @@ export async function composedHandshake(
 ): Promise<JsonObject> {
   const answer = await askUpstream(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params: structuredClone(params) }, timeouts, logger, failed);
   const result: unknown = 'result' in answer ? answer.result : undefined;
-  if (!isObject(result)) throw unavailable(next.target.name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
+  if (!isObject(result)) {
+    // The gateway's own answer (the child exited, timed out...): its words and exit details, not a JSON dump.
+    const error: unknown = answer.error;
+    const data: unknown = isObject(error) ? error.data : undefined;
+    if (isObject(error) && typeof error.message === 'string' && isObject(data) && typeof data.code === 'string' && data.code.startsWith('GW_')) {
+      throw unavailable(next.target.name, error.message, { details: data });
+    }
+    throw unavailable(next.target.name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
+  }
   await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   // The roots exchange is timed by the member's answers to pings (roots-settle.ts); a failed
   // ping is no failure of the start (its exit or silence is seen by the handshake's own paths).

@@ -157,7 +157,7 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
       const error = toGatewayError(err);
       attempt.ended(error);
       if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
-      throw error.code === 'GW_TARGET_UNAVAILABLE' ? error : unavailable(name, error.message);
+      throw error.code === 'GW_TARGET_UNAVAILABLE' ? error : unavailable(name, error.message, error);
     }
   };
 

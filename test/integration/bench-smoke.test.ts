@@ -9,9 +9,10 @@ import { answerFromBody, checkEcho, httpConnector, stdioConnector, wsConnector }
 import { runLoad } from '../../bench/lib/load.ts';
 import { runRamp } from '../../bench/lib/ramp.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { fileURLToPath } from 'node:url';
 
-const ECHO_SERVER = new URL('../../bench/echo-server.mjs', import.meta.url).pathname;
-const ECHO_HTTP = new URL('../../bench/echo-http.mjs', import.meta.url).pathname;
+const ECHO_SERVER = fileURLToPath(new URL('../../bench/echo-server.mjs', import.meta.url));
+const ECHO_HTTP = fileURLToPath(new URL('../../bench/echo-http.mjs', import.meta.url));
 
 let gw: TestGateway;
 let echoHttp: ChildProcess;

@@ -12,8 +12,9 @@ import { describe, expect, it } from 'vitest';
 import { startTestGateway } from '../support/gateway.ts';
 import { modern } from '../support/modern.ts';
 import { fixture, post, rpc } from '../support/recorder.ts';
+import { fileURLToPath } from 'node:url';
 
-const ECHO = new URL('../../bench/echo-server.mjs', import.meta.url).pathname;
+const ECHO = fileURLToPath(new URL('../../bench/echo-server.mjs', import.meta.url));
 const INIT = JSON.stringify({
   jsonrpc: '2.0',
   id: 0,

@@ -10,10 +10,11 @@ import { keyAuth } from '../support/auth-server.ts';
 import { buildConfig, createTestLogger, stdioTarget } from '../support/gateway.ts';
 import { startHookServer, type HookServer } from '../support/hook-server.ts';
 import { errorOf, modern, resultOf } from '../support/modern.ts';
+import { fileURLToPath } from 'node:url';
 
 const KEYS = { erin: 'erin-key-0123456789abcdef0', frank: 'frank-key-0123456789abcdef' };
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
-const recorder = { command: process.execPath, args: [new URL('../fixtures/recorder-server.mjs', import.meta.url).pathname] };
+const recorder = { command: process.execPath, args: [fileURLToPath(new URL('../fixtures/recorder-server.mjs', import.meta.url))] };
 
 let hooks: HookServer;
 let gw: RunningGateway;

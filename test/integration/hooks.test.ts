@@ -15,10 +15,11 @@ import { startHookServer, verifyAsDocumented, type HookServer } from '../support
 import { errorOf, modern, resultOf } from '../support/modern.ts';
 import { openLegacyStream } from '../support/legacy-sse.ts';
 import { initializeWs, openWs, wsUrl } from '../support/ws-client.ts';
+import { fileURLToPath } from 'node:url';
 
 const SECRET = 'hook-secret-0123456789abcdef';
 const PEM = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nq9xUPk3bDa0Q\n-----END PRIVATE KEY-----';
-const recorder = { command: process.execPath, args: [new URL('../fixtures/recorder-server.mjs', import.meta.url).pathname] };
+const recorder = { command: process.execPath, args: [fileURLToPath(new URL('../fixtures/recorder-server.mjs', import.meta.url))] };
 
 /** What the hook server decides, from the text of the echo call or of its result. */
 function decide(path: string, body: Record<string, any>) {

@@ -14,8 +14,9 @@ import { createTestLogger, startTestGateway } from '../support/gateway.ts';
 import { openLegacyStream } from '../support/legacy-sse.ts';
 import { post } from '../support/recorder.ts';
 import { openWs, wsUrl } from '../support/ws-client.ts';
+import { fileURLToPath } from 'node:url';
 
-const ECHO = new URL('../../bench/echo-server.mjs', import.meta.url).pathname;
+const ECHO = fileURLToPath(new URL('../../bench/echo-server.mjs', import.meta.url));
 const INIT = JSON.stringify({
   jsonrpc: '2.0',
   id: 0,

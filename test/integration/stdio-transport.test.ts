@@ -199,16 +199,29 @@ describe('stdio transport: the child dies on its own', () => {
     await expect(h.transport.send(call(3, 'echo'))).rejects.toMatchObject({ code: 'GW_UPSTREAM_CLOSED' });
   });
 
-  it('by default the stderr tail stays out of the error data: the client gets a correlation id, the log the lines', async () => {
+  it('once the child has answered, its stderr tail stays out of the error data by default: the client gets a correlation id, the log the lines', async () => {
+    const h = harness(target([FIXTURE, 'crash-mid-call']));
+    await h.transport.start();
+    await h.transport.send(initialize(1));
+    await h.next(byId(1));
+    await h.transport.send(call(2, 'echo', { text: 'x' }));
+    const reason = await h.closed;
+    expect(reason?.details).toEqual({ target: 'fixture', exitCode: 3, signal: null, correlationId: expect.any(String) });
+    expect(JSON.stringify(reason?.toJsonRpc())).not.toContain('about to crash');
+    expect(reason?.internal).toEqual({ stderr: ['about to crash'] });
+    const logged = h.logs.find((l) => (l.err as { details?: { correlationId?: string } } | undefined)?.details?.correlationId === reason?.details.correlationId);
+    expect(JSON.stringify(logged)).toContain('about to crash');
+  });
+
+  it('a child that exits before answering anything says why in the error data and message, without stderrInErrors (issue 31)', async () => {
     const h = harness(target([FIXTURE, 'exit-during-init']));
     await h.transport.start();
     await h.transport.send(initialize(1));
     const reason = await h.closed;
-    expect(reason?.details).toEqual({ target: 'fixture', exitCode: 1, signal: null, correlationId: expect.any(String) });
-    expect(JSON.stringify(reason?.toJsonRpc())).not.toContain('bad config');
-    expect(reason?.internal).toEqual({ stderr: ['init failed: bad config'] });
-    const logged = h.logs.find((l) => (l.err as { details?: { correlationId?: string } } | undefined)?.details?.correlationId === reason?.details.correlationId);
-    expect(JSON.stringify(logged)).toContain('init failed: bad config');
+    expect(reason?.details).toEqual({ target: 'fixture', exitCode: 1, signal: null, stderr: ['init failed: bad config'], correlationId: expect.any(String) });
+    expect(reason?.message).toBe('Upstream server "fixture" exited with code 1: init failed: bad config');
+    const warned = h.logs.find((l) => l.level === 40 && String(l.msg).startsWith('upstream closed unexpectedly'));
+    expect(warned).toMatchObject({ msg: 'upstream closed unexpectedly: init failed: bad config', stderr: ['init failed: bad config'] });
   });
 
   it('exit during initialize: exit code 1 and "init failed: bad config" in the error data', async () => {

@@ -8,6 +8,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { defaultExposure, type AggregateConfig, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildConfig, createTestLogger, type TestTarget } from './gateway.ts';
+import { fileURLToPath } from 'node:url';
 
 /**
  * A stdio target as in support/gateway.ts, or `{ target }`: a ready TargetConfig of any type (a
@@ -60,7 +61,7 @@ export async function connectClient(
 
 /** Command line of the collider fixture (colliding, long and odd tool names). */
 export function colliderServer(...args: string[]): TestTarget {
-  return { command: process.execPath, args: [new URL('../fixtures/collider-server.mjs', import.meta.url).pathname, ...args] };
+  return { command: process.execPath, args: [fileURLToPath(new URL('../fixtures/collider-server.mjs', import.meta.url)), ...args] };
 }
 
 /** Text of a tool result's content. */

@@ -6,6 +6,7 @@ import { DEFAULT_INHERITED_ENV } from '../../src/config/default-env.ts';
 import type { GatewayConfig, LogLevel, RemoteTargetConfig, StdioTargetConfig, TargetConfig } from '../../src/config/types.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
+import { fileURLToPath } from 'node:url';
 
 export type TestTarget = Partial<StdioTargetConfig> & { command: string };
 /** A remote target (Streamable HTTP or legacy SSE) for tests. */
@@ -24,6 +25,8 @@ export interface TestGatewayOptions {
   shutdownGraceMs?: number;
   /** Collect log lines in memory instead of discarding them. */
   logLines?: string[];
+  /** gateway.packages (npx/uvx targets run from a cache); absent: runner commands run as written. */
+  packages?: GatewayConfig['packages'];
   /** gateway.telemetry (traces); absent: every key unset. */
   telemetry?: GatewayConfig['telemetry'];
   /** The OTEL_* environment the gateway sees; default none (the machine's own never leaks in). */
@@ -118,6 +121,7 @@ export function buildConfig(options: TestGatewayOptions): GatewayConfig {
     logging: { level: options.logLines ? 'debug' : 'silent' },
     targets,
     ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
+    ...(options.packages === undefined ? {} : { packages: options.packages }),
   };
 }
 
@@ -154,6 +158,6 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
 export function everythingServer(): TestTarget {
   return {
     command: process.execPath,
-    args: [new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url).pathname, 'stdio'],
+    args: [fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url)), 'stdio'],
   };
 }

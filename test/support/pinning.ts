@@ -12,8 +12,9 @@ import { createTestLogger } from './gateway.ts';
 import { openLegacyStream, type LegacyStream } from './legacy-sse.ts';
 import { errorOf as modernError, modern, resultOf } from './modern.ts';
 import { openWs, initializeWs, wsUrl, type WsPeer } from './ws-client.ts';
+import { fileURLToPath } from 'node:url';
 
-export const RUGPULL = new URL('../fixtures/rugpull-server.mjs', import.meta.url).pathname;
+export const RUGPULL = fileURLToPath(new URL('../fixtures/rugpull-server.mjs', import.meta.url));
 
 export interface Tool {
   name: string;

@@ -3,6 +3,7 @@
  * tests that must see status codes, headers and exact bytes the SDK client hides.
  */
 import type { TestTarget } from './gateway.ts';
+import { fileURLToPath } from 'node:url';
 
 export interface Recorded {
   id?: unknown;
@@ -13,11 +14,11 @@ export interface Recorded {
 }
 
 export function recorderServer(): TestTarget {
-  return { command: process.execPath, args: [new URL('../fixtures/recorder-server.mjs', import.meta.url).pathname] };
+  return { command: process.execPath, args: [fileURLToPath(new URL('../fixtures/recorder-server.mjs', import.meta.url))] };
 }
 
 export function fixture(name: string): string {
-  return new URL(`../fixtures/${name}`, import.meta.url).pathname;
+  return fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 }
 
 /** Text content of a tools/call result. */

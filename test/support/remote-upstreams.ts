@@ -8,6 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from './ports.ts';
+import { fileURLToPath } from 'node:url';
 
 export interface RemoteUpstream {
   /** The MCP endpoint (`http`) or the SSE stream URL (`sse`). */
@@ -16,7 +17,7 @@ export interface RemoteUpstream {
   close(): Promise<void>;
 }
 
-const ENTRY = new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url).pathname;
+const ENTRY = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
 /** Generous for a loaded 2-core machine; the server normally listens within a second. */
 const START_TIMEOUT_MS = 20_000;
 
@@ -30,7 +31,7 @@ export function startEverythingSse(): Promise<RemoteUpstream> {
   return startWithRetry('sse', '/sse', /running on port/);
 }
 
-const CRASHY = new URL('../fixtures/crashy-remote.mjs', import.meta.url).pathname;
+const CRASHY = fileURLToPath(new URL('../fixtures/crashy-remote.mjs', import.meta.url));
 
 /**
  * test/fixtures/crashy-remote.mjs (the SDK's server) over Streamable HTTP or legacy SSE: its

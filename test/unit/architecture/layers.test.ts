@@ -6,8 +6,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
 
-const SRC = new URL('../../../src/', import.meta.url).pathname;
+const SRC = fileURLToPath(new URL('../../../src/', import.meta.url));
 
 // Lowest first. `log` and `config` types are shared vocabulary: everyone may use them.
 const ORDER = ['jsonrpc', 'errors', 'log', 'config', 'registry', 'telemetry', 'transport', 'cluster', 'upstream', 'router', 'governance', 'session', 'auth', 'observe', 'http'];

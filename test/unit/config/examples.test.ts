@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { isConfigError } from '../../../src/config/config-error.ts';
 import { loadConfigFile } from '../../../src/config/load.ts';
 import type { StdioTargetConfig } from '../../../src/config/types.ts';
+import { parseRunnerCall } from '../../../src/transport/package-spec.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const folder = join(root, 'config');
@@ -41,6 +42,17 @@ describe('config/ examples', () => {
         expect(existsSync(resolve(root, arg)), `${file}: ${arg}`).toBe(true);
       }
     }
+  });
+
+  it('sandbox.yaml runs npx servers contained with the network off, their packages from a cache beside the file', async () => {
+    const config = await loadConfigFile(join(folder, 'sandbox.yaml'), { env });
+    for (const name of ['everything', 'files']) {
+      const target = config.targets.get(name) as StdioTargetConfig;
+      expect(target.sandbox, name).toMatchObject({ network: false });
+      expect(parseRunnerCall(target.command, target.args), name).toMatchObject({ runner: 'npx', ecosystem: 'npm' });
+      expect(target.timeouts.startupMs, `${name}: no long start-up timeout for a download`).toBeLessThanOrEqual(10_000);
+    }
+    expect(config.packages).toEqual({ cacheDir: join(folder, '.switchboard', 'packages'), install: true });
   });
 
   it('eras.yaml pins one http target to 2026 and lets the other be found out', async () => {

@@ -9,7 +9,7 @@ function mounts(args: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
-    const arity = ['--ro-bind', '--ro-bind-try', '--bind'].includes(arg) ? 2 : ['--tmpfs', '--proc', '--dev', '--chdir', '--remount-ro', '--cap-drop'].includes(arg) ? 1 : 0;
+    const arity = ['--ro-bind', '--ro-bind-try', '--bind'].includes(arg) ? 2 : ['--tmpfs', '--proc', '--dev', '--chdir', '--dir', '--remount-ro', '--cap-drop'].includes(arg) ? 1 : 0;
     out.push([arg, ...args.slice(i + 1, i + 1 + arity)].join(' '));
     i += arity;
   }
@@ -26,8 +26,25 @@ describe('bwrapArgs', () => {
 
   it('without `readable`: the whole system read-only, /run hidden, private /tmp and home, then the writable paths', () => {
     expect(mounts(bwrapArgs(closed, { home: '/home/me', cwd: '/srv/data' })).slice(4)).toEqual([
-      '--ro-bind / /', '--tmpfs /run', '--proc /proc', '--dev /dev', '--tmpfs /tmp', '--tmpfs /home/me', '--bind /srv/data /srv/data', '--chdir /srv/data',
+      '--ro-bind / /', '--tmpfs /run', '--proc /proc', '--dev /dev', '--tmpfs /tmp', '--tmpfs /home/me', '--ro-bind /srv/data /srv/data', '--bind /srv/data /srv/data', '--chdir /srv/data',
     ]);
+  });
+
+  it('in every mode the child sees itself: command folder, own files and working folder bound read-only after the private /tmp and home, before the writable paths', () => {
+    const paths = { home: '/home/me', commandDir: '/home/me/.nvm/bin', own: ['/tmp/a b/server.mjs', '/var/cache/pkg'], cwd: '/tmp/a b' };
+    for (const readable of [undefined, []]) {
+      const list = mounts(bwrapArgs({ writable: ['/tmp/a b/out'], readable, network: false }, paths));
+      const order = ['--tmpfs /tmp', '--tmpfs /home/me', '--ro-bind /home/me/.nvm/bin /home/me/.nvm/bin', '--ro-bind /tmp/a b/server.mjs /tmp/a b/server.mjs', '--ro-bind /var/cache/pkg /var/cache/pkg', '--ro-bind /tmp/a b /tmp/a b', '--bind /tmp/a b/out /tmp/a b/out', '--chdir /tmp/a b'].map((m) => list.indexOf(m));
+      expect(order.every((at) => at >= 0), String(readable)).toBe(true);
+      expect([...order].sort((a, b) => a - b)).toEqual(order);
+    }
+  });
+
+  it('never binds a folder that would undo the private /tmp or home (/, /home, the home itself); a hidden working folder is created empty', () => {
+    const list = mounts(bwrapArgs({ writable: [], readable: undefined, network: false }, { home: '/home/me', cwd: '/', own: ['/home', '/home/me', '/tmp'], workdir: '/tmp/x' }));
+    expect(list.filter((m) => m.startsWith('--ro-bind ') && m !== '--ro-bind / /')).toEqual([]);
+    const hidden = mounts(bwrapArgs({ writable: [], readable: undefined, network: false }, { home: '/home/me', workdir: '/tmp/clone' }));
+    expect(hidden.slice(-2)).toEqual(['--dir /tmp/clone', '--chdir /tmp/clone']);
   });
 
   it('with `readable`: system folders, the listed and command paths, writable ones last, then the root read-only', () => {
