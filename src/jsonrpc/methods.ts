@@ -45,6 +45,10 @@ const TABLE: Readonly<Record<string, MethodFacts>> = {
   'prompts/list': CACHED,
   'resources/list': CACHED,
   'resources/templates/list': CACHED,
+  // SEP-2640 (skills): results carry ttlMs and cacheScope.
+  'skills/list': CACHED,
+  'skills/get': CACHED,
+  'resources/directory/read': CACHED,
   'resources/subscribe': { subject: RESOURCE, removedIn: MODERN_PROTOCOL_VERSION },
   'resources/unsubscribe': { subject: RESOURCE, removedIn: MODERN_PROTOCOL_VERSION },
   initialize: REMOVED_2026,

@@ -78,9 +78,14 @@ export async function resolveRoute(ctx: ListContext, request: JsonRpcRequest): P
     }
     case 'resources/read':
     case 'resources/subscribe':
-    case 'resources/unsubscribe': {
+    case 'resources/unsubscribe':
+    // SEP-2640: a skill and a skill's directory are named by a resource URI of their server.
+    case 'skills/get':
+    case 'resources/directory/read': {
       const { member, uri } = byUri(ctx, stringParam(params, 'uri'), true);
       (params as JsonObject).uri = uri;
+      // Pinning: a skill whose entry changed since it was approved is refused (SEP-2640 skills/get).
+      if (request.method === 'skills/get' && member.pins !== undefined) await checkCall(member, request);
       return { member };
     }
     case 'completion/complete': {

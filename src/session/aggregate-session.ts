@@ -9,7 +9,7 @@
  * target get numbers from one session-wide counter (server-messages.ts), so two targets asking at
  * once cannot collide, and each answer goes back to the target that asked.
  */
-import { GatewayError } from '../errors/gateway-error.ts';
+import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
 import { isSupportedVersion, LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
@@ -23,6 +23,7 @@ import { dropRawText } from '../jsonrpc/wire-text.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
+import { encodeSkillAnswer, listSkills } from './aggregate-skills.ts';
 import { learn, learnerOf, learntOf, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import { createSessionCore } from './core.ts';
 import type { CoreParts, Flavour, LocalAnswer, StepUpCheck } from './flavour.ts';
@@ -135,6 +136,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     if (method === 'ping') return local({});
     if (isListMethod(method)) return local(await listPage(ctx, method, request.params));
     if (method === 'logging/setLevel') return setLevel(request);
+    if (method === 'skills/list') return local(await listSkills(ctx, request.params));
     return (await resolveRoute(ctx, request)).member;
   };
 
@@ -175,7 +177,15 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     route: serve,
     answer(rec, response) {
       const result: unknown = 'result' in response ? response.result : undefined;
-      if (rec.member !== undefined && isObject(result)) encodeResultUris(rec.method, rec.member.name, result);
+      if (rec.member !== undefined && isObject(result)) {
+        encodeResultUris(rec.method, rec.member.name, result);
+        try {
+          encodeSkillAnswer(rec.method, rec.member, result);
+        } catch (err) {
+          // A skill the member's filters hide reads as an unknown one.
+          return toErrorResponse(response.id, toGatewayError(err));
+        }
+      }
       // Its URIs may have changed: the kept wire text (if any) is no longer this answer.
       dropRawText(response);
       return response;
