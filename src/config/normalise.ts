@@ -143,7 +143,7 @@ function toAggregateConfig(file: ConfigFile, targets: ReadonlyMap<string, Target
   // Disabled servers are left out of a group (the group still exists, and may end up empty).
   for (const [name, group] of Object.entries(groups)) groupMap.set(name, group.servers.filter((server) => targets.has(server)));
   const virtuals = toVirtuals(file.gateway.virtualServers, file.mcpServers, exposure);
-  return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, exposure, groups: groupMap, virtuals };
+  return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, bareNames: aggregate.bareNames, exposure, groups: groupMap, virtuals };
 }
 
 /** The target's hooks and redaction, copied out of the parsed entry (absent when none: the call path checks for absence). */

@@ -150,6 +150,11 @@ const aggregateSchema = z.strictObject({
   eager: boolean().default(false),
   /** 10 s: a slow server is left out of a merged list rather than holding up the others. */
   listTimeoutMs: positive(MAX_DURATION_MS).default(10_000),
+  /**
+   * "unambiguous": a call to a tool's own name (no prefix) reaches the one server that lists it, as
+   * an MCP App (SEP-1865) calls its own server's tools by their names; "off": prefixed names only.
+   */
+  bareNames: z.enum(['unambiguous', 'off'], { error: 'expected "unambiguous" or "off"' }).default('unambiguous'),
 }, anObject);
 
 /** The operator's pages: /metrics, /status (with /status/events) and /tools; see docs/operations.md. */

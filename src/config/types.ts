@@ -185,6 +185,8 @@ export interface AggregateConfig {
   readonly separator: string;
   /** Per-target deadline of a fan-out list (ms). */
   readonly listTimeoutMs: number;
+  /** A call to a tool's bare name reaches the one server listing it ("unambiguous"), or fails ("off"). Absent: "unambiguous". */
+  readonly bareNames?: 'unambiguous' | 'off';
   /** Per target; a target missing here gets `defaultExposure(name)`. */
   readonly exposure: ReadonlyMap<string, TargetExposureConfig>;
   /** Named bundles served at `/groups/<name>/mcp`: the targets each exposes, in config order. */

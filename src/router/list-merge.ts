@@ -8,6 +8,7 @@ import type { FanOutOutcome } from './fan-out.ts';
 import type { NameFilter } from './glob.ts';
 import type { Collision, NameTable } from './name-table.ts';
 import { clientName, overrideItem, passesBoth, serverName, type Overrides } from './overrides.ts';
+import { encodeToolUi } from './apps.ts';
 import { encodeResourceUri } from './resource-uri.ts';
 
 /** The four list methods and where their items and keys are. */
@@ -104,6 +105,8 @@ export function mergePage(
           const exposed = table.expose(outcome.target, exposure.prefix, client);
           if (exposed === undefined) continue;
           record[kind.field] = exposed;
+          // MCP Apps: the tool's UI resource is one of its server's resources, encoded like them.
+          if (nameKind === 'tools') encodeToolUi(outcome.target, record);
         } else {
           if (!filter(key)) continue;
           record[kind.field] = encodeResourceUri(outcome.target, key);

@@ -27,6 +27,10 @@ export interface NameTable {
   expose(target: string, prefix: string, name: string): string | undefined;
   /** Who owns an exposed name. */
   resolve(exposed: string): NameOwner | undefined;
+  /** Every owner whose own name (after overrides, before the prefix) is `name`: a bare-name call's candidates. */
+  bare(name: string): NameOwner[];
+  /** The exposed name of `target`'s `name`, if the table holds it. */
+  exposedOf(target: string, name: string): string | undefined;
   /** Forgets every name of `target` (its list changed or it went away). */
   forget(target: string): void;
   /** Collisions seen since the last call (then cleared). */
@@ -59,6 +63,12 @@ export function createNameTable(separator: string, maxLength?: number): NameTabl
     },
     resolve(exposed) {
       return byExposed.get(exposed);
+    },
+    exposedOf(target, name) {
+      return byOriginal.get(originalKey(target, name));
+    },
+    bare(name) {
+      return [...byExposed.values()].filter((owner) => owner.name === name);
     },
     forget(target) {
       for (const [exposed, owner] of byExposed) {

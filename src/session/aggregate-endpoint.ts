@@ -130,7 +130,7 @@ export function createAggregateEndpoint(
  * like a group's; a virtual server removed by a reload keeps its last picks for its live sessions.
  */
 export function createVirtualEndpoint(name: string, config: GatewayConfig, shared: AggregateShared, policy: () => Policy | undefined = () => undefined): AggregateEndpoint {
-  const empty: AggregateView = { separator: aggregateOf(config).separator, listTimeoutMs: aggregateOf(config).listTimeoutMs, targets: new Map() };
+  const empty: AggregateView = { separator: aggregateOf(config).separator, listTimeoutMs: aggregateOf(config).listTimeoutMs, bareNames: false, targets: new Map() };
   let last = toVirtualView(config, name) ?? empty;
   return createEndpoint({
     path: `/virtual/${name}/mcp`,

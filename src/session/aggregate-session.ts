@@ -110,6 +110,9 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     get separator() {
       return view.separator;
     },
+    get bareNames() {
+      return view.bareNames;
+    },
     logger,
     observer: options.services.observer,
   };

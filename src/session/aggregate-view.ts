@@ -24,6 +24,8 @@ export interface ViewTarget {
 export interface AggregateView {
   readonly separator: string;
   readonly listTimeoutMs: number;
+  /** A call to a tool's bare name reaches the one member listing it (MCP Apps, SEP-1865). */
+  readonly bareNames: boolean;
   readonly targets: ReadonlyMap<string, ViewTarget>;
 }
 
@@ -106,7 +108,7 @@ function viewOf(config: GatewayConfig, settingsOf: (name: string) => TargetExpos
       fingerprint: JSON.stringify({ target, settings, separator: aggregate.separator }),
     });
   }
-  return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, targets };
+  return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, bareNames: aggregate.bareNames !== 'off', targets };
 }
 
 /** Exactly the picked names, under the server's name and the name the pick gives (router/overrides.ts). */

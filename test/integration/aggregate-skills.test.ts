@@ -117,7 +117,7 @@ describe('skills under a policy', () => {
   beforeAll(async () => {
     const base = buildAggregateConfig({ targets: { a: skillsServer('demo'), b: skillsServer('demo') } });
     const rules = [rule({}), rule({ effect: 'deny', principals: ['key:bob'], servers: ['b'], tools: [], prompts: [], resources: ['skill://demo-forms/*'] })];
-    gw = await startGateway({ ...base, auth: keyAuth({ alice: ALICE, bob: BOB }), policy: { rules } }, { logger: createTestLogger('warn') });
+    gw = await startGateway({ ...base, auth: keyAuth({ alice: ALICE, bob: BOB }), policy: { rules } }, { logger: createTestLogger('warn', undefined) });
   });
   afterAll(async () => {
     await gw?.close();
@@ -149,7 +149,7 @@ describe('skills under a policy', () => {
       }
       // 2026, same caller, same answer.
       const answer = await modern(new URL('/mcp', gw.url), 'skills/get', { uri: 'b+skill://demo-forms/SKILL.md' }, { headers: { authorization: `Bearer ${BOB}` } });
-      expect(answer.json.error?.data).toMatchObject({ code: 'GW_RESOURCE_NOT_FOUND' });
+      expect((answer.json.error as { data?: unknown } | undefined)?.data).toMatchObject({ code: 'GW_RESOURCE_NOT_FOUND' });
     } finally {
       await alice.close();
       await bob.close();
