@@ -7,7 +7,7 @@ import type { JsonObject } from '../jsonrpc/types.ts';
 import type { FanOutOutcome } from './fan-out.ts';
 import type { NameFilter } from './glob.ts';
 import type { Collision, NameTable } from './name-table.ts';
-import { clientName, overrideItem, passesBoth, serverName, type Overrides } from './overrides.ts';
+import { clientName, overrideItem, passesEvery, serverName, type Overrides } from './overrides.ts';
 import { encodeToolUi } from './apps.ts';
 import { encodeResourceUri } from './resource-uri.ts';
 
@@ -100,7 +100,7 @@ export function mergePage(
             shadowed.push({ exposed: key, kept, dropped: { target: outcome.target, name: key } });
             continue;
           }
-          if (!passesBoth(filter, key, client)) continue;
+          if (!passesEvery(filter, exposure.overrides, nameKind, key, client)) continue;
           if (exposure.overrides !== undefined) overrideItem(exposure.overrides, nameKind, record, client);
           const exposed = table.expose(outcome.target, exposure.prefix, client);
           if (exposed === undefined) continue;

@@ -26,7 +26,7 @@ import { resolveRoute } from './aggregate-routing.ts';
 import { encodeSkillAnswer, listSkills } from './aggregate-skills.ts';
 import { learn, learnerOf, learntOf, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import { createSessionCore } from './core.ts';
-import type { CoreParts, Flavour, LocalAnswer, StepUpCheck } from './flavour.ts';
+import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session } from './session.ts';
 import { coreOptionsOf, type SessionSeed } from './store.ts';

@@ -32,7 +32,7 @@ import { createSpares, type Spares } from '../upstream/spares.ts';
 import { createTokenCache } from '../upstream/token-cache.ts';
 import { compileStepUp, type StepUpRules } from '../router/step-up.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
-import { stepUpCheckOf } from './step-up.ts';
+import { stepUpCheckOf } from './chain/step-up.ts';
 import { createCallGuard } from './hooks/guard.ts';
 import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
@@ -110,7 +110,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   const hookClient = createHookClient();
   const guard = createCallGuard({ client: hookClient, observer: services.observer, logger });
   guard.retain(config.targets.values());
-  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, stepUp: stepUpCheckOf(() => stepUp), guard });
+  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, gates: { stepUp: stepUpCheckOf(() => stepUp), guard } });
   spares.fill();
   // In a cluster any replica reads which one holds a parked 2026 call (docs/scaling.md, "The 2026 era across replicas").
   const stateKeys = cluster && { keys: cluster.ring.map((keys) => keys.state), replica: cluster.replicaId };
