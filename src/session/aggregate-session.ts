@@ -16,6 +16,7 @@ import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
 import { combineInstructions, mergeCapabilities, ASSUMED_CAPABILITIES } from '../router/capabilities.ts';
 import type { PinGate } from '../governance/pin-gate.ts';
 import type { CursorCodec } from '../router/cursor.ts';
+import type { TaskIds } from '../router/task-ids.ts';
 import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
@@ -24,6 +25,7 @@ import type { PendingHandler } from '../upstream/correlator.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import { encodeSkillAnswer, listSkills } from './aggregate-skills.ts';
+import { createTaskRouting, declaresTasks, isTaskMethod } from './aggregate-tasks.ts';
 import { learn, learnerOf, learntOf, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import { createSessionCore } from './core.ts';
 import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
@@ -44,6 +46,8 @@ export interface AggregateSessionOptions extends SessionSeed {
   /** Capabilities and instructions learnt from earlier handshakes (for lazy initialize answers). */
   known: KnownTargets;
   serverInfo: JsonObject;
+  /** Seals the ids of tasks members create (SEP-2663), shared by the gateway's aggregate endpoints. */
+  tasks: TaskIds;
 }
 
 const local = (result: JsonObject): LocalAnswer => ({ local: result });
@@ -73,6 +77,10 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
   let initParams: JsonObject = {};
   let logLevel: string | undefined;
   const listChanged = messages.listChanged;
+  const tasks = createTaskRouting(
+    { ids: options.tasks, principal: options.caller.principal, gates: options.gates, member: (name) => members.get(name), declared: () => declaresTasks(initParams.capabilities) },
+    tables.tools,
+  );
 
   const addMember = (name: string): Member | undefined => {
     const entry = view.targets.get(name);
@@ -140,6 +148,10 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     if (isListMethod(method)) return local(await listPage(ctx, method, request.params));
     if (method === 'logging/setLevel') return setLevel(request);
     if (method === 'skills/list') return local(await listSkills(ctx, request.params));
+    if (isTaskMethod(method)) {
+      const routed = await tasks.route(request);
+      return 'local' in routed ? local(routed.local) : routed;
+    }
     return (await resolveRoute(ctx, request)).member;
   };
 
@@ -183,9 +195,10 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
       if (rec.member !== undefined && isObject(result)) {
         encodeResultUris(rec.method, rec.member.name, result);
         try {
+          // A skill the member's filters hide reads as an unknown one; a task the client did not negotiate fails the call.
           encodeSkillAnswer(rec.method, rec.member, result);
+          tasks.shape(rec, rec.member, result);
         } catch (err) {
-          // A skill the member's filters hide reads as an unknown one.
           return toErrorResponse(response.id, toGatewayError(err));
         }
       }
