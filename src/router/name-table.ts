@@ -33,6 +33,8 @@ export interface NameTable {
   exposedOf(target: string, name: string): string | undefined;
   /** Forgets every name of `target` (its list changed or it went away). */
   forget(target: string): void;
+  /** Counts `forget` calls: a list built at one generation is stale at the next. */
+  readonly generation: number;
   /** Collisions seen since the last call (then cleared). */
   takeCollisions(): Collision[];
 }
@@ -41,6 +43,7 @@ export function createNameTable(separator: string, maxLength?: number): NameTabl
   const byExposed = new Map<string, NameOwner>();
   const byOriginal = new Map<string, string>();
   let collisions: Collision[] = [];
+  let generation = 0;
   const originalKey = (target: string, name: string) => `${target}\u0000${name}`;
 
   return {
@@ -70,7 +73,11 @@ export function createNameTable(separator: string, maxLength?: number): NameTabl
     bare(name) {
       return [...byExposed.values()].filter((owner) => owner.name === name);
     },
+    get generation() {
+      return generation;
+    },
     forget(target) {
+      generation++;
       for (const [exposed, owner] of byExposed) {
         if (owner.target !== target) continue;
         byExposed.delete(exposed);

@@ -48,7 +48,9 @@ interface EndpointOptions {
 
 function createEndpoint(options: EndpointOptions): AggregateEndpoint {
   const { path, endpoint, group, cursors, known, tasks } = options;
-  let view = options.view(options.config);
+  // The endpoint's own discovery settings ride on its view, so a reload reaches live sessions.
+  const viewOf = (config: GatewayConfig): AggregateView => ({ ...options.view(config), discovery: aggregateOf(config).discovery?.get(endpoint) });
+  let view = viewOf(options.config);
   /** Each live session with the caller it serves: its view is what the policy grants that caller. */
   const live = new Map<AggregateSession, Principal | undefined>();
   const viewFor = (caller: Principal | undefined) => {
@@ -80,7 +82,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
     group,
     targets: () => [...view.targets.keys()],
     update(config) {
-      view = options.view(config);
+      view = viewOf(config);
       for (const [session, caller] of live) session.reconfigure(viewFor(caller));
     },
   };

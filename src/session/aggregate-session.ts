@@ -26,6 +26,7 @@ import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import { encodeSkillAnswer, listSkills } from './aggregate-skills.ts';
 import { createTaskRouting, declaresTasks, isTaskMethod } from './aggregate-tasks.ts';
+import { createDiscovery } from './aggregate-discovery.ts';
 import { learn, learnerOf, learntOf, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import { createSessionCore } from './core.ts';
 import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
@@ -125,6 +126,8 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     observer: options.services.observer,
   };
 
+  const discovery = createDiscovery(ctx, () => view.discovery);
+
   const setLevel = async (request: JsonRpcRequest): Promise<LocalAnswer> => {
     const level = request.params?.level;
     if (typeof level !== 'string') throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: level is required');
@@ -145,9 +148,12 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
   const serve = async (request: JsonRpcRequest): Promise<Member | LocalAnswer> => {
     const { method } = request;
     if (method === 'ping') return local({});
+    if (view.discovery !== undefined && method === 'tools/list') return local(await discovery.list());
     if (isListMethod(method)) return local(await listPage(ctx, method, request.params));
     if (method === 'logging/setLevel') return setLevel(request);
     if (method === 'skills/list') return local(await listSkills(ctx, request.params));
+    const meta = view.discovery !== undefined && method === 'tools/call' ? discovery.call(request) : undefined;
+    if (meta !== undefined) return local(await meta);
     if (isTaskMethod(method)) {
       const routed = await tasks.route(request);
       return 'local' in routed ? local(routed.local) : routed;
@@ -190,6 +196,7 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     // The gateway answers the handshake itself either way: a client initialize is only its params.
     open: (params) => open(params),
     route: serve,
+    unwrap: (request) => discovery.unwrap(request),
     answer(rec, response) {
       const result: unknown = 'result' in response ? response.result : undefined;
       if (rec.member !== undefined && isObject(result)) {

@@ -5,7 +5,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { JsonObject } from '../jsonrpc/types.ts';
-import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../config/types.ts';
+import { aggregateOf, defaultExposure, type DiscoveryConfig, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../config/types.ts';
 import { createNameFilter, type NameFilter } from '../router/glob.ts';
 import { compileOverrides } from '../router/overrides.ts';
 import { restrict, type Policy, type PolicySubject } from '../router/policy.ts';
@@ -26,6 +26,8 @@ export interface AggregateView {
   readonly listTimeoutMs: number;
   /** A call to a tool's bare name reaches the one member listing it (MCP Apps, SEP-1865). */
   readonly bareNames: boolean;
+  /** Progressive discovery on the endpoint (aggregate-discovery.ts); undefined: off. */
+  readonly discovery?: DiscoveryConfig | undefined;
   readonly targets: ReadonlyMap<string, ViewTarget>;
 }
 
