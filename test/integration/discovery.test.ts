@@ -52,7 +52,15 @@ beforeAll(async () => {
   const base = buildAggregateConfig({ targets, logLines: lines });
   const aggregate = { ...base.aggregate!, discovery: new Map([['aggregate:*', { alwaysVisible: ['filesystem__read_text_file'], maxResults: 8 }]]) };
   gw = await startGateway(
-    { ...base, aggregate, auth: keyAuth({ alice: ALICE, bob: BOB }), policy: { rules: RULES }, logging: { level: 'info', audit: true } },
+    {
+      ...base,
+      aggregate,
+      auth: keyAuth({ alice: ALICE, bob: BOB }),
+      policy: { rules: RULES },
+      // Step-up on one tool: a call through call_tool must meet it as a direct call does.
+      requiredScopes: new Map([['github', { tools: { update_pull_request_branch: ['repo:admin'] }, prompts: {}, resources: {} }]]),
+      logging: { level: 'info', audit: true },
+    },
     { logger: createTestLogger('info', lines) },
   );
 });
@@ -130,6 +138,23 @@ describe('progressive discovery', () => {
     // 2026, same caller.
     const answer = await modern(new URL('/mcp', gw.url), 'tools/call', { name: 'search_tools', arguments: { query: 'merge a pull request', limit: 50 } }, { headers: { authorization: `Bearer ${BOB}` } });
     expect(hitsOf(resultOf(answer)).map((h) => h.name)).not.toContain('github__merge_pull_request');
+  });
+
+  it('a call through call_tool meets step-up as the direct call does, on both eras', async () => {
+    const url = new URL('/mcp', gw.url);
+    const as = { headers: { authorization: `Bearer ${ALICE}` } };
+    const direct = await modern(url, 'tools/call', { name: 'github__update_pull_request_branch', arguments: {} }, { ...as, id: 1 });
+    const meta = await modern(url, 'tools/call', { name: 'call_tool', arguments: { name: 'github__update_pull_request_branch', arguments: {} } }, { ...as, id: 2 });
+    for (const answer of [direct, meta]) {
+      expect(answer.status, answer.text).toBe(403);
+      expect(answer.json).toMatchObject({ error: { data: { code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['repo:admin'] } } });
+    }
+    const session = await sdk(ALICE);
+    const refused = await session.callTool({ name: 'call_tool', arguments: { name: 'github__update_pull_request_branch', arguments: {} } }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(String(refused)).toMatch(/403|insufficient_scope|step/i);
   });
 
   it('refreshes the index when a member says its list changed', async () => {
