@@ -167,3 +167,37 @@ describe('progressive discovery', () => {
     expect(textOf(await alice.callTool({ name: 'call_tool', arguments: { name: 'postgres__teleport_widget', arguments: {} } }))).toBe('postgres/teleport_widget {}');
   });
 });
+
+describe('progressive discovery per endpoint', () => {
+  it('is on where configured (a group) and off elsewhere (/mcp); a virtual server keeps its picks', async () => {
+    const target = (server: string): AggregateTarget => ({ command: process.execPath, args: [FIXTURE], env: { CATALOG_SERVER: server } });
+    const base = buildAggregateConfig({ targets: { memory: target('memory'), maps: target('maps') }, groups: { g: ['memory', 'maps'] } });
+    const picks = new Map([['maps', { prefix: '', eager: false, tools: { allow: [], deny: [] }, prompts: { allow: [], deny: [] }, resources: { allow: [], deny: [] }, picks: { tools: ['maps_geocode'], prompts: [], resources: [] } }]]);
+    const discovery = new Map([
+      ['group:g', { alwaysVisible: [], maxResults: 8 }],
+      ['virtual:v', { alwaysVisible: [], maxResults: 8 }],
+    ]);
+    const own = await startGateway({ ...base, aggregate: { ...base.aggregate!, discovery, virtuals: new Map([['v', picks]]) } }, { logger: createTestLogger('warn', undefined) });
+    const opened: Client[] = [];
+    const open = async (path: string) => {
+      const client = new Client({ name: 'discovery-endpoints', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(path, own.url)));
+      opened.push(client);
+      return client;
+    };
+    try {
+      expect((await (await open('/mcp')).listTools()).tools).toHaveLength(16);
+      const group = await open('/groups/g/mcp');
+      expect((await group.listTools()).tools.map((t) => t.name)).toEqual(['search_tools', 'describe_tool', 'call_tool']);
+      expect(hitsOf(await group.callTool({ name: 'search_tools', arguments: { query: 'address to coordinates' } }))[0]?.name).toBe('maps__maps_geocode');
+      // The virtual server searches only what it picked, under its names.
+      const virtual = await open('/virtual/v/mcp');
+      const hits = hitsOf(await virtual.callTool({ name: 'search_tools', arguments: { query: 'directions elevation geocode knowledge graph', limit: 50 } })).map((h) => h.name);
+      expect(hits).toEqual(['maps_geocode']);
+      expect(textOf(await virtual.callTool({ name: 'call_tool', arguments: { name: 'maps_geocode', arguments: {} } }))).toBe('maps/maps_geocode {}');
+    } finally {
+      await Promise.all(opened.map((c) => c.close()));
+      await own.close();
+    }
+  });
+});
