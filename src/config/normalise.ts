@@ -9,7 +9,8 @@ import { isAbsolute, resolve } from 'node:path';
 import type { ConfigFile, ServerEntry } from './schema.ts';
 import type { TelemetrySection } from './telemetry-schema.ts';
 import { toOverridesConfig, toVirtuals } from './overrides-normalise.ts';
-import type { AggregateConfig, AuthConfig, RequiredScopesConfig, BucketConfig, GatewayConfig, Guardrails, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig, TokenExchangeConfig, TracesConfig } from './types.ts';
+import type { DiscoveryEntry } from './discovery-schema.ts';
+import type { AggregateConfig, DiscoveryConfig, AuthConfig, RequiredScopesConfig, BucketConfig, GatewayConfig, Guardrails, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig, TokenExchangeConfig, TracesConfig } from './types.ts';
 
 /**
  * Restart backoff is not exposed in the file yet: 250 ms first (a child that died at once usually
@@ -144,7 +145,14 @@ function toAggregateConfig(file: ConfigFile, targets: ReadonlyMap<string, Target
   // Disabled servers are left out of a group (the group still exists, and may end up empty).
   for (const [name, group] of Object.entries(groups)) groupMap.set(name, group.servers.filter((server) => targets.has(server)));
   const virtuals = toVirtuals(file.gateway.virtualServers, file.mcpServers, exposure);
-  return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, exposure, groups: groupMap, virtuals };
+  const discovery = new Map<string, DiscoveryConfig>();
+  const discover = (key: string, entry: DiscoveryEntry | undefined) => {
+    if (entry?.mode === 'search') discovery.set(key, { alwaysVisible: entry.alwaysVisible, maxResults: entry.maxResults });
+  };
+  discover('aggregate:*', aggregate.discovery);
+  for (const [name, group] of Object.entries(groups)) discover(`group:${name}`, group.discovery);
+  for (const [name, virtual] of Object.entries(file.gateway.virtualServers)) discover(`virtual:${name}`, virtual.discovery);
+  return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, bareNames: aggregate.bareNames, discovery, exposure, groups: groupMap, virtuals };
 }
 
 /** The target's hooks and redaction, copied out of the parsed entry (absent when none: the call path checks for absence). */

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { anObject, boolean, nonEmptyString } from './schema-kit.ts';
+import { discoverySchema } from './discovery-schema.ts';
 
 /**
  * A name an override or a pick gives: the characters every model API accepts in a tool name
@@ -78,6 +79,8 @@ export const virtualServerSchema = z.strictObject({
   prompts: z.array(promptPick, { error: 'expected a list of { server, prompt, as? }' }).default([]),
   /** []: no resources. */
   resources: z.array(resourcePick, { error: 'expected a list of { server, uri }' }).default([]),
+  /** Progressive discovery on the virtual server's endpoint; absent: off. */
+  discovery: discoverySchema.optional(),
 }, anObject);
 
 export type OverridesEntry = z.output<typeof overridesSchema>;

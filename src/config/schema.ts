@@ -14,6 +14,7 @@ import { anObject, boolean, integer, MAX_DURATION_MS, MiB, nonEmptyString, nonNe
 import { checkConfigFile } from './schema-checks.ts';
 import { serverSchema } from './server-schema.ts';
 import { virtualServerSchema } from './overrides-schema.ts';
+import { discoverySchema } from './discovery-schema.ts';
 
 export { LOG_LEVELS, MAX_DURATION_MS, TARGET_NAME_PATTERN } from './schema-kit.ts';
 export { httpServerSchema, serverSchema, sseServerSchema, stdioServerSchema, type ServerEntry } from './server-schema.ts';
@@ -150,6 +151,13 @@ const aggregateSchema = z.strictObject({
   eager: boolean().default(false),
   /** 10 s: a slow server is left out of a merged list rather than holding up the others. */
   listTimeoutMs: positive(MAX_DURATION_MS).default(10_000),
+  /**
+   * "unambiguous": a call to a tool's own name (no prefix) reaches the one server that lists it, as
+   * an MCP App (SEP-1865) calls its own server's tools by their names; "off": prefixed names only.
+   */
+  bareNames: z.enum(['unambiguous', 'off'], { error: 'expected "unambiguous" or "off"' }).default('unambiguous'),
+  /** Progressive discovery on `/mcp` (discovery-schema.ts); absent: off. */
+  discovery: discoverySchema.optional(),
 }, anObject);
 
 /** The operator's pages: /metrics, /status (with /status/events) and /tools; see docs/operations.md. */
@@ -216,6 +224,8 @@ const groupName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, {
 
 const groupSchema = z.strictObject({
   servers: z.array(nonEmptyString(), { error: 'expected a list of server names' }).min(1, { error: 'a group needs at least one server' }),
+  /** Progressive discovery on the group's endpoint; absent: off. */
+  discovery: discoverySchema.optional(),
 }, anObject);
 
 const loggingSchema = z.strictObject({

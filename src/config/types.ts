@@ -204,11 +204,24 @@ export interface TargetExposureConfig {
   readonly picks?: { readonly tools: readonly string[]; readonly prompts: readonly string[]; readonly resources: readonly string[] } | undefined;
 }
 
+/** An endpoint's progressive discovery (config/discovery-schema.ts), when on. */
+export interface DiscoveryConfig {
+  readonly alwaysVisible: readonly string[];
+  readonly maxResults: number;
+}
+
 export interface AggregateConfig {
   /** Between prefix and name: `<prefix><separator><name>`. */
   readonly separator: string;
   /** Per-target deadline of a fan-out list (ms). */
   readonly listTimeoutMs: number;
+  /** A call to a tool's bare name reaches the one server listing it ("unambiguous"), or fails ("off"). Absent: "unambiguous". */
+  readonly bareNames?: 'unambiguous' | 'off';
+  /**
+   * Progressive discovery per endpoint key (`aggregate:*`, `group:<name>`, `virtual:<name>`): only
+   * the endpoints with `mode: "search"` are here. Absent: none.
+   */
+  readonly discovery?: ReadonlyMap<string, DiscoveryConfig>;
   /** Per target; a target missing here gets `defaultExposure(name)`. */
   readonly exposure: ReadonlyMap<string, TargetExposureConfig>;
   /** Named bundles served at `/groups/<name>/mcp`: the targets each exposes, in config order. */

@@ -19,6 +19,9 @@ export const PIN_KINDS = {
     key: 'uriTemplate',
     fields: ['uriTemplate', 'name', 'title', 'description', 'mimeType'],
   },
+  // SEP-2640: a skill is pinned by its SKILL.md URI with its frontmatter and its files' digests,
+  // so a changed file (a new digest) or a new file is a change like a tool's new description.
+  skill: { method: 'skills/list', resultKey: 'skills', key: 'uri', fields: ['uri', 'frontmatter', 'resources'] },
 } as const;
 
 export type PinKind = keyof typeof PIN_KINDS;
@@ -30,6 +33,7 @@ export function pinKindOf(method: string): PinKind | undefined {
   if (method === 'tools/list') return 'tool';
   if (method === 'prompts/list') return 'prompt';
   if (method === 'resources/templates/list') return 'resourceTemplate';
+  if (method === 'skills/list') return 'skill';
   return undefined;
 }
 

@@ -13,7 +13,7 @@ import { createPinRegistry, matches, type ApprovalSelector } from './pin-registr
 
 export const PINS_USAGE = `Usage:
   switchboard pins list    [--config <file> | --file <pins file>]
-  switchboard pins diff    [<server>] [--kind tool|prompt|resourceTemplate] [--name <n>] [--config <file> | --file <pins file>]
+  switchboard pins diff    [<server>] [--kind tool|prompt|resourceTemplate|skill] [--name <n>] [--config <file> | --file <pins file>]
   switchboard pins approve <server> [--kind ...] [--name <n>] [--hash <hex prefix>] [--config <file> | --file <pins file>]
 
   list     pins per server, and the changes waiting for a decision

@@ -28,7 +28,7 @@ export interface PinGate {
   forget(connection: object, kind: PinKind): void;
 }
 
-const WORDS: Record<PinKind, string> = { tool: 'Tool', prompt: 'Prompt', resourceTemplate: 'Resource template' };
+const WORDS: Record<PinKind, string> = { tool: 'Tool', prompt: 'Prompt', resourceTemplate: 'Resource template', skill: 'Skill' };
 
 /** The catalog error a call to a withheld item gets: what changed, and how to let it through. */
 export function changedError(change: PinChange): GatewayError {
@@ -48,7 +48,7 @@ export function createPinGate(registry: PinRegistry, target: string, mode: PinMo
   const shown = new WeakMap<object, Record<PinKind, Map<string, string>>>();
   const stateOf = (connection: object) => {
     let state = shown.get(connection);
-    if (state === undefined) shown.set(connection, (state = { tool: new Map(), prompt: new Map(), resourceTemplate: new Map() }));
+    if (state === undefined) shown.set(connection, (state = { tool: new Map(), prompt: new Map(), resourceTemplate: new Map(), skill: new Map() }));
     return state;
   };
   return {

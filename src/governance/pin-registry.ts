@@ -201,7 +201,7 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
     pending: () => [...pending.values()],
     counts() {
       const out: Record<string, Record<PinKind, number>> = {};
-      for (const [target, kinds] of doc.pins) out[target] = { tool: kinds.tool.size, prompt: kinds.prompt.size, resourceTemplate: kinds.resourceTemplate.size };
+      for (const [target, kinds] of doc.pins) out[target] = { tool: kinds.tool.size, prompt: kinds.prompt.size, resourceTemplate: kinds.resourceTemplate.size, skill: kinds.skill.size };
       return out;
     },
     approve(selector, by) {

@@ -6,7 +6,7 @@
  *
  * {
  *   "version": 1,
- *   "targets": { "<target>": { "tool": { "<name>": { "hash", "definition", "pinnedAt" } }, "prompt": {...}, "resourceTemplate": {...} } },
+ *   "targets": { "<target>": { "tool": { "<name>": { "hash", "definition", "pinnedAt" } }, "prompt": {...}, "resourceTemplate": {...}, "skill": {...} } },
  *   "pending": [ { "target", "kind", "key", "hash", "definition", "changed", "dangers", "seenAt" } ],
  *   "sealed": { "<target>": ["tool", ...] }
  * }
@@ -53,7 +53,7 @@ export interface PinsDocument {
 
 export const sealKey = (target: string, kind: PinKind) => `${target}\u0000${kind}`;
 
-export const emptyKinds = (): Record<PinKind, Map<string, Pin>> => ({ tool: new Map(), prompt: new Map(), resourceTemplate: new Map() });
+export const emptyKinds = (): Record<PinKind, Map<string, Pin>> => ({ tool: new Map(), prompt: new Map(), resourceTemplate: new Map(), skill: new Map() });
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 

@@ -27,6 +27,8 @@ export interface MethodFacts {
   readonly mayAsk?: true;
   /** A client may cache its answer (2026: `ttlMs` and `cacheScope` on the result). */
   readonly cacheable?: true;
+  /** Its subject has no `Mcp-Name` header (SEP-2243 names the header's methods; later extensions' are not among them). */
+  readonly unheaded?: true;
   /** The revision that removed it: a request of that revision or later gets -32601. */
   readonly removedIn?: string;
 }
@@ -45,6 +47,11 @@ const TABLE: Readonly<Record<string, MethodFacts>> = {
   'prompts/list': CACHED,
   'resources/list': CACHED,
   'resources/templates/list': CACHED,
+  // SEP-2640 (skills): results carry ttlMs and cacheScope; a skill and a directory are named by a
+  // resource URI, judged like a read's (filters, policy), but SEP-2243 gives them no Mcp-Name header.
+  'skills/list': CACHED,
+  'skills/get': { subject: RESOURCE, cacheable: true, unheaded: true },
+  'resources/directory/read': { subject: RESOURCE, cacheable: true, unheaded: true },
   'resources/subscribe': { subject: RESOURCE, removedIn: MODERN_PROTOCOL_VERSION },
   'resources/unsubscribe': { subject: RESOURCE, removedIn: MODERN_PROTOCOL_VERSION },
   initialize: REMOVED_2026,
@@ -84,7 +91,7 @@ export function isRemovedAt(method: string, version: string): boolean {
  */
 export function mcpNameField(method: string): 'name' | 'uri' | undefined {
   const facts = METHODS.get(method);
-  return facts?.subject !== undefined && facts.removedIn === undefined ? facts.subject.field : undefined;
+  return facts?.subject !== undefined && facts.removedIn === undefined && facts.unheaded !== true ? facts.subject.field : undefined;
 }
 
 /** Whether `method` may ask the client while it runs (SEP-2322: only these may answer input_required). */

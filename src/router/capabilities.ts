@@ -30,6 +30,27 @@ export function mergeCapabilities(all: readonly JsonObject[]): JsonObject {
   }
   if (has('logging')) merged.logging = {};
   if (has('completions')) merged.completions = {};
+  const extensions = mergeExtensions(all);
+  if (extensions !== undefined) merged.extensions = extensions;
+  return merged;
+}
+
+/**
+ * SEP-2133 extensions: every extension a member declares, its settings merged (a `true` setting of
+ * any member stays true, e.g. the skills extension's `directoryRead`: a request a member without
+ * it cannot serve gets that member's own refusal). Undefined when no member declares one.
+ */
+function mergeExtensions(all: readonly JsonObject[]): JsonObject | undefined {
+  let merged: JsonObject | undefined;
+  for (const capabilities of all) {
+    if (!isObject(capabilities.extensions)) continue;
+    for (const [id, settings] of Object.entries(capabilities.extensions)) {
+      if (!isObject(settings)) continue;
+      merged ??= {};
+      const into: JsonObject = isObject(merged[id]) ? merged[id] : (merged[id] = {});
+      for (const [key, value] of Object.entries(settings)) if (into[key] === undefined || value === true) into[key] = value;
+    }
+  }
   return merged;
 }
 

@@ -9,6 +9,7 @@ import type { NameFilter } from './glob.ts';
 import type { Collision, NameTable } from './name-table.ts';
 import { canonicalUri } from './canonical.ts';
 import { clientName, overrideItem, passesEvery, serverName, type Overrides } from './overrides.ts';
+import { encodeToolUi } from './apps.ts';
 import { encodeResourceUri } from './resource-uri.ts';
 
 /** The four list methods and where their items and keys are. */
@@ -105,6 +106,8 @@ export function mergePage(
           const exposed = table.expose(outcome.target, exposure.prefix, client);
           if (exposed === undefined) continue;
           record[kind.field] = exposed;
+          // MCP Apps: the tool's UI resource is one of its server's resources, encoded like them.
+          if (nameKind === 'tools') encodeToolUi(outcome.target, record);
         } else {
           // Judged in the canonical spelling the rules are written in (router/canonical.ts).
           if (!filter(canonicalUri(key) ?? key)) continue;

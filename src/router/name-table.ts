@@ -27,8 +27,14 @@ export interface NameTable {
   expose(target: string, prefix: string, name: string): string | undefined;
   /** Who owns an exposed name. */
   resolve(exposed: string): NameOwner | undefined;
+  /** Every owner whose own name (after overrides, before the prefix) is `name`: a bare-name call's candidates. */
+  bare(name: string): NameOwner[];
+  /** The exposed name of `target`'s `name`, if the table holds it. */
+  exposedOf(target: string, name: string): string | undefined;
   /** Forgets every name of `target` (its list changed or it went away). */
   forget(target: string): void;
+  /** Counts `forget` calls: a list built at one generation is stale at the next. */
+  readonly generation: number;
   /** Collisions seen since the last call (then cleared). */
   takeCollisions(): Collision[];
 }
@@ -37,6 +43,7 @@ export function createNameTable(separator: string, maxLength?: number): NameTabl
   const byExposed = new Map<string, NameOwner>();
   const byOriginal = new Map<string, string>();
   let collisions: Collision[] = [];
+  let generation = 0;
   const originalKey = (target: string, name: string) => `${target}\u0000${name}`;
 
   return {
@@ -60,7 +67,17 @@ export function createNameTable(separator: string, maxLength?: number): NameTabl
     resolve(exposed) {
       return byExposed.get(exposed);
     },
+    exposedOf(target, name) {
+      return byOriginal.get(originalKey(target, name));
+    },
+    bare(name) {
+      return [...byExposed.values()].filter((owner) => owner.name === name);
+    },
+    get generation() {
+      return generation;
+    },
     forget(target) {
+      generation++;
       for (const [exposed, owner] of byExposed) {
         if (owner.target !== target) continue;
         byExposed.delete(exposed);

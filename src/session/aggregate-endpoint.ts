@@ -6,6 +6,7 @@
  */
 import { aggregateOf, type GatewayConfig } from '../config/types.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
+import { createTaskIds, type TaskIds } from '../router/task-ids.ts';
 import type { Policy } from '../router/policy.ts';
 import type { Principal } from '../upstream/caller.ts';
 import { createAggregateSession, type AggregateSession } from './aggregate-session.ts';
@@ -40,13 +41,16 @@ interface EndpointOptions {
   config: GatewayConfig;
   cursors: CursorCodec;
   known: KnownTargets;
+  tasks: TaskIds;
   /** The policy in force (it follows reloads). */
   policy: () => Policy | undefined;
 }
 
 function createEndpoint(options: EndpointOptions): AggregateEndpoint {
-  const { path, endpoint, group, cursors, known } = options;
-  let view = options.view(options.config);
+  const { path, endpoint, group, cursors, known, tasks } = options;
+  // The endpoint's own discovery settings ride on its view, so a reload reaches live sessions.
+  const viewOf = (config: GatewayConfig): AggregateView => ({ ...options.view(config), discovery: aggregateOf(config).discovery?.get(endpoint) });
+  let view = viewOf(options.config);
   /** Each live session with the caller it serves: its view is what the policy grants that caller. */
   const live = new Map<AggregateSession, Principal | undefined>();
   const viewFor = (caller: Principal | undefined) => {
@@ -61,6 +65,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
       view: viewFor(principal),
       cursors,
       known,
+      tasks,
       serverInfo: GATEWAY_SERVER_INFO,
       onended: (ended: SessionCore) => {
         live.delete(session);
@@ -77,7 +82,7 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
     group,
     targets: () => [...view.targets.keys()],
     update(config) {
-      view = options.view(config);
+      view = viewOf(config);
       for (const [session, caller] of live) session.reconfigure(viewFor(caller));
     },
   };
@@ -87,11 +92,13 @@ function createEndpoint(options: EndpointOptions): AggregateEndpoint {
 export interface AggregateShared {
   readonly cursors: CursorCodec;
   readonly known: KnownTargets;
+  /** Task ids (SEP-2663) open on every aggregate endpoint of the gateway. */
+  readonly tasks: TaskIds;
 }
 
 /** A fresh shared part, once per gateway (its cursor codec is the Runtime's). */
 export function createAggregateShared(cursors: CursorCodec = createCursorCodec()): AggregateShared {
-  return { cursors, known: new WeakMap() };
+  return { cursors, known: new WeakMap(), tasks: createTaskIds() };
 }
 
 /**
@@ -105,9 +112,9 @@ export function createAggregateEndpoint(
   shared: AggregateShared,
   policy: () => Policy | undefined = () => undefined,
 ): AggregateEndpoint {
-  const { cursors, known } = shared;
+  const { cursors, known, tasks } = shared;
   if (group === undefined) {
-    return createEndpoint({ path: '/mcp', endpoint: ALL_TARGETS_ENDPOINT, group, view: (c) => toAggregateView(c), config, cursors, known, policy });
+    return createEndpoint({ path: '/mcp', endpoint: ALL_TARGETS_ENDPOINT, group, view: (c) => toAggregateView(c), config, cursors, known, tasks, policy });
   }
   let members: readonly string[] = aggregateOf(config).groups.get(group) ?? [];
   return createEndpoint({
@@ -120,6 +127,7 @@ export function createAggregateEndpoint(
     config,
     cursors,
     known,
+    tasks,
     policy,
   });
 }
@@ -130,7 +138,7 @@ export function createAggregateEndpoint(
  * like a group's; a virtual server removed by a reload keeps its last picks for its live sessions.
  */
 export function createVirtualEndpoint(name: string, config: GatewayConfig, shared: AggregateShared, policy: () => Policy | undefined = () => undefined): AggregateEndpoint {
-  const empty: AggregateView = { separator: aggregateOf(config).separator, listTimeoutMs: aggregateOf(config).listTimeoutMs, targets: new Map() };
+  const empty: AggregateView = { separator: aggregateOf(config).separator, listTimeoutMs: aggregateOf(config).listTimeoutMs, bareNames: false, targets: new Map() };
   let last = toVirtualView(config, name) ?? empty;
   return createEndpoint({
     path: `/virtual/${name}/mcp`,
@@ -140,6 +148,7 @@ export function createVirtualEndpoint(name: string, config: GatewayConfig, share
     config,
     cursors: shared.cursors,
     known: shared.known,
+    tasks: shared.tasks,
     policy,
   });
 }

@@ -36,6 +36,8 @@ export interface ListContext {
   readonly listTimeoutMs: number;
   /** Between prefix and name (to recognise a name of a target that is down). */
   readonly separator: string;
+  /** A tool's bare name reaches the one member listing it (aggregate-routing.ts). */
+  readonly bareNames: boolean;
   readonly logger: Logger;
   /** Hears each target's list page (the status page's tools per target). */
   readonly observer: Observer;

@@ -31,7 +31,7 @@ async function byName(ctx: ListContext, kind: 'tools' | 'prompts', name: string)
     // (A prefix so long that shortening cut into it matches no one: then every target is asked.)
     const candidates = ctx.members().filter((m) => m.exposure.prefix === '' || name.startsWith(`${m.exposure.prefix}${ctx.separator}`));
     await refreshNames(ctx, spec.method, candidates.length > 0 ? candidates : ctx.members());
-    owner = ctx.tables[kind].resolve(name);
+    owner = ctx.tables[kind].resolve(name) ?? (kind === 'tools' && ctx.bareNames ? bareOwner(ctx, name) : undefined);
   }
   const member = owner === undefined ? undefined : ctx.member(owner.target);
   if (owner !== undefined && member !== undefined) {
@@ -45,6 +45,18 @@ async function byName(ctx: ListContext, kind: 'tools' | 'prompts', name: string)
     if (m.failure !== undefined && m.exposure.prefix !== '' && name.startsWith(`${m.exposure.prefix}${ctx.separator}`)) throw m.failure;
   }
   throw new GatewayError(spec.code, `Unknown ${spec.word}: ${name}`);
+}
+
+/**
+ * MCP Apps (SEP-1865): an app calls its own server's tools by the names that server gave them. A
+ * bare name reaches the one member listing it (the table holds only names the caller may see);
+ * with several, the caller is told to use a prefixed name.
+ */
+function bareOwner(ctx: ListContext, name: string): NameOwner | undefined {
+  const owners = ctx.tables.tools.bare(name).filter((o) => ctx.member(o.target) !== undefined);
+  if (owners.length <= 1) return owners[0];
+  const names = owners.map((o) => ctx.tables.tools.exposedOf(o.target, o.name)).join(', ');
+  throw new GatewayError('GW_UNKNOWN_TOOL', `Unknown tool: ${name} (several servers have it: call ${names})`);
 }
 
 /** The member an encoded URI names and its own URI (the chain's entrance judges it against the filters). */
@@ -76,7 +88,11 @@ export async function resolveRoute(ctx: ListContext, request: JsonRpcRequest): P
     }
     case 'resources/read':
     case 'resources/subscribe':
-    case 'resources/unsubscribe': {
+    case 'resources/unsubscribe':
+    // SEP-2640: a skill and a skill's directory are named by a resource URI of their server
+    // (the chain judges it like a read: filters, policy, and pinning of skills/get).
+    case 'skills/get':
+    case 'resources/directory/read': {
       const { member, uri } = byUri(ctx, stringParam(params, 'uri'));
       (params as JsonObject).uri = uri;
       return { member };

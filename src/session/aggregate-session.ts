@@ -9,13 +9,14 @@
  * target get numbers from one session-wide counter (server-messages.ts), so two targets asking at
  * once cannot collide, and each answer goes back to the target that asked.
  */
-import { GatewayError } from '../errors/gateway-error.ts';
+import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
 import { isSupportedVersion, LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
 import { combineInstructions, mergeCapabilities, ASSUMED_CAPABILITIES } from '../router/capabilities.ts';
 import type { PinGate } from '../governance/pin-gate.ts';
 import type { CursorCodec } from '../router/cursor.ts';
+import type { TaskIds } from '../router/task-ids.ts';
 import { isListMethod } from '../router/list-merge.ts';
 import { createNameTable } from '../router/name-table.ts';
 import { encodeResultUris } from '../router/result-uris.ts';
@@ -23,6 +24,9 @@ import { dropRawText } from '../jsonrpc/wire-text.ts';
 import type { PendingHandler } from '../upstream/correlator.ts';
 import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
+import { encodeSkillAnswer, listSkills } from './aggregate-skills.ts';
+import { createTaskRouting, declaresTasks, isTaskMethod } from './aggregate-tasks.ts';
+import { createDiscovery } from './aggregate-discovery.ts';
 import { learn, learnerOf, learntOf, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import { createSessionCore } from './core.ts';
 import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
@@ -43,6 +47,8 @@ export interface AggregateSessionOptions extends SessionSeed {
   /** Capabilities and instructions learnt from earlier handshakes (for lazy initialize answers). */
   known: KnownTargets;
   serverInfo: JsonObject;
+  /** Seals the ids of tasks members create (SEP-2663), shared by the gateway's aggregate endpoints. */
+  tasks: TaskIds;
 }
 
 const local = (result: JsonObject): LocalAnswer => ({ local: result });
@@ -72,6 +78,10 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
   let initParams: JsonObject = {};
   let logLevel: string | undefined;
   const listChanged = messages.listChanged;
+  const tasks = createTaskRouting(
+    { ids: options.tasks, principal: options.caller.principal, gates: options.gates, member: (name) => members.get(name), declared: () => declaresTasks(initParams.capabilities) },
+    tables.tools,
+  );
 
   const addMember = (name: string): Member | undefined => {
     const entry = view.targets.get(name);
@@ -109,9 +119,14 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     get separator() {
       return view.separator;
     },
+    get bareNames() {
+      return view.bareNames;
+    },
     logger,
     observer: options.services.observer,
   };
+
+  const discovery = createDiscovery(ctx, () => view.discovery);
 
   const setLevel = async (request: JsonRpcRequest): Promise<LocalAnswer> => {
     const level = request.params?.level;
@@ -133,8 +148,16 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
   const serve = async (request: JsonRpcRequest): Promise<Member | LocalAnswer> => {
     const { method } = request;
     if (method === 'ping') return local({});
+    if (view.discovery !== undefined && method === 'tools/list') return local(await discovery.list());
     if (isListMethod(method)) return local(await listPage(ctx, method, request.params));
     if (method === 'logging/setLevel') return setLevel(request);
+    if (method === 'skills/list') return local(await listSkills(ctx, request.params));
+    const meta = view.discovery !== undefined && method === 'tools/call' ? discovery.call(request) : undefined;
+    if (meta !== undefined) return local(await meta);
+    if (isTaskMethod(method)) {
+      const routed = await tasks.route(request);
+      return 'local' in routed ? local(routed.local) : routed;
+    }
     return (await resolveRoute(ctx, request)).member;
   };
 
@@ -173,9 +196,19 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     // The gateway answers the handshake itself either way: a client initialize is only its params.
     open: (params) => open(params),
     route: serve,
+    unwrap: (request) => discovery.unwrap(request),
     answer(rec, response) {
       const result: unknown = 'result' in response ? response.result : undefined;
-      if (rec.member !== undefined && isObject(result)) encodeResultUris(rec.method, rec.member.name, result);
+      if (rec.member !== undefined && isObject(result)) {
+        encodeResultUris(rec.method, rec.member.name, result);
+        try {
+          // A skill the member's filters hide reads as an unknown one; a task the client did not negotiate fails the call.
+          encodeSkillAnswer(rec.method, rec.member, result);
+          tasks.shape(rec, rec.member, result);
+        } catch (err) {
+          return toErrorResponse(response.id, toGatewayError(err));
+        }
+      }
       // Its URIs may have changed: the kept wire text (if any) is no longer this answer.
       dropRawText(response);
       return response;

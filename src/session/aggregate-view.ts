@@ -5,7 +5,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { JsonObject } from '../jsonrpc/types.ts';
-import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../config/types.ts';
+import { aggregateOf, defaultExposure, type DiscoveryConfig, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../config/types.ts';
 import { canonicalGlob } from '../router/canonical.ts';
 import { createNameFilter, type NameFilter } from '../router/glob.ts';
 import { compileOverrides } from '../router/overrides.ts';
@@ -25,6 +25,10 @@ export interface ViewTarget {
 export interface AggregateView {
   readonly separator: string;
   readonly listTimeoutMs: number;
+  /** A call to a tool's bare name reaches the one member listing it (MCP Apps, SEP-1865). */
+  readonly bareNames: boolean;
+  /** Progressive discovery on the endpoint (aggregate-discovery.ts); undefined: off. */
+  readonly discovery?: DiscoveryConfig | undefined;
   readonly targets: ReadonlyMap<string, ViewTarget>;
 }
 
@@ -107,7 +111,7 @@ function viewOf(config: GatewayConfig, settingsOf: (name: string) => TargetExpos
       fingerprint: JSON.stringify({ target, settings, separator: aggregate.separator }),
     });
   }
-  return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, targets };
+  return { separator: aggregate.separator, listTimeoutMs: aggregate.listTimeoutMs, bareNames: aggregate.bareNames !== 'off', targets };
 }
 
 /** Exactly the picked names, under the server's name and the name the pick gives (router/overrides.ts). */

@@ -80,6 +80,11 @@ export interface Flavour {
    * place where the flavour rewrites it (then without its kept wire text: wire-text.ts).
    */
   answer(rec: Pending, response: JsonRpcResponse): JsonRpcResponse;
+  /**
+   * Rewrites a request, in place, before the session records it (progressive discovery: a
+   * `call_tool` call becomes the call it names). Absent: requests are taken as sent.
+   */
+  unwrap?(request: JsonRpcRequest): void;
   /** A member went away; `final`: it will not come back in this session. */
   memberExit(member: Member, reason: GatewayError, final: boolean): void;
   memberReady(member: Member): void;

@@ -11,19 +11,32 @@
  */
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from '../jsonrpc/types.ts';
 import { PIN_KINDS, pinKindOf, type PinKind } from '../governance/canonical.ts';
+import { hasSkills } from '../router/skills.ts';
 import { askMember } from './ask-member.ts';
 import type { Member } from './member.ts';
 
 /** A full re-read stops after this many pages (the same bound as the aggregate's name refresh). */
 const MAX_PAGES = 100;
 
-const CALL_KINDS: Readonly<Record<string, PinKind>> = { 'tools/call': 'tool', 'prompts/get': 'prompt' };
-const CHANGED_KINDS: Readonly<Record<string, PinKind>> = {
-  'notifications/tools/list_changed': 'tool',
-  'notifications/prompts/list_changed': 'prompt',
-  'notifications/resources/list_changed': 'resourceTemplate',
+/** The requests pinning judges: the kind of item each names, and the param naming it. */
+const CALL_KINDS: Readonly<Record<string, readonly [PinKind, 'name' | 'uri']>> = {
+  'tools/call': ['tool', 'name'],
+  'prompts/get': ['prompt', 'name'],
+  'skills/get': ['skill', 'uri'],
 };
-const CAPABILITY: Readonly<Record<PinKind, string>> = { tool: 'tools', prompt: 'prompts', resourceTemplate: 'resources' };
+const CHANGED_KINDS: Readonly<Record<string, readonly PinKind[]>> = {
+  'notifications/tools/list_changed': ['tool'],
+  'notifications/prompts/list_changed': ['prompt'],
+  // A skill's files are resources (SEP-2640): a change of them is a change of the resource list.
+  'notifications/resources/list_changed': ['resourceTemplate', 'skill'],
+};
+/** Whether the member offers the list of `kind` (skills: SEP-2640's extension). */
+const OFFERS: Readonly<Record<PinKind, (member: Member) => boolean>> = {
+  tool: (m) => m.capabilities?.tools !== undefined,
+  prompt: (m) => m.capabilities?.prompts !== undefined,
+  resourceTemplate: (m) => m.capabilities?.resources !== undefined,
+  skill: (m) => hasSkills(m.capabilities),
+};
 
 /** Re-reads in flight, per connection and kind: a burst of list_changed costs one read at a time. */
 const reading = new WeakMap<object, Partial<Record<PinKind, Promise<void>>>>();
@@ -32,7 +45,7 @@ const reading = new WeakMap<object, Partial<Record<PinKind, Promise<void>>>>();
 export function relist(member: Member, kind: PinKind): Promise<void> {
   return member.connect().then((connection) => {
     const gate = member.pins;
-    if (gate === undefined || member.capabilities?.[CAPABILITY[kind]] === undefined) return;
+    if (gate === undefined || !OFFERS[kind](member)) return;
     let running = reading.get(connection);
     if (running === undefined) reading.set(connection, (running = {}));
     const busy = running[kind];
@@ -60,8 +73,9 @@ export function relist(member: Member, kind: PinKind): Promise<void> {
  */
 export function checkCall(member: Member, request: JsonRpcRequest): Promise<void> | undefined {
   const gate = member.pins;
-  const kind = gate === undefined ? undefined : CALL_KINDS[request.method];
-  const name = request.params?.name;
+  const named = gate === undefined ? undefined : CALL_KINDS[request.method];
+  const kind = named?.[0];
+  const name = named === undefined ? undefined : request.params?.[named[1]];
   if (gate === undefined || kind === undefined || typeof name !== 'string') return undefined;
   const connection = member.connection;
   if (connection !== undefined) {
@@ -109,9 +123,11 @@ export function withholdChanged(member: Member, method: string, result: JsonObje
  * any client lists.
  */
 export function pinNotification(member: Member, notification: JsonRpcNotification): void {
-  const kind = CHANGED_KINDS[notification.method];
+  const kinds = CHANGED_KINDS[notification.method];
   const connection = member.connection;
-  if (kind === undefined || connection === undefined || member.pins === undefined) return;
-  member.pins.forget(connection, kind);
-  relist(member, kind).catch(() => undefined);
+  if (kinds === undefined || connection === undefined || member.pins === undefined) return;
+  for (const kind of kinds) {
+    member.pins.forget(connection, kind);
+    relist(member, kind).catch(() => undefined);
+  }
 }

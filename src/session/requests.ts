@@ -166,6 +166,9 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
         streams.send(stream, toErrorResponse(request.id, error) as unknown as JsonObject, true);
         return;
       }
+      // Progressive discovery: a call through the `call_tool` meta-tool becomes the call it names
+      // before anything reads the request, so every judgment and the audit line see the real tool.
+      requests.flavour?.unwrap?.(request);
       const audited = audit === undefined ? undefined : auditedOf(request);
       // Before routing: an aggregate rewrites the names, and the span carries the client's.
       const span = traced === undefined ? undefined : startRequestSpan(traced.tracing, request, parentCarrier(carrier, request), version === undefined ? traced.origin : ownOrigin(traced.origin, version, origins));

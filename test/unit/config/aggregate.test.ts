@@ -77,3 +77,29 @@ describe('aggregate settings', () => {
     expect(lines.some((l) => l.startsWith('gateway.groups.empty.servers: a group needs at least one server'))).toBe(true);
   });
 });
+
+describe('extension and discovery settings', () => {
+  it('bare names default to "unambiguous"; discovery is kept per endpoint key only where it searches', () => {
+    const config = parse({
+      mcpServers: { a: { command: 'x' }, b: { command: 'y' } },
+      gateway: {
+        aggregate: { discovery: { mode: 'search', alwaysVisible: ['a__*'] } },
+        groups: { g: { servers: ['a'], discovery: { mode: 'search', maxResults: 3 } }, h: { servers: ['b'], discovery: { mode: 'off' } } },
+        virtualServers: { v: { tools: [{ server: 'a', tool: 't' }], discovery: { mode: 'search' } } },
+      },
+    });
+    const aggregate = aggregateOf(config);
+    expect(aggregate.bareNames).toBe('unambiguous');
+    expect([...(aggregate.discovery ?? new Map())]).toEqual([
+      ['aggregate:*', { alwaysVisible: ['a__*'], maxResults: 8 }],
+      ['group:g', { alwaysVisible: [], maxResults: 3 }],
+      ['virtual:v', { alwaysVisible: [], maxResults: 8 }],
+    ]);
+  });
+
+  it('refuses a bad mode, a bad bareNames and a result cap out of range', () => {
+    expect(problems({ mcpServers: { a: { command: 'x' } }, gateway: { aggregate: { discovery: { mode: 'semantic' } } } }).join('\n')).toContain('expected "off" or "search"');
+    expect(problems({ mcpServers: { a: { command: 'x' } }, gateway: { aggregate: { bareNames: 'always' } } }).join('\n')).toContain('expected "unambiguous" or "off"');
+    expect(problems({ mcpServers: { a: { command: 'x' } }, gateway: { aggregate: { discovery: { mode: 'search', maxResults: 500 } } } })).not.toEqual([]);
+  });
+});

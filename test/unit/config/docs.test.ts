@@ -72,6 +72,8 @@ for (const key of aggregateDefaults.keys()) {
 }
 const gatewayDefaults = flatten(gatewaySchema.parse({}));
 for (const key of ['allowedOrigins', 'allowedHosts', 'auth', 'policy', 'rateLimits']) gatewayDefaults.set(key, undefined);
+// aggregate.discovery is unset by default: parsed empty so its keys' defaults are checked too.
+for (const [key, value] of flatten(gatewaySchema.parse({ aggregate: { discovery: {} } }))) if (key.startsWith('aggregate.discovery.')) gatewayDefaults.set(key, value);
 // Telemetry keys have no defaults of their own: unset, the OTEL_* variables decide.
 for (const key of ['enabled', 'endpoint', 'serviceName', 'sampleRatio']) gatewayDefaults.set(`telemetry.traces.${key}`, undefined);
 const authDefaults = flatten(authSchema.parse({ anonymous: false, jwt: { issuers: ['https://as.example'], jwksUrl: 'https://as.example/jwks' } }));
