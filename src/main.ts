@@ -15,12 +15,13 @@ import type { GatewayConfig } from './config/types.ts';
 import { adminExposure } from './http/admin-routes.ts';
 import { isLoopbackAddress } from './http/guards.ts';
 import { createObservability } from './observe/setup.ts';
+import { createAuditTrailOf } from './observe/audit/setup.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { claimNamesOf } from './router/policy.ts';
 import { VERSION } from './session/gateway-info.ts';
 import { createRuntime, type Runtime } from './session/runtime.ts';
-import { createTracingSdk } from './telemetry/sdk.ts';
+import { createOtlpAuditSink, createTracingSdk } from './telemetry/sdk.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
 
 export interface RunningGateway {
@@ -98,6 +99,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   }
   let ready = true;
   const tracing = createTracingSdk(config.telemetry?.traces, options.env ?? process.env, logger, VERSION);
+  const audit = createAuditTrailOf(config.audit, logger, (sink) => createOtlpAuditSink(sink, options.env ?? process.env, logger, VERSION));
   let current = config;
   // The generation follows reloads; its secrets' HMAC key is fixed for the process (config/generation.ts).
   const secretKey = generationKey(config, () => randomBytes(32).toString('base64url'));
@@ -111,13 +113,14 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       children: () => made?.children() ?? new Map<string, number>(),
       generation: () => generation,
       pendingPins: () => made?.pins?.pending().map((c) => ({ ...c, dangers: c.dangers.map((d) => d.code) })),
+      auditSinks: audit && (() => audit.stats()),
     },
     adminExposure(config).served,
   );
   const { cluster, shared } = await openCluster(config, () => generation, logger);
   const refused = (code: string) => observability.observer.refused('rate-limit', code);
   const limitTool = createToolLimits(config.rateLimits, refused, shared?.buckets);
-  const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool, cluster }));
+  const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool, cluster, audit }));
   const { store, endpoints } = runtime;
   const app = createHttpServer({
     config,
@@ -130,6 +133,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     cluster,
     pins: () => runtime.pins,
     stepUp: runtime.stepUp,
+    audit,
     ...observability,
     sharedBuckets: shared?.buckets,
     generation: () => generation,
@@ -183,8 +187,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
         // until their keep-alive timeout.
         app.server.closeAllConnections();
         await closed;
-        // Last: the spans of the requests that just ended go out too.
-        await tracing?.shutdown(TRACE_FLUSH_MS);
+        // Last: the spans and audit records of the requests that just ended go out too.
+        await Promise.all([tracing?.shutdown(TRACE_FLUSH_MS), audit?.close(TRACE_FLUSH_MS)]);
         logger.info('stopped');
       })();
       return closing;

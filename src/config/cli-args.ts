@@ -32,6 +32,8 @@ export type CliCommand =
   | { readonly kind: 'registry'; readonly argv: readonly string[] }
   /** `switchboard pins …`: parsed by governance/command.ts. */
   | { readonly kind: 'pins'; readonly argv: readonly string[] }
+  /** `switchboard audit verify <file>`: parsed by observe/audit/command.ts. */
+  | { readonly kind: 'audit'; readonly argv: readonly string[] }
   | { readonly kind: 'run'; readonly source: ConfigSource; readonly overrides: ConfigOverrides };
 
 const options = {
@@ -62,6 +64,7 @@ export const USAGE = `Usage:
   switchboard registry search <text>         find servers in the MCP registry
   switchboard registry add <name>            add a registry server to a config file (see registry --help)
   switchboard pins list|diff|approve         pinned tool definitions and changes waiting (see pins --help)
+  switchboard audit verify <file>            check the hash chains of audit records in a JSON-lines file
 
 Options:
   -c, --config <file>    config file (.json, .yaml or .yml); see docs/configuration.md
@@ -95,6 +98,7 @@ Examples:
 export function parseCliArgs(argv: readonly string[], environment: NodeJS.ProcessEnv = process.env): CliCommand {
   if (argv[0] === 'registry') return { kind: 'registry', argv: argv.slice(1) };
   if (argv[0] === 'pins') return { kind: 'pins', argv: argv.slice(1) };
+  if (argv[0] === 'audit') return { kind: 'audit', argv: argv.slice(1) };
   const validate = argv[0] === 'validate';
   const { tokens } = parseArgs({ args: [...argv.slice(validate ? 1 : 0)], options, strict: false, allowPositionals: true, tokens: true });
   const values: Partial<Record<OptionName, string | true>> = {};

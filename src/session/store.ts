@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import type { AuditSink } from '../log/audit-record.ts';
 import type { SessionCloseCause } from '../log/observer.ts';
 import type { Caller, Principal } from '../upstream/caller.ts';
 import type { PinGate } from '../governance/pin-gate.ts';
@@ -34,8 +35,8 @@ export interface SessionSeed {
   readonly reserveChild: (target: TargetConfig) => void;
   /** What every session shares (services.ts): the Runtime's, by reference. */
   readonly services: SessionServices;
-  /** Where the session's audit lines go (logging.audit); undefined: none. */
-  readonly audit?: Logger | undefined;
+  /** Where the session's audit entries go (the Runtime's trail); undefined: none. */
+  readonly audit?: AuditSink | undefined;
   /** The per-tool rate limit, bound to the session's principal; absent: none. */
   readonly limitTool?: ToolLimit | undefined;
   /** A target's pinning gate (governance/pin-gate.ts), undefined for a target with pinning off; absent: pinning off everywhere. */
@@ -112,9 +113,11 @@ export interface SessionStoreOptions {
   stepUp?: StepUpCheck | undefined;
   /** The targets' guardrails (session/hooks/guard.ts); absent: none. */
   guard?: CallGuard | undefined;
+  /** The audit trail (observe/audit/trail.ts, lent by the composition root); absent: no records. */
+  audit?: AuditSink | undefined;
 }
 
-export function createSessionStore({ config, logger, services, limitTool, newId, pins, stepUp, guard }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, services, limitTool, newId, pins, stepUp, guard, audit }: SessionStoreOptions): SessionStore {
   const { inflight, observer, spares } = services;
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -125,7 +128,6 @@ export function createSessionStore({ config, logger, services, limitTool, newId,
   const created = new Map<string, number>();
   /** The caller of each session with a principal, kept current (`noteAuthorization`). */
   const callers = new Map<string, CallerRecord>();
-  const audit = config.logging.audit === true;
   const { maxChildren, evictIdleMs } = config.session;
   const policy: SessionPolicy = config.session;
   let closing = false;
@@ -177,7 +179,7 @@ export function createSessionStore({ config, logger, services, limitTool, newId,
         caller,
         reserveChild: reserve,
         services,
-        audit: audit ? bound.child({ audit: true, session: id }) : undefined,
+        audit,
         limitTool: limitTool && ((target: string, tool: string) => limitTool(caller.principal?.id ?? 'anonymous', target, tool)),
         pins,
         stepUp,

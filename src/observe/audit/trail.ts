@@ -1,0 +1,99 @@
+/**
+ * The audit trail (docs/operations.md, "Audit"): the one `AuditSink` of a gateway. It turns each
+ * entry a request's end hands it (session/audit-entry.ts; later the judging chain's last stage)
+ * into a `switchboard.audit/v1` record: captured arguments and results copied, redacted with the
+ * gateway's redaction (session/hooks/redact.ts: the built-in secret shapes plus the operator's
+ * patterns) and cut to size; stamped with time and its place in this replica's chain (chain.ts);
+ * kept in the recent ring (ring.ts) and handed to every configured sink. Synchronous and bounded:
+ * sinks only queue, the ring overwrites, so a slow receiver never slows a call.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AuditConfig } from '../../config/audit-types.ts';
+import { AUDIT_SCHEMA, type AuditEntry, type AuditOutlet, type AuditOutletStats, type AuditRecord, type AuditSink } from '../../log/audit-record.ts';
+import type { Logger } from '../../log/logger.ts';
+import { createRedactor, type Redactor } from '../../session/hooks/redact.ts';
+import { createChain } from './chain.ts';
+import { createAuditRing, type AuditQuery } from './ring.ts';
+
+export interface AuditTrail extends AuditSink {
+  /** This process's chain id (new at every start). */
+  readonly chain: string;
+  /** Recent records of this replica, newest first (the console, `/admin/api/audit`). */
+  query(query?: AuditQuery): AuditRecord[];
+  stats(): AuditOutletStats[];
+  /** Hands on what the sinks hold, within `timeoutMs`. */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/** A captured value: redacted, then cut to `maxBytes` of its JSON (the cut is a string). */
+function captureOf(value: unknown, redact: Redactor, maxBytes: number): { value: unknown; cut: boolean } {
+  // A copy: the caller's object is the answer still on its way to the client.
+  const holder = { structuredContent: structuredClone(value) as unknown };
+  redact(holder);
+  const text = JSON.stringify(holder.structuredContent) ?? 'null';
+  if (Buffer.byteLength(text) <= maxBytes) return { value: holder.structuredContent, cut: false };
+  return { value: Buffer.from(text).subarray(0, maxBytes).toString('utf8'), cut: true };
+}
+
+export function createAuditTrail(config: AuditConfig, outlets: readonly AuditOutlet[], logger: Logger): AuditTrail {
+  const chain = createChain(randomUUID());
+  const ring = createAuditRing(config.recent);
+  const { capture } = config;
+  const capturing = capture.arguments || capture.results;
+  const redact = capturing ? (createRedactor({ secrets: true, patterns: capture.patterns, marker: '[REDACTED]' }) as Redactor) : undefined;
+
+  const captured = (entry: AuditEntry): AuditRecord['capture'] => {
+    if (redact === undefined) return undefined;
+    const out: NonNullable<AuditRecord['capture']> = {};
+    const truncated: ('arguments' | 'result')[] = [];
+    if (capture.arguments && entry.arguments !== undefined) {
+      const { value, cut } = captureOf(entry.arguments, redact, capture.maxBytes);
+      out.arguments = value;
+      if (cut) truncated.push('arguments');
+    }
+    if (capture.results && entry.result !== undefined) {
+      const { value, cut } = captureOf(entry.result, redact, capture.maxBytes);
+      out.result = value;
+      if (cut) truncated.push('result');
+    }
+    if (truncated.length > 0) out.truncated = truncated;
+    return Object.keys(out).length === 0 ? undefined : out;
+  };
+
+  return {
+    chain: chain.id,
+    capture: { arguments: capture.arguments, results: capture.results },
+    record(entry) {
+      try {
+        const { arguments: _args, result: _result, ...fields } = entry;
+        const taken = captured(entry);
+        const record = chain.stamp({ schema: AUDIT_SCHEMA, timestamp: new Date().toISOString(), ...fields, ...(taken === undefined ? {} : { capture: taken }) });
+        ring.push(record);
+        for (const outlet of outlets) outlet.write(record);
+      } catch (err) {
+        // A value structuredClone cannot copy, a sink's bug: the call is answered anyway.
+        logger.error({ err, method: entry.method }, 'could not write an audit record');
+      }
+    },
+    query: (query) => ring.query(query),
+    stats: () => outlets.map((o) => o.stats()),
+    async close(timeoutMs) {
+      await Promise.all(outlets.map((o) => o.close(timeoutMs)));
+    },
+  };
+}
+
+/** The log sink: one line per record on the gateway's stream, `"audit":true`, at info whatever `logging.level` says. */
+export function createLogSink(logger: Logger): AuditOutlet {
+  const out = logger.child({ audit: true }, { level: 'info' });
+  let sent = 0;
+  return {
+    name: 'log',
+    write(record) {
+      out.info(record, 'audit');
+      sent++;
+    },
+    stats: () => ({ sink: 'log', sent, queued: 0, dropped: 0 }),
+    close: async () => undefined,
+  };
+}
