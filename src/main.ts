@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createToolLimits } from './auth/rate-limit.ts';
 import { createCluster, type Cluster } from './cluster/cluster.ts';
 import { startSharedState, type SharedState } from './cluster/shared-state.ts';
+import { auditConfigOf } from './config/audit-normalise.ts';
 import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
 import { configGeneration, generationKey } from './config/generation.ts';
@@ -99,7 +100,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   }
   let ready = true;
   const tracing = createTracingSdk(config.telemetry?.traces, options.env ?? process.env, logger, VERSION);
-  const audit = createAuditTrailOf(config.audit, logger, (sink) => createOtlpAuditSink(sink, options.env ?? process.env, logger, VERSION));
+  const audit = createAuditTrailOf(auditConfigOf(config), logger, (sink) => createOtlpAuditSink(sink, options.env ?? process.env, logger, VERSION));
   let current = config;
   // The generation follows reloads; its secrets' HMAC key is fixed for the process (config/generation.ts).
   const secretKey = generationKey(config, () => randomBytes(32).toString('base64url'));

@@ -5,6 +5,7 @@
  */
 import type { AuditSection } from './audit-schema.ts';
 import type { AuditConfig, AuditSinkConfig } from './audit-types.ts';
+import type { GatewayConfig } from './types.ts';
 
 const LOG_ONLY: AuditConfig = {
   sinks: [{ type: 'log' }],
@@ -20,4 +21,9 @@ export function toAuditConfig(section: AuditSection | undefined, loggingAudit: b
     return { ...sink, secret: sink.secret };
   });
   return { sinks, recent: section.recent, capture: { ...section.capture, patterns: [...section.capture.patterns] } };
+}
+
+/** The trail a config asks for: its `audit`, or (a config built in code with `logging.audit` only) the log sink alone. */
+export function auditConfigOf(config: GatewayConfig): AuditConfig | undefined {
+  return config.audit ?? (config.logging.audit === true ? LOG_ONLY : undefined);
 }

@@ -101,3 +101,8 @@ export interface AuditOutlet {
   /** Hands on what is queued, within `timeoutMs`, then stops. */
   close(timeoutMs: number): Promise<void>;
 }
+
+/** docs/audit-record.schema.json: the JSON Schema of a record, as receivers validate it (a test keeps the file equal to this). */
+export function auditRecordJsonSchema(): Record<string, unknown> {
+  return { $id: 'urn:switchboard:audit-record:v1', ...z.toJSONSchema(auditRecordSchema, { io: 'output' }) };
+}
