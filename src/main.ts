@@ -220,6 +220,7 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   if (!same(before.allowedOrigins, after.allowedOrigins) || !same(before.allowedHosts, after.allowedHosts)) out.push('allowed origins and hosts');
   if (!same(before.auth, after.auth)) out.push('client authentication');
   if (!same(before.telemetry, after.telemetry)) out.push('telemetry');
+  if (!same(before.audit, after.audit)) out.push('audit trail');
   if (!same(before.cluster, after.cluster)) out.push('cluster settings');
   // The pins registry keeps the file (and bounds) it was made with; modes follow the reload.
   if (before.pinning !== undefined && after.pinning !== undefined && (before.pinning.file !== after.pinning.file || before.pinning.maxItems !== after.pinning.maxItems || before.pinning.maxPending !== after.pinning.maxPending)) {

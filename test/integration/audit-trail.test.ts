@@ -27,6 +27,7 @@ import { run, useCliProcesses } from '../support/cli.ts';
 import { createTestLogger } from '../support/gateway.ts';
 import { modern } from '../support/modern.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.ts';
+import { openWs, wsUrl } from '../support/ws-client.ts';
 
 useCliProcesses();
 
@@ -94,6 +95,15 @@ beforeAll(async () => {
   const bob = await client('/servers/col/mcp', KEYS.bob);
   expect(await bob.callTool({ name: 'whoami', arguments: {} }).catch((err: unknown) => err)).toBeInstanceOf(Error);
   await bob.close();
+  // WebSocket: the credential rides in the subprotocol.
+  const ws = await openWs(wsUrl(gw.url, '/servers/col/ws'), ['mcp', `bearer.${KEYS.alice}`]);
+  ws.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ws', version: '1' } } });
+  await ws.until(0);
+  ws.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  ws.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'over a socket' } } });
+  expect((await ws.until(1)).at(-1)?.result).toBeDefined();
+  ws.socket.close();
+  await ws.closed;
 }, 60_000);
 
 afterAll(async () => {
@@ -106,14 +116,14 @@ afterAll(async () => {
 describe('the audit trail', () => {
   it('writes one record per call to the log stream, valid against the documented JSON Schema and chained, whatever logging.level says', () => {
     const records = recordsOfLog();
-    expect(records).toHaveLength(5);
+    expect(records).toHaveLength(6);
     const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
     addFormats.default(ajv);
     const validate = ajv.compile(JSON.parse(readFileSync(new URL('../../docs/audit-record.schema.json', import.meta.url), 'utf8')) as object);
     for (const record of records) expect(validate(record), JSON.stringify(validate.errors)).toBe(true);
     expect(validate({ ...records[0], extra: 1 })).toBe(false);
-    expect(verifyLines(auditLines().join('\n'))).toMatchObject({ ok: true, records: 5 });
-    expect(records.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(verifyLines(auditLines().join('\n'))).toMatchObject({ ok: true, records: 6 });
+    expect(records.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   it('names who, how, where and what, and the decision, on every path and era', () => {
@@ -122,6 +132,8 @@ describe('the audit trail', () => {
     expect(records[2]).toMatchObject({ principal: 'key:alice', server: 'other', tool: 'other__echo', era: '2025' });
     expect(records[3]).toMatchObject({ principal: 'key:alice', server: 'col', tool: 'whoami', era: '2026' });
     expect(records[4]).toMatchObject({ principal: 'key:bob', tool: 'whoami', decision: 'deny', reason: 'policy', outcome: 'denied', server: null });
+    expect(records[5]).toMatchObject({ principal: 'key:alice', credential: 'api-key', transport: 'websocket', era: '2025', server: 'col', tool: 'echo', outcome: 'ok' });
+    expect(new Set(records.map((r) => r.session)).size).toBe(5);
   });
 
   it('captures arguments and results redacted and size-bounded; no secret reaches any sink or the admin API', async () => {
@@ -131,8 +143,8 @@ describe('the audit trail', () => {
     expect(JSON.stringify(first.result)).toContain('[REDACTED]');
     expect(records[1]?.capture).toMatchObject({ truncated: ['arguments', 'result'] });
     expect(Buffer.byteLength((records[1]?.capture as { arguments: string }).arguments)).toBeLessThanOrEqual(300);
-    await otlp.waitForLogs(5);
-    await receiver.waitForRecords(5);
+    await otlp.waitForLogs(6);
+    await receiver.waitForRecords(6);
     const api = await (await admin('?limit=100')).text();
     const everything = [lines.join('\n'), JSON.stringify(otlp.logs), receiver.batches.join('\n'), api].join('\n');
     for (const secret of [CLOUD_KEY, OPERATOR_SECRET, ...Object.values(KEYS), SECRET]) expect(everything).not.toContain(secret);
@@ -140,21 +152,21 @@ describe('the audit trail', () => {
 
   it('sends the same records over OTLP logs and to the signed HTTP sink, in order', async () => {
     const hashes = recordsOfLog().map((r) => r.hash);
-    const logs = await otlp.waitForLogs(5);
+    const logs = await otlp.waitForLogs(6);
     expect(logs.map((l) => (JSON.parse(l.body as string) as { hash: string }).hash).sort()).toEqual([...hashes].sort());
     expect(logs[0]).toMatchObject({ eventName: 'switchboard.audit', resource: { 'service.name': 'audit-test' } });
     expect(logs.find((l) => l.attributes['switchboard.audit.principal'] === 'key:bob')?.attributes).toMatchObject({ 'switchboard.audit.outcome': 'denied', 'switchboard.audit.decision': 'deny' });
-    await receiver.waitForRecords(5);
+    await receiver.waitForRecords(6);
     expect(receiver.records.map((r) => r.hash)).toEqual(hashes);
     expect(receiver.unsigned).toBe(0);
-    expect(verifyLines(receiver.records.map((r) => JSON.stringify(r)).join('\n'))).toMatchObject({ ok: true, records: 5 });
+    expect(verifyLines(receiver.records.map((r) => JSON.stringify(r)).join('\n'))).toMatchObject({ ok: true, records: 6 });
   });
 
   it('answers the recent records to an operator, filtered, newest first; refuses anyone else and bad queries', async () => {
     const all = (await (await admin('')).json()) as { records: Array<{ seq: number; principal: string; tool: string; outcome: string }> };
-    expect(all.records.map((r) => r.seq)).toEqual([5, 4, 3, 2, 1]);
+    expect(all.records.map((r) => r.seq)).toEqual([6, 5, 4, 3, 2, 1]);
     const alice = (await (await admin('?principal=key:alice&tool=echo&outcome=ok')).json()) as typeof all;
-    expect(alice.records.map((r) => r.seq)).toEqual([2, 1]);
+    expect(alice.records.map((r) => r.seq)).toEqual([6, 2, 1]);
     const denied = (await (await admin('?outcome=denied&limit=1')).json()) as typeof all;
     expect(denied.records).toMatchObject([{ principal: 'key:bob', outcome: 'denied' }]);
     expect(((await (await admin('?server=other')).json()) as typeof all).records.map((r) => r.seq)).toEqual([3]);
@@ -169,7 +181,7 @@ describe('the audit trail', () => {
     await writeFile(intact, `${log}\n`);
     const ok = await run(['audit', 'verify', intact]);
     expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.stdout).toContain('OK: 5 record(s) in 1 chain(s)');
+    expect(ok.stdout).toContain('OK: 6 record(s) in 1 chain(s)');
 
     const all = log.split('\n');
     const third = all.findIndex((l) => l.includes('"seq":3'));

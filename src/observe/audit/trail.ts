@@ -35,6 +35,23 @@ function captureOf(value: unknown, redact: Redactor, maxBytes: number): { value:
   return { value: Buffer.from(text).subarray(0, maxBytes).toString('utf8'), cut: true };
 }
 
+/**
+ * Free text a client chooses (a name, a URI, its request id) or a token carries (a subject): cut
+ * to this many characters, so that a 16 MiB tool name is not kept 1000 times in the ring or sent
+ * on to every sink. Real names are far shorter (SEP-986: tool names of at most 128 characters).
+ */
+export const MAX_TEXT = 2048;
+const TEXT_FIELDS = ['principal', 'subject', 'tool', 'prompt', 'uri', 'requestId', 'rule', 'reason'] as const;
+
+function bounded(fields: Omit<AuditEntry, 'arguments' | 'result'>): Omit<AuditEntry, 'arguments' | 'result'> {
+  let out = fields;
+  for (const key of TEXT_FIELDS) {
+    const value = fields[key];
+    if (typeof value === 'string' && value.length > MAX_TEXT) out = { ...out, [key]: `${value.slice(0, MAX_TEXT)}…` };
+  }
+  return out;
+}
+
 export function createAuditTrail(config: AuditConfig, outlets: readonly AuditOutlet[], logger: Logger): AuditTrail {
   const chain = createChain(randomUUID());
   const ring = createAuditRing(config.recent);
@@ -67,7 +84,7 @@ export function createAuditTrail(config: AuditConfig, outlets: readonly AuditOut
       try {
         const { arguments: _args, result: _result, ...fields } = entry;
         const taken = captured(entry);
-        const record = chain.stamp({ schema: AUDIT_SCHEMA, timestamp: new Date().toISOString(), ...fields, ...(taken === undefined ? {} : { capture: taken }) });
+        const record = chain.stamp({ schema: AUDIT_SCHEMA, timestamp: new Date().toISOString(), ...bounded(fields), ...(taken === undefined ? {} : { capture: taken }) });
         ring.push(record);
         for (const outlet of outlets) outlet.write(record);
       } catch (err) {

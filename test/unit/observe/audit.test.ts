@@ -9,7 +9,7 @@ import { parseConfig } from '../../../src/config/load.ts';
 import { AUDIT_SCHEMA, auditRecordJsonSchema, type AuditEntry, type AuditOutlet, type AuditRecord } from '../../../src/log/audit-record.ts';
 import { createChain, GENESIS, verifyLines } from '../../../src/observe/audit/chain.ts';
 import { createAuditRing } from '../../../src/observe/audit/ring.ts';
-import { createAuditTrail } from '../../../src/observe/audit/trail.ts';
+import { createAuditTrail, MAX_TEXT } from '../../../src/observe/audit/trail.ts';
 import { createTestLogger } from '../../support/gateway.ts';
 
 const entry = (over: Partial<AuditEntry> = {}): AuditEntry => ({
@@ -125,6 +125,20 @@ describe('the trail', () => {
     off.record(entry({ arguments: args, result }));
     expect(quiet.got[0]?.capture).toBeUndefined();
     expect(off.capture).toEqual({ arguments: false, results: false });
+  });
+});
+
+describe('the trail, bounded', () => {
+  it('cuts free text a client or a token chooses (a huge tool name, request id, subject)', () => {
+    const got: AuditRecord[] = [];
+    const out: AuditOutlet = { name: 't', write: (r) => void got.push(r), stats: () => ({ sink: 't', sent: 0, queued: 0, dropped: 0 }), close: async () => undefined };
+    const trail = createAuditTrail({ sinks: [], recent: 10, capture: { arguments: false, results: false, maxBytes: 10, patterns: [] } }, [out], createTestLogger('silent', undefined));
+    trail.record(entry({ tool: 't'.repeat(100_000), requestId: 'i'.repeat(50_000), subject: 's'.repeat(10_000) }));
+    const record = got[0] as AuditRecord;
+    expect(record.tool?.length).toBe(MAX_TEXT + 1);
+    expect(String(record.requestId).length).toBe(MAX_TEXT + 1);
+    expect(record.subject?.length).toBe(MAX_TEXT + 1);
+    expect(verifyLines(JSON.stringify(record)).ok).toBe(true);
   });
 });
 
