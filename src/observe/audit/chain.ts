@@ -16,7 +16,29 @@ import { AUDIT_SCHEMA, auditRecordSchema, type AuditRecord } from '../../log/aud
 
 export const GENESIS = '0'.repeat(64);
 
-export const hashOf = (record: Omit<AuditRecord, 'hash'>): string => createHash('sha256').update(canonicalJson(record)).digest('hex');
+/** Every key a record may have but `hash`, sorted, with its JSON prefix: sorted once, not per record. */
+const ORDER = Object.keys(auditRecordSchema.shape)
+  .filter((key) => key !== 'hash')
+  .sort()
+  .map((key) => [key, `${JSON.stringify(key)}:`] as const);
+
+/**
+ * The canonical JSON of a record without `hash`: the same text as canonicalJson (keys sorted at
+ * every depth), written from the pre-sorted keys, a third of its cost on the path of every call.
+ * Keys outside the schema are not written: verify refuses a record that has any before hashing.
+ */
+export function canonicalRecord(body: Omit<AuditRecord, 'hash'>): string {
+  const fields = body as Record<string, unknown>;
+  let out = '';
+  for (const [key, prefix] of ORDER) {
+    const value = fields[key];
+    if (value === undefined) continue;
+    out += (out === '' ? '{' : ',') + prefix + (typeof value === 'object' && value !== null ? canonicalJson(value) : JSON.stringify(value));
+  }
+  return `${out}}`;
+}
+
+export const hashOf = (record: Omit<AuditRecord, 'hash'>): string => createHash('sha256').update(canonicalRecord(record)).digest('hex');
 
 /** One chain being written: `stamp` fills in the chain fields of the next record. */
 export function createChain(id: string) {
@@ -24,12 +46,16 @@ export function createChain(id: string) {
   let prev = GENESIS;
   return {
     id,
+    /** Completes `unstamped` in place (it is the record's only copy) and returns it. */
     stamp(unstamped: Omit<AuditRecord, 'chain' | 'seq' | 'prev' | 'hash'>): AuditRecord {
       seq++;
-      const body = { ...unstamped, chain: id, seq, prev };
-      const hash = hashOf(body);
-      prev = hash;
-      return { ...body, hash };
+      const record = unstamped as AuditRecord;
+      record.chain = id;
+      record.seq = seq;
+      record.prev = prev;
+      record.hash = hashOf(record);
+      prev = record.hash;
+      return record;
     },
   };
 }

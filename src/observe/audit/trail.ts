@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditConfig } from '../../config/audit-types.ts';
 import { AUDIT_SCHEMA, type AuditEntry, type AuditOutlet, type AuditOutletStats, type AuditRecord, type AuditSink } from '../../log/audit-record.ts';
-import type { Logger } from '../../log/logger.ts';
+import { createAuditLogger, type Logger } from '../../log/logger.ts';
 import { createRedactor, type Redactor } from '../../session/hooks/redact.ts';
 import { createChain } from './chain.ts';
 import { createAuditRing, type AuditQuery } from './ring.ts';
@@ -43,13 +43,12 @@ function captureOf(value: unknown, redact: Redactor, maxBytes: number): { value:
 export const MAX_TEXT = 2048;
 const TEXT_FIELDS = ['principal', 'subject', 'tool', 'prompt', 'uri', 'requestId', 'rule', 'reason'] as const;
 
-function bounded(fields: Omit<AuditEntry, 'arguments' | 'result'>): Omit<AuditEntry, 'arguments' | 'result'> {
-  let out = fields;
+/** Cuts the free text of `record` in place. */
+function bound(record: Record<string, unknown>): void {
   for (const key of TEXT_FIELDS) {
-    const value = fields[key];
-    if (typeof value === 'string' && value.length > MAX_TEXT) out = { ...out, [key]: `${value.slice(0, MAX_TEXT)}…` };
+    const value = record[key];
+    if (typeof value === 'string' && value.length > MAX_TEXT) record[key] = `${value.slice(0, MAX_TEXT)}…`;
   }
-  return out;
 }
 
 export function createAuditTrail(config: AuditConfig, outlets: readonly AuditOutlet[], logger: Logger): AuditTrail {
@@ -83,8 +82,12 @@ export function createAuditTrail(config: AuditConfig, outlets: readonly AuditOut
     record(entry) {
       try {
         const { arguments: _args, result: _result, ...fields } = entry;
+        // One copy, completed in place: this runs once per audited call.
+        const unstamped: Omit<AuditRecord, 'chain' | 'seq' | 'prev' | 'hash'> = { schema: AUDIT_SCHEMA, timestamp: new Date().toISOString(), ...fields };
+        bound(unstamped);
         const taken = captured(entry);
-        const record = chain.stamp({ schema: AUDIT_SCHEMA, timestamp: new Date().toISOString(), ...bounded(fields), ...(taken === undefined ? {} : { capture: taken }) });
+        if (taken !== undefined) unstamped.capture = taken;
+        const record = chain.stamp(unstamped);
         ring.push(record);
         for (const outlet of outlets) outlet.write(record);
       } catch (err) {
@@ -102,7 +105,7 @@ export function createAuditTrail(config: AuditConfig, outlets: readonly AuditOut
 
 /** The log sink: one line per record on the gateway's stream, `"audit":true`, at info whatever `logging.level` says. */
 export function createLogSink(logger: Logger): AuditOutlet {
-  const out = logger.child({ audit: true }, { level: 'info' });
+  const out = createAuditLogger(logger);
   let sent = 0;
   return {
     name: 'log',

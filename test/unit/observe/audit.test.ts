@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.ts';
 import { AUDIT_SCHEMA, auditRecordJsonSchema, type AuditEntry, type AuditOutlet, type AuditRecord } from '../../../src/log/audit-record.ts';
-import { createChain, GENESIS, verifyLines } from '../../../src/observe/audit/chain.ts';
+import { canonicalJson } from '../../../src/governance/canonical.ts';
+import { canonicalRecord, createChain, GENESIS, verifyLines } from '../../../src/observe/audit/chain.ts';
 import { createAuditRing } from '../../../src/observe/audit/ring.ts';
 import { createAuditTrail, MAX_TEXT } from '../../../src/observe/audit/trail.ts';
 import { createTestLogger } from '../../support/gateway.ts';
@@ -71,6 +72,12 @@ describe('the audit chain', () => {
     const forged = createChain('c1').stamp({ schema: AUDIT_SCHEMA, timestamp: new Date(0).toISOString(), ...entry({ tool: 'forged' }) });
     const report = verifyLines(text([list[0], { ...forged, seq: 2 }, list[1]]));
     expect(report.broken?.line).toBe(2);
+  });
+
+  it('hashes the same canonical text as canonicalJson, captured values included', () => {
+    const [record] = records(1);
+    const { hash: _hash, ...body } = { ...(record as AuditRecord), capture: { arguments: { z: 1, a: { y: [2, { b: 1, a: 0 }], x: null } }, truncated: ['result' as const] } };
+    expect(canonicalRecord(body)).toBe(canonicalJson(body));
   });
 
   it('checks interleaved chains each on its own, skips lines that carry no record, and says which start late', () => {
