@@ -1,8 +1,9 @@
 /**
  * The audit trail's HTTP sink when its receiver goes away and comes back (docs/operations.md, "Audit
  * sinks"): a real gateway, 2026 tool calls, a real receiver that stops listening (connections
- * refused) and then answers 503 for a while. Within the queue bound nothing is lost: once the
- * receiver is back every queued record arrives, in order, chained. Past the bound the newest are
+ * refused), answers 503 for a while, or takes the connection and never answers. Within the queue
+ * bound nothing is lost: once the receiver is back every queued record arrives, in order, chained.
+ * Past the bound the newest are
  * dropped and counted in `switchboard_audit_dropped_total`; the receiver's copy then shows the gap,
  * and `verify` names it. The calls themselves are answered all along.
  */
@@ -114,5 +115,24 @@ describe('the HTTP audit sink', () => {
     await receiver.waitForRecords(8);
     expect(receiver.records.slice(-2).map((r) => r.seq)).toEqual([10, 11]);
     expect(receiver.unsigned).toBe(0);
+  });
+
+  it('gives up on a receiver that takes the connection and never answers (timeoutMs), and sends again once it answers', async () => {
+    const port = Number(new URL(receiver.url).port);
+    await receiver.down();
+    let held = 0;
+    const silent = createServer(() => void held++);
+    await new Promise<void>((resolve) => silent.listen(port, '127.0.0.1', resolve));
+    const before = receiver.records.length;
+    await call(12);
+    // The POST is held past timeoutMs (2 s) and tried again: two held requests, nothing lost.
+    const deadline = Date.now() + 20_000;
+    while (held < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(held).toBeGreaterThanOrEqual(2);
+    silent.closeAllConnections();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+    await receiver.up();
+    await receiver.waitForRecords(before + 1);
+    expect(receiver.records.at(-1)?.seq).toBe(12);
   });
 });
