@@ -142,7 +142,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
 
   const answerLocally = (rec: Pending, to: LocalAnswer) => {
     if ('local' in to) {
-      if (timed) record(rec, 'ok');
+      if (timed || rec.audited !== undefined) record(rec, 'ok');
       if (rec.span !== undefined) endSpans(rec, undefined);
       deliver(rec, { jsonrpc: '2.0', id: rec.clientId as JsonObject[string], result: to.local });
     } else {
