@@ -22,6 +22,9 @@ export function httpSinkName(url: string): string {
   return `http:${new URL(url).host}`;
 }
 
+/** 250 ms after the first failure, doubling, at most `max`. */
+const backoffMs = (failures: number, max: number): number => Math.min(FIRST_BACKOFF_MS * 2 ** Math.min(failures - 1, 20), max);
+
 export function createHttpSink(config: AuditHttpSink, poster: AuditPoster, logger: Logger): AuditOutlet {
   const name = httpSinkName(config.url);
   const log = logger.child({ component: 'audit', sink: name });
@@ -64,7 +67,7 @@ export function createHttpSink(config: AuditHttpSink, poster: AuditPoster, logge
     await sending;
     sending = undefined;
     if (closed) return;
-    if (failures > 0) return schedule(Math.min(FIRST_BACKOFF_MS * 2 ** Math.min(failures - 1, 20), config.maxBackoffMs));
+    if (failures > 0) return schedule(backoffMs(failures, config.maxBackoffMs));
     if (queue.length >= config.batchSize) return void flush();
     schedule(config.flushMs);
   };
@@ -80,12 +83,11 @@ export function createHttpSink(config: AuditHttpSink, poster: AuditPoster, logge
         return;
       }
       queue.push(record);
-      if (queue.length >= config.batchSize && failures === 0 && timer !== undefined) {
-        clearTimeout(timer);
-        timer = undefined;
-      }
-      if (queue.length >= config.batchSize && failures === 0) void flush();
-      else schedule(config.flushMs);
+      // A full batch goes now (unless the receiver is failing: its back-off decides).
+      if (queue.length < config.batchSize || failures > 0) return schedule(config.flushMs);
+      clearTimeout(timer);
+      timer = undefined;
+      void flush();
     },
     stats: () => ({ sink: name, sent, queued: queue.length, dropped }),
     async close(timeoutMs) {
