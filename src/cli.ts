@@ -20,6 +20,7 @@ import { createLogger, type Logger } from './log/logger.ts';
 import { createPrettyDestination } from './log/pretty.ts';
 import { startGateway, type RunningGateway } from './main.ts';
 import { runPinsCommand } from './governance/command.ts';
+import { runAuditCommand } from './observe/audit/command.ts';
 import { runRegistryCommand } from './registry/command.ts';
 import { preparePackages } from './transport/package-cache.ts';
 import { runServersCommand } from './transport/servers-command.ts';
@@ -47,6 +48,7 @@ async function main(argv: readonly string[]): Promise<void> {
     if (command.kind === 'registry') return void (process.exitCode = await runRegistryCommand(command.argv, registryIo));
     if (command.kind === 'pins') return void (process.exitCode = await runPinsCommand(command.argv, registryIo));
     if (command.kind === 'servers') return void (process.exitCode = await runServersCommand(command.argv, registryIo));
+    if (command.kind === 'audit') return void (process.exitCode = await runAuditCommand(command.argv, registryIo));
     ({ source, overrides } = command);
     config = await resolveConfig(source, overrides);
     if (command.kind === 'validate') return void process.stdout.write(describeConfig(config));

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createToolLimits } from './auth/rate-limit.ts';
 import { createCluster, type Cluster } from './cluster/cluster.ts';
 import { startSharedState, type SharedState } from './cluster/shared-state.ts';
+import { auditConfigOf } from './config/audit-normalise.ts';
 import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
 import { configGeneration, generationKey } from './config/generation.ts';
@@ -16,12 +17,13 @@ import type { GatewayConfig } from './config/types.ts';
 import { adminExposure } from './http/admin-routes.ts';
 import { isLoopbackAddress } from './http/guards.ts';
 import { createObservability } from './observe/setup.ts';
+import { createAuditTrailOf } from './observe/audit/setup.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { claimNamesOf } from './router/policy.ts';
 import { VERSION } from './session/gateway-info.ts';
 import { createRuntime, type Runtime } from './session/runtime.ts';
-import { createTracingSdk } from './telemetry/sdk.ts';
+import { createOtlpAuditSink, createTracingSdk } from './telemetry/sdk.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
 
 export interface RunningGateway {
@@ -101,6 +103,7 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
   }
   let ready = true;
   const tracing = createTracingSdk(config.telemetry?.traces, options.env ?? process.env, logger, VERSION);
+  const audit = createAuditTrailOf(auditConfigOf(config), logger, (sink) => createOtlpAuditSink(sink, options.env ?? process.env, logger, VERSION));
   let current = config;
   // The generation follows reloads; its secrets' HMAC key is fixed for the process (config/generation.ts).
   const secretKey = generationKey(config, () => randomBytes(32).toString('base64url'));
@@ -114,13 +117,14 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
       children: () => made?.children() ?? new Map<string, number>(),
       generation: () => generation,
       pendingPins: () => made?.pins?.pending().map((c) => ({ ...c, dangers: c.dangers.map((d) => d.code) })),
+      auditSinks: audit && (() => audit.stats()),
     },
     adminExposure(config).served,
   );
   const { cluster, shared } = await openCluster(config, () => generation, logger);
   const refused = (code: string) => observability.observer.refused('rate-limit', code);
   const limitTool = createToolLimits(config.rateLimits, refused, shared?.buckets);
-  const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool, cluster }));
+  const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool, cluster, audit }));
   const { store, endpoints } = runtime;
   const app = createHttpServer({
     config,
@@ -133,6 +137,7 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
     cluster,
     pins: () => runtime.pins,
     stepUp: runtime.stepUp,
+    audit,
     ...observability,
     sharedBuckets: shared?.buckets,
     generation: () => generation,
@@ -188,8 +193,8 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
         // until their keep-alive timeout.
         app.server.closeAllConnections();
         await closed;
-        // Last: the spans of the requests that just ended go out too.
-        await tracing?.shutdown(TRACE_FLUSH_MS);
+        // Last: the spans and audit records of the requests that just ended go out too.
+        await Promise.all([tracing?.shutdown(TRACE_FLUSH_MS), audit?.close(TRACE_FLUSH_MS)]);
         logger.info('stopped');
       })();
       return closing;
@@ -220,6 +225,7 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   if (!same(before.allowedOrigins, after.allowedOrigins) || !same(before.allowedHosts, after.allowedHosts)) out.push('allowed origins and hosts');
   if (!same(before.auth, after.auth)) out.push('client authentication');
   if (!same(before.telemetry, after.telemetry)) out.push('telemetry');
+  if (!same(before.audit, after.audit)) out.push('audit trail');
   if (!same(before.cluster, after.cluster)) out.push('cluster settings');
   // The pins registry keeps the file (and bounds) it was made with; modes follow the reload.
   if (before.pinning !== undefined && after.pinning !== undefined && (before.pinning.file !== after.pinning.file || before.pinning.maxItems !== after.pinning.maxItems || before.pinning.maxPending !== after.pinning.maxPending)) {

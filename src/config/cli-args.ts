@@ -34,6 +34,8 @@ export type CliCommand =
   | { readonly kind: 'pins'; readonly argv: readonly string[] }
   /** `switchboard servers …`: the package cache of runner targets, parsed by transport/servers-command.ts. */
   | { readonly kind: 'servers'; readonly argv: readonly string[] }
+  /** `switchboard audit verify <file>`: parsed by observe/audit/command.ts. */
+  | { readonly kind: 'audit'; readonly argv: readonly string[] }
   | { readonly kind: 'run'; readonly source: ConfigSource; readonly overrides: ConfigOverrides };
 
 const options = {
@@ -65,6 +67,7 @@ export const USAGE = `Usage:
   switchboard registry add <name>            add a registry server to a config file (see registry --help)
   switchboard pins list|diff|approve         pinned tool definitions and changes waiting (see pins --help)
   switchboard servers install|list|verify    packages of npx/uvx servers, installed once (see servers --help)
+  switchboard audit verify <file>            check the hash chains of audit records in a JSON-lines file
 
 Options:
   -c, --config <file>    config file (.json, .yaml or .yml); see docs/configuration.md
@@ -99,6 +102,7 @@ export function parseCliArgs(argv: readonly string[], environment: NodeJS.Proces
   if (argv[0] === 'registry') return { kind: 'registry', argv: argv.slice(1) };
   if (argv[0] === 'pins') return { kind: 'pins', argv: argv.slice(1) };
   if (argv[0] === 'servers') return { kind: 'servers', argv: argv.slice(1) };
+  if (argv[0] === 'audit') return { kind: 'audit', argv: argv.slice(1) };
   const validate = argv[0] === 'validate';
   const { tokens } = parseArgs({ args: [...argv.slice(validate ? 1 : 0)], options, strict: false, allowPositionals: true, tokens: true });
   const values: Partial<Record<OptionName, string | true>> = {};

@@ -8,6 +8,7 @@ import { DEFAULT_INHERITED_ENV } from './default-env.ts';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigFile, ServerEntry } from './schema.ts';
 import type { TelemetrySection } from './telemetry-schema.ts';
+import { toAuditConfig } from './audit-normalise.ts';
 import { toOverridesConfig, toVirtuals } from './overrides-normalise.ts';
 import type { DiscoveryEntry } from './discovery-schema.ts';
 import type { AggregateConfig, DiscoveryConfig, AuthConfig, RequiredScopesConfig, BucketConfig, GatewayConfig, Guardrails, PolicyRule, LogLevel, TargetConfig, TargetExposureConfig, TokenExchangeConfig, TracesConfig } from './types.ts';
@@ -68,6 +69,7 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
     targets,
     aggregate: toAggregateConfig(file, targets),
     telemetry: { traces: toTracesConfig(gateway.telemetry?.traces) },
+    audit: toAuditConfig(gateway.audit, gateway.logging.audit === 'on' || (gateway.logging.audit === 'auto' && gateway.auth !== undefined)),
   });
 }
 

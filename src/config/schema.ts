@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { authSchema, policySchema, rateLimitsSchema, scope } from './auth-schema.ts';
 import { telemetrySchema } from './telemetry-schema.ts';
+import { auditSchema } from './audit-schema.ts';
 import { clusterSchema } from './cluster-schema.ts';
 import { anObject, boolean, integer, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, origin, hostHeader, TARGET_NAME_PATTERN, LOG_LEVELS } from './schema-kit.ts';
 import { checkConfigFile } from './schema-checks.ts';
@@ -276,6 +277,8 @@ export const gatewaySchema = z.strictObject({
   logging: loggingSchema.prefault({}),
   /** Unset: no key set, so the standard OTEL_* variables decide (docs/operations.md, "Traces"). */
   telemetry: telemetrySchema.optional(),
+  /** Unset: `logging.audit` decides, records go to the log stream (docs/operations.md, "Audit"). */
+  audit: auditSchema.optional(),
   aggregate: aggregateSchema.prefault({}),
   admin: adminSchema.prefault({}),
   registry: registrySchema.prefault({}),

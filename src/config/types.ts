@@ -8,6 +8,8 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export type * from './target-types.ts';
 import type { HealthConfig, PinMode, TargetConfig } from './target-types.ts';
 export type * from './access-types.ts';
+export type * from './audit-types.ts';
+import type { AuditConfig } from './audit-types.ts';
 import type { AuthConfig, PolicyRule, RateLimitsConfig, RequiredScopesConfig } from './access-types.ts';
 
 /** OpenTelemetry traces (`gateway.telemetry.traces`); a key left unset is read from the OTEL_* variables. */
@@ -158,6 +160,8 @@ export interface GatewayConfig {
   readonly aggregate?: AggregateConfig;
   /** Absent: every telemetry key unset (the OTEL_* variables decide; telemetry/settings.ts). */
   readonly telemetry?: { readonly traces: TracesConfig } | undefined;
+  /** The audit trail: set by `gateway.audit`, or by `logging.audit` (the log sink alone); undefined: no records. */
+  readonly audit?: AuditConfig | undefined;
 }
 
 /** Glob patterns; an empty allow list allows everything, deny wins. */

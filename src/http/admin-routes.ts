@@ -14,6 +14,8 @@ import type { StatusBoard } from '../observe/status.ts';
 import type { PinRegistry } from '../governance/pin-registry.ts';
 import { registerAdminAuth } from './admin-auth.ts';
 import { registerPinRoutes } from './admin-pins.ts';
+import { registerAuditRoutes } from './admin-audit.ts';
+import type { AuditTrail } from '../observe/audit/setup.ts';
 import type { FlushBytes } from './byte-meter.ts';
 import { isLoopbackAddress, type OriginPolicy } from './guards.ts';
 import { STATUS_CSS, STATUS_JS } from './status-assets.ts';
@@ -28,6 +30,8 @@ export interface AdminRouteOptions {
   observer: Observer;
   /** The Runtime's pins: `/admin/pins` (admin-pins.ts); absent: not served. */
   pins?: (() => PinRegistry | undefined) | undefined;
+  /** The audit trail: `/admin/api/audit` (admin-audit.ts); absent: not served. */
+  audit?: AuditTrail | undefined;
   origins: OriginPolicy;
   logger: Logger;
 }
@@ -52,7 +56,7 @@ export function adminExposure(config: GatewayConfig): { served: boolean; why?: s
 export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOptions): void {
   const { config, metrics, status, logger } = options;
   const admin = config.admin ?? ADMIN_DEFAULTS;
-  if (metrics === undefined && status === undefined && options.pins === undefined) return;
+  if (metrics === undefined && status === undefined && options.pins === undefined && options.audit === undefined) return;
   const exposure = adminExposure(config);
   if (!exposure.served) {
     logger.warn({ fix: exposure.why }, 'operator pages not served');
@@ -64,6 +68,7 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
     if (config.auth !== undefined) registerAdminAuth(pages, config.auth, options.origins, admin.scope, logger, options.observer);
 
     if (options.pins !== undefined) registerPinRoutes(pages, options.pins);
+    if (options.audit !== undefined) registerAuditRoutes(pages, options.audit);
     if (metrics !== undefined) {
       pages.get('/metrics', async (_request, reply) => {
         options.flushBytes();

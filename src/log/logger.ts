@@ -46,3 +46,15 @@ export function createLogger(options: LoggerOptions): Logger {
     options.destination ?? process.stdout,
   );
 }
+
+/**
+ * The audit records' own logger (observe/audit/trail.ts, the `log` sink): the same destination as
+ * `logger`, its own level (info, whatever `logging.level` says) and no redaction pass. A record has
+ * no field that can hold a credential (log/audit-record.ts; captured values are redacted before),
+ * and the pass cost three quarters of a record's line.
+ */
+export function createAuditLogger(logger: Logger): Logger {
+  const destination = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as NodeJS.WritableStream | undefined;
+  if (destination === undefined) return logger.child({ audit: true }, { level: 'info' });
+  return pino({ level: 'info', base: { name: 'switchboard' } }, destination).child({ audit: true });
+}

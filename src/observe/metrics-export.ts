@@ -4,6 +4,7 @@
  * from the tallies in their `collect`; histograms report the buckets kept by histogram.ts.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram as PromHistogram, Registry } from 'prom-client';
+import type { AuditOutletStats } from '../log/audit-record.ts';
 import type { Histogram } from './histogram.ts';
 import { HOOK_OUTCOMES, OUTCOMES, PIN_DECISIONS, SESSION_SLOTS, UPSTREAM_EVENTS, type Tallies } from './metrics.ts';
 import { leaves, type Tree } from './tally.ts';
@@ -14,6 +15,8 @@ export interface Census {
   children(): Iterable<readonly [string, number]>;
   /** The config generation now (it follows reloads); undefined: no such metric. */
   generation?: (() => string) | undefined;
+  /** The audit trail's sinks now (observe/audit/); undefined: no trail, no such metrics. */
+  auditSinks?: (() => readonly AuditOutletStats[]) | undefined;
 }
 
 export interface MetricsRegistry {
@@ -115,6 +118,12 @@ export function createMetricsRegistry(t: Tallies, census: Census): MetricsRegist
     gauge(registry, `${p}config_generation_info`, 'The config generation this process runs (a hash of its effective config; 1 on the current one)', ['generation'], function* () {
       yield [{ generation: generation() }, 1];
     });
+  }
+  const auditSinks = census.auditSinks;
+  if (auditSinks !== undefined) {
+    counter(registry, `${p}audit_records_total`, 'Audit records handed on by each sink (gateway.audit.sinks)', ['sink'], () => auditSinks().map((s): [Labels, number] => [{ sink: s.sink }, s.sent]));
+    counter(registry, `${p}audit_dropped_total`, 'Audit records a sink dropped: its queue was full, or its receiver refused them', ['sink'], () => auditSinks().map((s): [Labels, number] => [{ sink: s.sink }, s.dropped]));
+    gauge(registry, `${p}audit_queued`, 'Audit records waiting in a sink for its receiver', ['sink'], () => auditSinks().map((s): [Labels, number] => [{ sink: s.sink }, s.queued]));
   }
   counter(registry, `${p}upstream_events_total`, 'Upstream starts, restarts, unexpected exits and failed starts, per target', ['target', 'event'], () => perSlot(t.upstreams, ['target'], 'event', UPSTREAM_EVENTS));
   counter(registry, `${p}auth_failures_total`, 'Requests refused by client authentication, by GW_* code', ['code'], function* () {

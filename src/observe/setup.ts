@@ -6,7 +6,7 @@
 import { ADMIN_DEFAULTS, type GatewayConfig } from '../config/types.ts';
 import { combineObservers, NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import { createMetricsCollector } from './metrics.ts';
-import { createMetricsRegistry, type MetricsRegistry } from './metrics-export.ts';
+import { createMetricsRegistry, type Census, type MetricsRegistry } from './metrics-export.ts';
 import { createStatusBoard, type StatusBoard, type StatusSources } from './status.ts';
 
 export interface Observability {
@@ -16,7 +16,7 @@ export interface Observability {
 }
 
 /** `served`: whether the pages will be served at all (no reader, no collection). */
-export function createObservability(config: GatewayConfig, sources: StatusSources, served: boolean): Observability {
+export function createObservability(config: GatewayConfig, sources: StatusSources & Pick<Census, 'auditSinks'>, served: boolean): Observability {
   const admin = config.admin ?? ADMIN_DEFAULTS;
   if (!served) return { observer: NOOP_OBSERVER, metrics: undefined, status: undefined };
   const collector = admin.metrics ? createMetricsCollector(admin.maxLabelValues) : undefined;
@@ -26,7 +26,7 @@ export function createObservability(config: GatewayConfig, sources: StatusSource
   if (status !== undefined) observers.push(status.observer);
   return {
     observer: combineObservers(observers),
-    metrics: collector === undefined ? undefined : createMetricsRegistry(collector.tallies, { children: () => sources.children(), generation: sources.generation }),
+    metrics: collector === undefined ? undefined : createMetricsRegistry(collector.tallies, { children: () => sources.children(), generation: sources.generation, auditSinks: sources.auditSinks }),
     status,
   };
 }

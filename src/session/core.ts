@@ -75,7 +75,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     live: () => !ended && protocolVersion !== undefined,
     namespaced: options.namespaced,
     held: caller.held === true,
-    judge: createServerAsked(options.gates ?? NO_GATES, options.audit),
+    judge: createServerAsked(options.gates ?? NO_GATES, options.audit, () => session, caller.principal),
   });
 
   /** Any other notification concerns every member the session has opened. */

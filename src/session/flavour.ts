@@ -7,6 +7,7 @@ import type { GatewayError } from '../errors/gateway-error.ts';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import type { AuditSink } from '../log/audit-record.ts';
 import type { ObservedRequest } from '../log/observer.ts';
 import type { NameTable } from '../router/name-table.ts';
 import type { Span } from '../telemetry/tracing.ts';
@@ -38,8 +39,8 @@ export interface Pending extends ObservedRequest {
   settled: boolean;
   /** The half-open probe of its target's circuit breaker: its answer closes the circuit. */
   probe: boolean;
-  /** Audited requests only (tools/call, prompts/get, resources/read): what was named, and when. */
-  audited: { readonly name: string; readonly started: number } | undefined;
+  /** Audited requests only (tools/call, prompts/get, resources/read): what was named, when, and the arguments if the trail captures them. */
+  audited: { readonly name: string; readonly started: number; readonly arguments?: unknown } | undefined;
   /** Tracing on: the request's SERVER span, and the CLIENT span of its upstream call once sent. */
   span: Span | undefined;
   upstreamSpan: Span | undefined;
@@ -117,8 +118,8 @@ export interface CoreOptions {
   tables: { readonly tools: NameTable; readonly prompts: NameTable };
   /** What every session shares (services.ts): its tracer, in-flight count and observer are the core's. */
   services: SessionServices;
-  /** Where audit lines go; undefined: none. */
-  audit?: Logger | undefined;
+  /** Where audit entries go (log/audit-record.ts); undefined: none. */
+  audit?: AuditSink | undefined;
   /**
    * Who the session serves (upstream/caller.ts): its principal's id and how it came (default:
    * Streamable HTTP) are span attributes and observed labels; held for 2026 clients, server->client

@@ -14,6 +14,7 @@ import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import { isAudited, namedBy, subjectOf } from '../jsonrpc/methods.ts';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
+import type { AuditSink } from '../log/audit-record.ts';
 import {
   eraOf,
   ownOrigin,
@@ -33,13 +34,15 @@ import type { OutStream, StreamSet } from './streams.ts';
 import { endSpans, endSpansWith } from './request-spans.ts';
 import { createChain, type Traced } from './chain/chain.ts';
 import { askedOf } from '../router/exposure.ts';
+import { auditEntryOf } from './audit-entry.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
 
-/** The requests that get an audit line (logging.audit, jsonrpc/methods.ts): what they name, from when. */
-function auditedOf(request: JsonRpcRequest): Pending['audited'] {
+/** The requests that get an audit record (jsonrpc/methods.ts): what they name, from when, and their arguments if captured. */
+function auditedOf(request: JsonRpcRequest, audit: AuditSink): Pending['audited'] {
   if (!isAudited(request.method)) return undefined;
-  return { name: namedBy(request.method, request.params) ?? '', started: performance.now() };
+  const args = audit.capture.arguments ? request.params?.arguments : undefined;
+  return { name: namedBy(request.method, request.params) ?? '', started: performance.now(), ...(args === undefined ? {} : { arguments: args }) };
 }
 
 /** What an observed request names (ObservedRequest.subject); list requests: their cursor, if any. */
@@ -68,8 +71,8 @@ export interface Requests {
 export interface RequestsOptions {
   /** The gateway's in-flight count, kept as requests enter and leave the map. */
   readonly budget: InflightBudget;
-  /** Where audit lines go (one per audited request as it ends); undefined: none. */
-  readonly audit: Logger | undefined;
+  /** Where audit entries go (one per audited request as it ends: log/audit-record.ts); undefined: none. */
+  readonly audit: AuditSink | undefined;
   /** Told as each request starts and ends (log/observer.ts). */
   readonly observer: Observer;
   /** Tracing on (spans per request and upstream call); undefined: off. */
@@ -93,8 +96,8 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     budget.active--;
   };
 
-  /** Tells the observer, and writes the audit line of a request that ends: who (the logger's bindings), what, how, how long. */
-  const record = (rec: Pending, outcome: RequestOutcome, code?: string, correlationId?: string) => {
+  /** Tells the observer, and hands the audit entry of a request that ends to the trail (`result`: a captured answer). */
+  const record = (rec: Pending, outcome: RequestOutcome, code?: string, correlationId?: string, result?: unknown) => {
     // A withdrawn request was reported as cancelled: whatever it still runs into is not news.
     if (timed && !rec.cancelled) {
       rec.endedAt = performance.now();
@@ -105,11 +108,8 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
         logger.error({ err }, 'an observer failed on a request that ended; the request is answered anyway');
       }
     }
-    const a = rec.audited;
-    if (a === undefined || audit === undefined) return;
-    const ms = Math.round((performance.now() - a.started) * 10) / 10;
-    // The request's own era (a 2026 request on a held session is 2026), not its session's.
-    audit.info({ method: rec.method, era: eraOf(rec.protocolVersion), [subjectOf(rec.method)?.kind ?? 'tool']: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
+    if (rec.audited === undefined || audit === undefined) return;
+    audit.record(auditEntryOf(rec, outcome, code, correlationId, result));
   };
 
   const deliver = (rec: Pending, answer: JsonObject) => {
@@ -132,7 +132,8 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
 
   /** A member's answer, as the client gets it (after the response hooks, if any). */
   const answer = (rec: Pending, response: JsonRpcResponse) => {
-    if (timed || rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok');
+    const captured = rec.audited !== undefined && audit?.capture.results === true ? (response.result ?? response.error) : undefined;
+    if (timed || rec.audited !== undefined) record(rec, 'error' in response ? 'error' : 'ok', undefined, undefined, captured);
     if (rec.span !== undefined) endSpansWith(rec, response);
     deliver(rec, (requests.flavour as Flavour).answer(rec, response) as unknown as JsonObject);
   };
@@ -148,7 +149,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
 
   const answerLocally = (rec: Pending, to: LocalAnswer) => {
     if ('refuse' in to) return refuse(rec, to.refuse);
-    if (timed) record(rec, 'ok');
+    if (timed || rec.audited !== undefined) record(rec, 'ok');
     if (rec.span !== undefined) endSpans(rec, undefined);
     deliver(rec, { jsonrpc: '2.0', id: rec.clientId as JsonObject[string], result: to.local });
   };
@@ -169,7 +170,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
       // Progressive discovery: a call through the `call_tool` meta-tool becomes the call it names
       // before anything reads the request, so every judgment and the audit line see the real tool.
       requests.flavour?.unwrap?.(request);
-      const audited = audit === undefined ? undefined : auditedOf(request);
+      const audited = audit === undefined ? undefined : auditedOf(request, audit);
       // Before routing: an aggregate rewrites the names, and the span carries the client's.
       const span = traced === undefined ? undefined : startRequestSpan(traced.tracing, request, parentCarrier(carrier, request), version === undefined ? traced.origin : ownOrigin(traced.origin, version, origins));
       const rec: Pending = {

@@ -20,6 +20,7 @@ import { createPinGate, type PinGate } from '../governance/pin-gate.ts';
 import { createPinRegistry, type PinRegistry } from '../governance/pin-registry.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Observer } from '../log/observer.ts';
+import type { AuditSink } from '../log/audit-record.ts';
 import { createCursorCodec, type CursorCodec } from '../router/cursor.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import { createHookClient } from '../transport/hook-client.ts';
@@ -80,9 +81,11 @@ export interface RuntimeExtras {
   readonly limitTool?: ((principal: string, target: string, tool: string) => Promise<void> | undefined) | undefined;
   /** This replica's cluster, made by the composition root (its Redis also carries the shared rate limits); undefined: one process. */
   readonly cluster?: Cluster | undefined;
+  /** The audit trail (observe/audit/), made by the composition root; undefined: no records. */
+  readonly audit?: AuditSink | undefined;
 }
 
-export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer, limitTool, cluster }: RuntimeExtras = {}): Runtime {
+export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer, limitTool, cluster, audit }: RuntimeExtras = {}): Runtime {
   const agents = createAgentPool();
   const pools = createSharedPools();
   const tokens = createTokenCache({ logger });
@@ -110,7 +113,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   const hookClient = createHookClient();
   const guard = createCallGuard({ client: hookClient, observer: services.observer, logger });
   guard.retain(config.targets.values());
-  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, gates: { stepUp: stepUpCheckOf(() => stepUp), guard } });
+  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, gates: { stepUp: stepUpCheckOf(() => stepUp), guard }, audit });
   spares.fill();
   // In a cluster any replica reads which one holds a parked 2026 call (docs/scaling.md, "The 2026 era across replicas").
   const stateKeys = cluster && { keys: cluster.ring.map((keys) => keys.state), replica: cluster.replicaId };

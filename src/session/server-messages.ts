@@ -182,7 +182,7 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
       asked.delete(downstreamId);
       idsOf(entry.member).delete(idKey(entry.upstreamId));
       response.id = entry.upstreamId;
-      judge?.answered(entry.member, entry.method, entry.started, response);
+      judge?.answered(entry.member, entry.method, entry.started, response, downstreamId);
       await entry.member.reply(response).catch(() => undefined);
     },
 

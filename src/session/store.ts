@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { GatewayConfig, TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
+import type { AuditSink } from '../log/audit-record.ts';
 import type { SessionCloseCause } from '../log/observer.ts';
 import type { Caller, Principal } from '../upstream/caller.ts';
 import type { PinGate } from '../governance/pin-gate.ts';
@@ -33,8 +34,8 @@ export interface SessionSeed {
   readonly reserveChild: (target: TargetConfig) => void;
   /** What every session shares (services.ts): the Runtime's, by reference. */
   readonly services: SessionServices;
-  /** Where the session's audit lines go (logging.audit); undefined: none. */
-  readonly audit?: Logger | undefined;
+  /** Where the session's audit entries go (the Runtime's trail); undefined: none. */
+  readonly audit?: AuditSink | undefined;
   /** The chain's gates (chain/gates.ts): the rate limit bound to the session's principal, step-up, hooks; absent: none. */
   readonly gates?: ChainGates | undefined;
   /** A target's pinning gate (governance/pin-gate.ts), undefined for a target with pinning off; absent: pinning off everywhere. */
@@ -105,9 +106,11 @@ export interface SessionStoreOptions {
   pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
   /** Step-up and the targets' guardrails (chain/gates.ts; the per-tool limit is `limitTool`, bound here per principal); absent: none. */
   gates?: Omit<ChainGates, 'limitTool'> | undefined;
+  /** The audit trail (observe/audit/trail.ts, lent by the composition root); absent: no records. */
+  audit?: AuditSink | undefined;
 }
 
-export function createSessionStore({ config, logger, services, limitTool, newId, pins, gates }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, services, limitTool, newId, pins, gates, audit }: SessionStoreOptions): SessionStore {
   const { inflight, observer, spares } = services;
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -118,7 +121,6 @@ export function createSessionStore({ config, logger, services, limitTool, newId,
   const created = new Map<string, number>();
   /** The caller of each session with a principal, kept current (`noteAuthorization`). */
   const callers = new Map<string, CallerRecord>();
-  const audit = config.logging.audit === true;
   const { maxChildren, evictIdleMs } = config.session;
   const policy: SessionPolicy = config.session;
   let closing = false;
@@ -170,7 +172,7 @@ export function createSessionStore({ config, logger, services, limitTool, newId,
         caller,
         reserveChild: reserve,
         services,
-        audit: audit ? bound.child({ audit: true, session: id }) : undefined,
+        audit,
         gates: {
           ...gates,
           limitTool: limitTool && ((target: string, tool: string) => limitTool(caller.principal?.id ?? 'anonymous', target, tool)),

@@ -61,3 +61,20 @@ export function resolveTraceSettings(config: TracesConfig | undefined, env: Env)
     from: { enabled, endpoint: config?.endpoint !== undefined ? 'config' : fromEnv !== undefined ? 'env' : 'default' },
   };
 }
+
+/** The OTLP/HTTP logs default: a collector on this host. */
+export const DEFAULT_OTLP_LOGS_ENDPOINT = 'http://localhost:4318/v1/logs';
+
+/**
+ * Where the audit trail's OTLP sink sends (gateway.audit.sinks, `type: otlp`): its `endpoint`, else
+ * OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/logs, else this host.
+ * The sink is on because the config lists it: OTEL_SDK_DISABLED does not silence an audit trail.
+ */
+export function resolveLogsSettings(config: { readonly endpoint: string | undefined; readonly serviceName: string | undefined }, env: Env): { endpoint: string; serviceName: string } {
+  const base = read(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  const fromBase = base === undefined ? undefined : base.endsWith('/') ? `${base}v1/logs` : `${base}/v1/logs`;
+  return {
+    endpoint: config.endpoint ?? read(env, 'OTEL_EXPORTER_OTLP_LOGS_ENDPOINT') ?? fromBase ?? DEFAULT_OTLP_LOGS_ENDPOINT,
+    serviceName: config.serviceName ?? read(env, 'OTEL_SERVICE_NAME') ?? DEFAULT_SERVICE_NAME,
+  };
+}

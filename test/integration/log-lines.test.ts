@@ -70,10 +70,10 @@ describe('log lines', () => {
     const twice = lines.filter((l) => new Set(topLevelKeys(l)).size !== topLevelKeys(l).length);
     expect(twice).toEqual([]);
     const audit = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.audit === true);
-    expect(audit.find((l) => l.tool === 'echo')).toMatchObject({ name: 'switchboard', method: 'tools/call', era: '2025', target: 'col', principal: 'key:alice', outcome: 'ok' });
-    expect(audit.find((l) => l.tool === 'other__echo')).toMatchObject({ name: 'switchboard', era: '2025', target: 'other', outcome: 'ok' });
+    expect(audit.find((l) => l.tool === 'echo')).toMatchObject({ name: 'switchboard', method: 'tools/call', era: '2025', server: 'col', principal: 'key:alice', outcome: 'ok' });
+    expect(audit.find((l) => l.tool === 'other__echo')).toMatchObject({ name: 'switchboard', era: '2025', server: 'other', outcome: 'ok' });
     // A 2026 request is 2026 in its line, whatever session the gateway held for it upstream.
-    expect(audit.find((l) => l.tool === 'whoami')).toMatchObject({ name: 'switchboard', era: '2026', target: 'col', outcome: 'ok' });
+    expect(audit.find((l) => l.tool === 'whoami')).toMatchObject({ name: 'switchboard', era: '2026', server: 'col', outcome: 'ok' });
     expect(audit.every((l) => l.name === 'switchboard')).toBe(true);
     // The detector itself works: a line with a key twice is caught.
     expect(topLevelKeys('{"a":1,"b":{"a":2},"a":"x\\"a\\":"}')).toEqual(['a', 'b', 'a']);

@@ -119,8 +119,8 @@ describe('policy', () => {
   it('writes one audit line per tool call, prompt get and resource read: who, what, where, how, how long; never the key', () => {
     const audit = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.audit === true);
     const line = (name: string, principal: string) => audit.find((l) => (l.tool ?? l.prompt) === name && l.principal === principal);
-    expect(line('secret_admin', 'key:alice')).toMatchObject({ method: 'tools/call', outcome: 'denied', msg: 'audit' });
-    expect(line('echo', 'key:alice')).toMatchObject({ method: 'tools/call', target: 'col', outcome: 'ok', ms: expect.any(Number) });
+    expect(line('secret_admin', 'key:alice')).toMatchObject({ method: 'tools/call', outcome: 'denied', decision: 'deny', reason: 'policy', msg: 'audit' });
+    expect(line('echo', 'key:alice')).toMatchObject({ method: 'tools/call', server: 'col', outcome: 'ok', latencyMs: expect.any(Number), decision: 'allow' });
     expect(line('summarise', 'key:alice')).toMatchObject({ method: 'prompts/get', outcome: 'denied' });
     expect(line('col__echo', 'key:bob')).toMatchObject({ method: 'tools/call', outcome: 'error', code: 'GW_UNKNOWN_TOOL' });
     expect(audit.filter((l) => l.method === 'tools/list')).toEqual([]);

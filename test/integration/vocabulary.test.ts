@@ -73,7 +73,7 @@ const servers = (name: string): ReceivedSpan[] => receiver.spans.filter((s) => s
 
 describe('what a request names', () => {
   it('one audit line per tool call (both eras), prompt get and resource read, under its own field; none for a subscribe', () => {
-    const seen = audits().map((l) => [l.method, l.tool ?? l.prompt ?? l.uri, l.target, l.outcome]);
+    const seen = audits().map((l) => [l.method, l.tool ?? l.prompt ?? l.uri, l.server, l.outcome]);
     expect(seen).toEqual(
       expect.arrayContaining([
         ['tools/call', 'echo', 'col', 'ok'],

@@ -1,8 +1,8 @@
 /**
- * A real OTLP/HTTP trace receiver for tests: node:http on 127.0.0.1 (port 0) taking POST
- * /v1/traces in the JSON encoding (OTLP specification, "OTLP/HTTP" and "JSON Protobuf Encoding"),
+ * A real OTLP/HTTP trace and logs receiver for tests: node:http on 127.0.0.1 (port 0) taking POST
+ * /v1/traces and /v1/logs in the JSON encoding (OTLP specification, "OTLP/HTTP" and "JSON Protobuf Encoding"),
  * gzip or not. It answers as a collector does (200 with an empty partial-success body) and keeps
- * every span, flattened with its resource attributes. Any other path, method or a protobuf body
+ * every span and log record, flattened with its resource attributes. Any other path, method or a protobuf body
  * gets an error status and is counted in `refused`, so a test sees an exporter it cannot read.
  */
 import { createServer, type IncomingMessage } from 'node:http';
@@ -24,13 +24,27 @@ export interface ReceivedSpan {
   readonly resource: Record<string, unknown>;
 }
 
+/** One received log record; body and attributes as plain values. */
+export interface ReceivedLog {
+  readonly eventName: string;
+  readonly severityText: string;
+  readonly body: unknown;
+  readonly attributes: Record<string, unknown>;
+  readonly resource: Record<string, unknown>;
+}
+
 export interface OtlpReceiver {
   /** The traces URL to configure (`…/v1/traces`). */
   readonly url: string;
   /** The base URL (what OTEL_EXPORTER_OTLP_ENDPOINT takes). */
   readonly base: string;
   readonly spans: ReceivedSpan[];
-  /** Requests that were not OTLP/HTTP JSON trace exports. */
+  /** The logs URL to configure (`…/v1/logs`). */
+  readonly logsUrl: string;
+  readonly logs: ReceivedLog[];
+  /** Resolves once `count` log records arrived; rejects after `timeoutMs`. */
+  waitForLogs(count: number, timeoutMs?: number): Promise<ReceivedLog[]>;
+  /** Requests that were not OTLP/HTTP JSON trace or log exports. */
   readonly refused: string[];
   /** Resolves once a span matching `predicate` arrived; rejects after `timeoutMs`. */
   waitFor(predicate: (span: ReceivedSpan) => boolean, timeoutMs?: number): Promise<ReceivedSpan>;
@@ -67,6 +81,26 @@ function hexId(id: string | undefined, bytes: number): string {
   if (id === undefined || id === '') return '';
   if (new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`).test(id)) return id.toLowerCase();
   return Buffer.from(id, 'base64').toString('hex');
+}
+
+interface LogsExportRequest {
+  resourceLogs?: Array<{
+    resource?: { attributes?: OtlpKeyValue[] };
+    scopeLogs?: Array<{ logRecords?: Array<{ eventName?: string; severityText?: string; body?: OtlpValue; attributes?: OtlpKeyValue[] }> }>;
+  }>;
+}
+
+function toLogs(body: LogsExportRequest): ReceivedLog[] {
+  const out: ReceivedLog[] = [];
+  for (const rl of body.resourceLogs ?? []) {
+    const resource = attributesOf(rl.resource?.attributes);
+    for (const sl of rl.scopeLogs ?? []) {
+      for (const r of sl.logRecords ?? []) {
+        out.push({ eventName: r.eventName ?? '', severityText: r.severityText ?? '', body: valueOf(r.body), attributes: attributesOf(r.attributes), resource });
+      }
+    }
+  }
+  return out;
 }
 
 interface ExportRequest {
@@ -117,12 +151,31 @@ async function bodyOf(req: IncomingMessage): Promise<Buffer> {
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const logs: ReceivedLog[] = [];
+  const logWaiters = new Set<{ count: number; resolve: (logs: ReceivedLog[]) => void }>();
   const refused: string[] = [];
   const waiters = new Set<{ predicate: (span: ReceivedSpan) => boolean; resolve: (span: ReceivedSpan) => void }>();
 
   const server = createServer((req, res) => {
     void (async () => {
       const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
+      if (req.method === 'POST' && req.url === '/v1/logs' && type === 'application/json') {
+        try {
+          logs.push(...toLogs(JSON.parse((await bodyOf(req)).toString('utf8')) as LogsExportRequest));
+        } catch (err) {
+          refused.push(`unreadable body: ${String(err)}`);
+          res.writeHead(400, { 'content-type': 'application/json' }).end('{}');
+          return;
+        }
+        for (const waiter of [...logWaiters]) {
+          if (logs.length >= waiter.count) {
+            logWaiters.delete(waiter);
+            waiter.resolve(logs);
+          }
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
       if (req.method !== 'POST' || req.url !== '/v1/traces' || type !== 'application/json') {
         refused.push(`${req.method} ${req.url} ${type}`);
         await bodyOf(req).catch(() => undefined);
@@ -157,6 +210,18 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url: `${base}/v1/traces`,
     base,
     spans,
+    logsUrl: `${base}/v1/logs`,
+    logs,
+    waitForLogs(count, timeoutMs = 15_000) {
+      if (logs.length >= count) return Promise.resolve(logs);
+      return new Promise((resolve, reject) => {
+        const waiter = { count, resolve };
+        logWaiters.add(waiter);
+        setTimeout(() => {
+          if (logWaiters.delete(waiter)) reject(new Error(`${logs.length} of ${count} log records within ${timeoutMs} ms`));
+        }, timeoutMs).unref();
+      });
+    },
     refused,
     waitFor(predicate, timeoutMs = 10_000) {
       const found = spans.find(predicate);

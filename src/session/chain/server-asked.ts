@@ -7,7 +7,10 @@
  */
 import type { JsonRpcRequest, JsonRpcResponse } from '../../jsonrpc/types.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
-import type { Logger } from '../../log/logger.ts';
+import type { AuditSink } from '../../log/audit-record.ts';
+import type { ObservedSession } from '../../log/observer.ts';
+import type { Principal } from '../../upstream/caller.ts';
+import { askedEntryOf } from '../audit-entry.ts';
 import { dropRawText } from '../../jsonrpc/wire-text.ts';
 import type { Member } from '../member.ts';
 import type { ChainGates } from './gates.ts';
@@ -16,11 +19,11 @@ export interface ServerAsked {
   /** Judges `request` (redacted in place) as it goes to the client; returns when it was asked (for the audit line). */
   asked(member: Member, request: JsonRpcRequest): number;
   /** The client's answer to it: the audit line. */
-  answered(member: Member, method: string, started: number, response: JsonRpcResponse): void;
+  answered(member: Member, method: string, started: number, response: JsonRpcResponse, downstreamId: number): void;
 }
 
 /** Undefined when there is nothing to judge (no audit log, no guard): server-messages.ts then does no work. */
-export function createServerAsked(gates: ChainGates, audit: Logger | undefined): ServerAsked | undefined {
+export function createServerAsked(gates: ChainGates, audit: AuditSink | undefined, session: () => ObservedSession, caller: Principal | undefined): ServerAsked | undefined {
   const guard = gates.guard;
   if (guard === undefined && audit === undefined) return undefined;
   return {
@@ -28,11 +31,9 @@ export function createServerAsked(gates: ChainGates, audit: Logger | undefined):
       if (guard !== undefined && isObject(request.params) && guard.redactAsked(member.target, request.params) > 0) dropRawText(request);
       return audit === undefined ? 0 : performance.now();
     },
-    answered(member, method, started, response) {
+    answered(member, method, started, response, downstreamId) {
       if (audit === undefined) return;
-      const ms = Math.round((performance.now() - started) * 10) / 10;
-      const outcome = 'error' in response ? 'error' : 'ok';
-      audit.info({ method, direction: 'server-to-client', target: member.name, outcome, ms }, 'audit');
+      audit.record(askedEntryOf(session(), caller, { method, server: member.name, id: downstreamId, started }, 'error' in response));
     },
   };
 }

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { authSchema, rateLimitsSchema, ruleSchema } from '../../../src/config/auth-schema.ts';
+import { auditSchema } from '../../../src/config/audit-schema.ts';
 import { clusterSchema } from '../../../src/config/cluster-schema.ts';
 import { hookSchema } from '../../../src/config/hooks-schema.ts';
 import { virtualServerSchema } from '../../../src/config/overrides-schema.ts';
@@ -71,7 +72,7 @@ for (const key of aggregateDefaults.keys()) {
   remoteDefaults.delete(key);
 }
 const gatewayDefaults = flatten(gatewaySchema.parse({}));
-for (const key of ['allowedOrigins', 'allowedHosts', 'auth', 'policy', 'rateLimits']) gatewayDefaults.set(key, undefined);
+for (const key of ['allowedOrigins', 'allowedHosts', 'auth', 'policy', 'rateLimits', 'audit']) gatewayDefaults.set(key, undefined);
 // aggregate.discovery is unset by default: parsed empty so its keys' defaults are checked too.
 for (const [key, value] of flatten(gatewaySchema.parse({ aggregate: { discovery: {} } }))) if (key.startsWith('aggregate.discovery.')) gatewayDefaults.set(key, value);
 // Telemetry keys have no defaults of their own: unset, the OTEL_* variables decide.
@@ -87,6 +88,8 @@ const clusterDefaults = flatten(clusterSchema.parse({ advertiseUrl: 'http://10.0
 for (const key of ['replicaId', 'advertiseUrl', 'redis.url', 'redis.username', 'redis.password', 'redis.caFile', 'keys']) clusterDefaults.set(key, undefined);
 
 const virtualDefaults = flatten(virtualServerSchema.parse({}));
+const auditDefaults = flatten(auditSchema.parse({}));
+auditDefaults.set('sinks', [{ type: 'log' }]);
 
 const sections = [
   { name: 'servers', defaults: serverDefaults, rows: () => documentedRows('## `mcpServers.<name>`', '### Remote servers') },
@@ -97,7 +100,8 @@ const sections = [
   { name: 'gateway.policy rules', defaults: ruleDefaults, rows: () => documentedRows('## `gateway.policy`', '## `gateway.rateLimits`') },
   { name: 'gateway.rateLimits', defaults: rateDefaults, rows: () => documentedRows('## `gateway.rateLimits`', '## `gateway.cluster`') },
   { name: 'gateway.cluster', defaults: clusterDefaults, rows: () => documentedRows('## `gateway.cluster`', '## `gateway.virtualServers`') },
-  { name: 'gateway.virtualServers', defaults: virtualDefaults, rows: () => documentedRows('## `gateway.virtualServers`', '## Environment variables') },
+  { name: 'gateway.virtualServers', defaults: virtualDefaults, rows: () => documentedRows('## `gateway.virtualServers`', '## `gateway.audit`') },
+  { name: 'gateway.audit', defaults: auditDefaults, rows: () => documentedRows('## `gateway.audit`', '## Environment variables') },
 ];
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -132,6 +136,17 @@ describe('docs/configuration.md, hooks', () => {
     const defaults = hookSchema.parse({ url: 'http://hook/x' });
     expect([...rows.keys()].sort()).toEqual(Object.keys(hookSchema.shape).sort());
     for (const [key, value] of Object.entries(defaults)) if (key !== 'url') expect(rows.get(key), key).toMatch(new RegExp(`^\`${escape(JSON.stringify(value))}\``));
+  });
+});
+
+describe('docs/configuration.md, audit sinks', () => {
+  it('documents every key of every sink kind with its default, and nothing else', () => {
+    const rows = new Map([...docs.matchAll(/^\| `sinks\[\]\.([A-Za-z]+)` \| [^|]+ \|\s*([^|]*?)\s*\|/gm)].map((m) => [m[1]!, m[2]!]));
+    const kinds = [auditSchema.shape.sinks.unwrap().element.options].flat();
+    const keys = new Set(kinds.flatMap((kind) => Object.keys(kind.shape)));
+    expect([...rows.keys()].sort()).toEqual([...keys].sort());
+    const http = auditSchema.parse({ sinks: [{ type: 'http', url: 'http://receiver/x' }] }).sinks[0] as Record<string, unknown>;
+    for (const [key, value] of Object.entries(http)) if (key !== 'url' && key !== 'type') expect(rows.get(key), key).toMatch(new RegExp(`^\`${escape(JSON.stringify(value))}\``));
   });
 });
 

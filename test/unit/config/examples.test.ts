@@ -78,6 +78,7 @@ describe('config/ examples', () => {
     expect(config.allowedHosts).toEqual(['mcp.example.com', 'localhost:9000']);
     expect(config.limits.maxSessions).toBe(200);
     expect(config.logging.level).toBe('warn');
+    expect(config.audit).toMatchObject({ sinks: [{ type: 'log' }], recent: 1000, capture: { arguments: false, results: false } });
     expect([...config.targets.keys()]).toEqual(['everything']);
 
     const withGithub = await loadConfigFile(path, { env });
