@@ -156,7 +156,7 @@ describe.each(ROWS)('the chain on $name', (row) => {
     expect(textIn(redacted)).not.toContain(KEY);
     const lines = m.audit.filter((l) => l.includes('"audit":true') && l.includes(`${client}-wide`) && /"tool":"(files__)?secret"/.test(l));
     expect(lines.length, m.audit.slice(-5).join('\n')).toBeGreaterThanOrEqual(2);
-    expect(lines.some((l) => l.includes('"outcome":"ok"') && l.includes('"target":"files"'))).toBe(true);
+    expect(lines.some((l) => l.includes('"outcome":"ok"') && l.includes('"server":"files"'))).toBe(true);
   });
 
   it('the per-tool rate limit holds, whatever the path calls the tool', async () => {
@@ -196,7 +196,7 @@ describe.each(TASK_ROWS)('tasks/* on $name', (row) => {
     expect(textIn(result)).not.toContain(KEY);
     const asked = m.hooked.filter((h) => h.phase === 'response' && h.method === 'tools/call' && h.params?.arguments?.topic === topic && JSON.stringify(h.result).includes(KEY));
     expect(asked, 'the response hook saw the task result as the call').toHaveLength(1);
-    expect(m.audit.some((l) => l.includes('"method":"tasks/result"') && l.includes('"tool":"research"') && l.includes('"target":"files"') && l.includes('"outcome":"ok"'))).toBe(true);
+    expect(m.audit.some((l) => l.includes('"method":"tasks/result"') && l.includes('"tool":"research"') && l.includes('"server":"files"') && l.includes('"outcome":"ok"'))).toBe(true);
     const listed = await mine.request('tasks/list', {});
     expect((listed.body.result?.tasks as { taskId: string }[]).map((t) => t.taskId)).toContain(taskId);
 
@@ -236,7 +236,7 @@ describe('server-to-client requests (an upstream asks the client)', () => {
       expect(JSON.stringify(result)).toContain('sampled');
       expect(JSON.stringify(seen)).toContain('[REDACTED]');
       expect(JSON.stringify(seen)).not.toContain(KEY);
-      expect(m.audit.some((l) => l.includes('"direction":"server-to-client"') && l.includes('"method":"sampling/createMessage"') && l.includes('"target":"files"') && l.includes('"outcome":"ok"'))).toBe(true);
+      expect(m.audit.some((l) => l.includes('"method":"sampling/createMessage"') && l.includes('"server":"files"') && l.includes('"outcome":"ok"'))).toBe(true);
     } finally {
       await client.close();
     }

@@ -102,7 +102,7 @@ describe('progressive discovery', () => {
     // The call through the meta-tool is audited under the real tool.
     await alice.callTool({ name: 'call_tool', arguments: { name: 'github__create_issue', arguments: {} } });
     const audit = await eventually('the audit line', async () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'audit' && l.tool === 'github__create_issue'));
-    expect(audit).toMatchObject({ method: 'tools/call', target: 'github', outcome: 'ok' });
+    expect(audit).toMatchObject({ method: 'tools/call', server: 'github', outcome: 'ok' });
     expect(lines.some((l) => l.includes('"audit"') && l.includes('"tool":"call_tool"'))).toBe(false);
   });
 

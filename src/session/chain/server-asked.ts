@@ -10,7 +10,7 @@ import { isObject } from '../../jsonrpc/envelope.ts';
 import type { AuditSink } from '../../log/audit-record.ts';
 import type { ObservedSession } from '../../log/observer.ts';
 import type { Principal } from '../../upstream/caller.ts';
-import { askedEntryOf } from '../audit-entry.ts';
+import { askedEntryOf } from './asked-entry.ts';
 import { dropRawText } from '../../jsonrpc/wire-text.ts';
 import type { Member } from '../member.ts';
 import type { ChainGates } from './gates.ts';
