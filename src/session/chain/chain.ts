@@ -106,7 +106,7 @@ function stagesOf(gates: ChainGates, tasks: TaskStage): Stage[] {
 export function createChain(parts: ChainParts): ForwardRequest {
   const { streams, logger, observer, timed, traced, gates, namespaced, fail, answer, refuse, record, release } = parts;
   const guard = gates.guard;
-  const tasks = createTaskStage();
+  const tasks = createTaskStage(namespaced);
   const stages = stagesOf(gates, tasks);
 
   const handler: PendingHandler<Pending> = {

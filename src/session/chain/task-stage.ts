@@ -4,6 +4,10 @@
  * must name one this session created on this target (else GW_UNKNOWN_TASK); on the way back, the
  * CreateTaskResult is remembered, a `tasks/result` is judged as the result of the call that made
  * it, and `tasks/list` shows only this session's tasks.
+ *
+ * On an aggregate (`namespaced`) task requests are SEP-2663's, routed by a sealed id that names
+ * their member, caller and tool and judged again on that tool (../aggregate-tasks.ts): this stage
+ * has nothing to add there, and the member's own ids it would see are not the client's.
  */
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
@@ -23,10 +27,11 @@ export interface TaskStage {
 }
 
 /** The session's task stage; its registry is made on the first task. */
-export function createTaskStage(): TaskStage {
+export function createTaskStage(namespaced: boolean): TaskStage {
   let tasks: TaskRegistry | undefined;
   return {
     enter(rec, member, request) {
+      if (namespaced) return;
       const params = request.params;
       if (request.method === 'tools/call') {
         if (isObject(params?.task) && typeof params.name === 'string') rec.task = { target: member.name, tool: params.name, params };
