@@ -13,6 +13,8 @@ export interface DerivedKeys {
   readonly hop: Buffer;
   /** AES-256-GCM key of the 2026 `requestState` (session/stateless/request-state.ts): any replica reads its owner. */
   readonly state: Buffer;
+  /** AES-256-GCM key of the operator console's cookies (http/console-seal.ts): any replica opens them. */
+  readonly console: Buffer;
 }
 
 /** Domain separation: a Switchboard cluster key used elsewhere derives nothing shared with this. */
@@ -25,5 +27,5 @@ function derive(key: string, use: string): Buffer {
 /** The ring in config order: index 0 seals and signs. */
 export function deriveKeyRing(keys: readonly string[]): readonly DerivedKeys[] {
   if (keys.length === 0) throw new Error('the cluster key ring is empty');
-  return Object.freeze(keys.map((key) => Object.freeze({ seal: derive(key, 'session id'), hop: derive(key, 'replica hop'), state: derive(key, 'request state') })));
+  return Object.freeze(keys.map((key) => Object.freeze({ seal: derive(key, 'session id'), hop: derive(key, 'replica hop'), state: derive(key, 'request state'), console: derive(key, 'console cookie') })));
 }

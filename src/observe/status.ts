@@ -101,6 +101,9 @@ interface TargetState {
   readonly events: Record<UpstreamEvent, number>;
   last: UpstreamEvent | undefined;
   tools: ToolInfo[];
+  /** Prompt names and resource URIs last listed (the console's access view), MAX_TOOLS each. */
+  prompts: string[];
+  resources: string[];
 }
 
 export interface StatusBoard {
@@ -108,6 +111,8 @@ export interface StatusBoard {
   snapshot(): StatusSnapshot;
   /** Bumped by every event: readers compare it to skip snapshots nobody needs. */
   readonly version: number;
+  /** The names `target` last listed (tools, prompts, resource URIs); empty before any list. */
+  names?(target: string): { tools: string[]; prompts: string[]; resources: string[] };
 }
 
 const HEALTH: Readonly<Record<UpstreamEvent, string>> = { start: 'up', restart: 'up', exit: 'exited', 'start-failed': 'failing' };
@@ -133,6 +138,12 @@ function toolsOf(result: unknown): ToolInfo[] {
   return out;
 }
 
+function namesOf(result: unknown, field: string, key: string): string[] {
+  const items = typeof result === 'object' && result !== null ? (result as Record<string, unknown>)[field] : undefined;
+  if (!Array.isArray(items)) return [];
+  return items.map((item) => (item as Record<string, unknown> | null)?.[key]).filter((v): v is string => typeof v === 'string').map((v) => v.slice(0, 512));
+}
+
 export function createStatusBoard(sources: StatusSources, recentErrors: number): StatusBoard {
   const startedAt = Date.now();
   const targets = new Map<string, TargetState>();
@@ -142,7 +153,7 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
   const stateOf = (name: string): TargetState => {
     let state = targets.get(name);
     if (state === undefined) {
-      state = { window: createWindow(), calls: 0, errors: 0, events: { start: 0, restart: 0, exit: 0, 'start-failed': 0 }, last: undefined, tools: [] };
+      state = { window: createWindow(), calls: 0, errors: 0, events: { start: 0, restart: 0, exit: 0, 'start-failed': 0 }, last: undefined, tools: [], prompts: [], resources: [] };
       targets.set(name, state);
     }
     return state;
@@ -198,8 +209,15 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
       });
     },
     listed(target, method, result, first) {
-      const state = method === 'tools/list' ? known(target) : undefined;
+      const state = method === 'tools/list' || method === 'prompts/list' || method === 'resources/list' ? known(target) : undefined;
       if (state === undefined) return;
+      if (method !== 'tools/list') {
+        const field = method === 'prompts/list' ? 'prompts' : 'resources';
+        const got = namesOf(result, field, field === 'prompts' ? 'name' : 'uri');
+        state[field] = (first ? got : state[field].concat(got)).slice(0, MAX_TOOLS);
+        version++;
+        return;
+      }
       const tools = toolsOf(result);
       state.tools = (first ? tools : state.tools.concat(tools)).slice(0, MAX_TOOLS);
       version++;
@@ -246,6 +264,10 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
   return {
     observer,
     snapshot,
+    names(target) {
+      const state = targets.get(target);
+      return { tools: state?.tools.map((t) => t.name) ?? [], prompts: [...(state?.prompts ?? [])], resources: [...(state?.resources ?? [])] };
+    },
     get version() {
       return version;
     },
