@@ -12,7 +12,8 @@ import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
 import { configGeneration, generationKey } from './config/generation.ts';
 import type { GatewayConfig } from './config/types.ts';
-import { adminExposure } from './http/admin-routes.ts';
+import { adminExposure, consoleExposure } from './http/admin-routes.ts';
+import { createConsoleSources } from './http/console-sources.ts';
 import { isLoopbackAddress } from './http/guards.ts';
 import { createObservability } from './observe/setup.ts';
 import { createHttpServer } from './http/server.ts';
@@ -119,6 +120,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const limitTool = createToolLimits(config.rateLimits, refused, shared?.buckets);
   const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool, cluster }));
   const { store, endpoints } = runtime;
+  const consoleSources = consoleExposure(config).served ? createConsoleSources({ runtime, config: () => current, status: observability.status, calls: observability.calls }) : undefined;
   const app = createHttpServer({
     config,
     store,
@@ -131,6 +133,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     pins: () => runtime.pins,
     stepUp: runtime.stepUp,
     ...observability,
+    console: consoleSources,
     sharedBuckets: shared?.buckets,
     generation: () => generation,
   });
