@@ -157,7 +157,7 @@ export const CONSOLE_JS = `'use strict';
         t.items.forEach(function (i) { rows.push(row([t.target, i.kind, i.shownAs, i.allowed ? 'allowed' : 'denied', i.decidedBy])); });
         if (t.reachable && !t.items.length) rows.push(row([t.target, '–', 'nothing listed yet', 'reachable', t.decidedBy]));
       });
-      parts.push(el('h2', {}, [el('code', { text: e.path })]), table('Reach on ' + e.path, ['Server', 'Kind', 'Name', 'List and call', 'Decided by'], rows, 'No servers.'));
+      parts.push(el('section', { class: 'reach', 'data-path': e.path }, [el('h2', {}, [el('code', { text: e.path })]), table('Reach on ' + e.path, ['Server', 'Kind', 'Name', 'List and call', 'Decided by'], rows, 'No servers.')]));
     });
     document.getElementById('access-result').replaceChildren.apply(document.getElementById('access-result'), parts);
   }
