@@ -80,17 +80,35 @@ function changeOf(body: Record<string, unknown>): { target: string; kind: PinKin
   return { target, kind: kind as PinKind, key: name, hash };
 }
 
-export function registerConsoleApi(api: FastifyInstance, { sources, config, logger, originOf }: ConsoleApiOptions): void {
-  const audit = logger.child({ audit: true, component: 'console' });
+interface Shared {
+  readonly sources: ConsoleSources;
+  readonly who: (request: FastifyRequest) => string;
+  /** An audit line for a change or a sensitive read, naming who did it. */
+  readonly record: (request: FastifyRequest, action: string, fields: Record<string, unknown>) => void;
+}
+
+export function registerConsoleApi(api: FastifyInstance, options: ConsoleApiOptions): void {
+  const audit = options.logger.child({ audit: true, component: 'console' });
+  const who = (request: FastifyRequest) => adminPrincipalOf(request) ?? 'local';
+  const shared: Shared = { sources: options.sources, who, record: (request, action, fields) => audit.info({ event: 'console', action, by: who(request), ...fields }, 'audit') };
+  const { sources } = options;
+  api.get('/api/servers', async (_request, reply) => send(reply, { servers: sources.servers() }));
+  registerSessionRoutes(api, shared);
+  registerPinRoutes(api, shared);
+  registerAccessRoute(api, shared, options);
+  api.get('/api/audit', async (request, reply) => {
+    const filter = { principal: text(request.query, 'principal'), server: text(request.query, 'server'), tool: text(request.query, 'tool'), outcome: text(request.query, 'outcome'), limit: count(request.query, 'limit', 200, 1_000) };
+    return send(reply, { calls: await sources.audit(filter) });
+  });
+  api.get('/api/accounts', async (_request, reply) => {
+    if (sources.accounts === undefined) return send(reply, { provider: false, accounts: [] });
+    return send(reply, { provider: true, accounts: await sources.accounts() });
+  });
+}
+
+function registerSessionRoutes(api: FastifyInstance, { sources, who, record }: Shared): void {
   const handleKey = randomBytes(32);
   const handleOf = (id: string) => createHmac('sha256', handleKey).update(id).digest('base64url').slice(0, 22);
-  const history: Decision[] = [];
-  const authenticate = config.auth === undefined ? undefined : createAuthenticator(config.auth, claimNamesOf(config.policy?.rules));
-  const who = (request: FastifyRequest) => adminPrincipalOf(request) ?? 'local';
-  const record = (request: FastifyRequest, action: string, fields: Record<string, unknown>) => audit.info({ event: 'console', action, by: who(request), ...fields }, 'audit');
-
-  api.get('/api/servers', async (_request, reply) => send(reply, { servers: sources.servers() }));
-
   api.get('/api/sessions', async (request, reply) => {
     const offset = count(request.query, 'offset', 0, Number.MAX_SAFE_INTEGER);
     const limit = count(request.query, 'limit', PAGE, MAX_PAGE);
@@ -108,7 +126,6 @@ export function registerConsoleApi(api: FastifyInstance, { sources, config, logg
     }
     return send(reply, { total, offset, limit, sessions: items });
   });
-
   api.post('/api/sessions/end', async (request, reply) => {
     const { handle } = bodyOf(request);
     if (typeof handle !== 'string') throw bad('"handle" must be a session handle');
@@ -118,7 +135,10 @@ export function registerConsoleApi(api: FastifyInstance, { sources, config, logg
     await session.end(`ended from the console by ${who(request)}`);
     return send(reply, { ended: handle });
   });
+}
 
+function registerPinRoutes(api: FastifyInstance, { sources, who, record }: Shared): void {
+  const history: Decision[] = [];
   api.get('/api/pins', async (_request, reply) => {
     const registry = sources.pins();
     if (registry === undefined) return send(reply, { enabled: false, pending: [], history });
@@ -128,7 +148,6 @@ export function registerConsoleApi(api: FastifyInstance, { sources, config, logg
     });
     return send(reply, { enabled: true, pending, history });
   });
-
   for (const decision of ['approve', 'reject'] as const) {
     api.post(`/api/pins/${decision}`, async (request, reply) => {
       const registry = sources.pins();
@@ -145,7 +164,10 @@ export function registerConsoleApi(api: FastifyInstance, { sources, config, logg
       return send(reply, entry);
     });
   }
+}
 
+function registerAccessRoute(api: FastifyInstance, { sources, record }: Shared, { config, originOf }: ConsoleApiOptions): void {
+  const authenticate = config.auth === undefined ? undefined : createAuthenticator(config.auth, claimNamesOf(config.policy?.rules));
   api.post('/api/access', async (request, reply) => {
     const body = bodyOf(request);
     let caller: PolicySubject | undefined;
@@ -165,15 +187,4 @@ export function registerConsoleApi(api: FastifyInstance, { sources, config, logg
     record(request, 'read-access', { principal: caller?.id });
     return send(reply, { principal: caller?.id ?? null, scopes: caller === undefined ? [] : [...caller.scopes], endpoints: sources.reach(caller) });
   });
-
-  api.get('/api/audit', async (request, reply) => {
-    const filter = { principal: text(request.query, 'principal'), server: text(request.query, 'server'), tool: text(request.query, 'tool'), outcome: text(request.query, 'outcome'), limit: count(request.query, 'limit', 200, 1_000) };
-    return send(reply, { calls: await sources.audit(filter) });
-  });
-
-  api.get('/api/accounts', async (_request, reply) => {
-    if (sources.accounts === undefined) return send(reply, { provider: false, accounts: [] });
-    return send(reply, { provider: true, accounts: await sources.accounts() });
-  });
-
 }

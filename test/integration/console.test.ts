@@ -136,7 +136,7 @@ describe.skipIf(executablePath === undefined)('the console in headless Chromium'
     expect(await rowOf('/servers/rug/mcp', 'echo').locator('td').allInnerTexts()).toEqual(['tools', 'echo', 'denied', 'no policy rule grants it']);
     expect(await rowOf('/servers/rug/mcp', 'steady').locator('td').allInnerTexts()).toEqual(['tools', 'steady', 'allowed', 'policy.rules[1] (allow)']);
     expect(await page.locator('section.reach[data-path="/servers/evil/mcp"] tbody tr').first().innerText()).toContain('denied');
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
     expect(await page.locator('main img, main svg, main iframe, main script').count()).toBe(0);
   });
 
@@ -144,7 +144,7 @@ describe.skipIf(executablePath === undefined)('the console in headless Chromium'
     await page.goto(new URL('/admin/#servers', gw.gateway.url).href);
     await page.locator('nav a[href="#audit"]').focus();
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('audit-title');
+    await expect.poll(() => page.evaluate('document.activeElement && document.activeElement.id')).toBe('audit-title');
     await page.getByLabel('Tool').fill('steady');
     await page.getByRole('button', { name: 'Apply' }).click();
     await expect.poll(async () => (await page.locator('#audit-body tbody tr td:nth-of-type(4)').allInnerTexts()).every((t) => t === 'steady')).toBe(true);
