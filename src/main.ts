@@ -10,6 +10,7 @@ import { createCluster, type Cluster } from './cluster/cluster.ts';
 import { startSharedState, type SharedState } from './cluster/shared-state.ts';
 import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
+import { configDiff } from './config/diff.ts';
 import { configGeneration, generationKey } from './config/generation.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { adminExposure, consoleExposure } from './http/admin-routes.ts';
@@ -43,6 +44,8 @@ export interface RunningGateway {
 export interface StartOptions {
   /** Use this logger instead of creating one from config.logging. */
   logger?: Logger;
+  /** Reads the config source again (the CLI's file): the console checks and reloads it. Absent: no reload from the console. */
+  loadConfig?: (() => Promise<GatewayConfig>) | undefined;
   /** Where the OTEL_* variables are read (default: process.env). */
   env?: Readonly<Record<string, string | undefined>>;
 }
@@ -120,7 +123,16 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const limitTool = createToolLimits(config.rateLimits, refused, shared?.buckets);
   const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool, cluster }));
   const { store, endpoints } = runtime;
-  const consoleSources = consoleExposure(config).served ? createConsoleSources({ runtime, config: () => current, status: observability.status, calls: observability.calls }) : undefined;
+  const apply = (next: GatewayConfig) => {
+    const needRestart = restartOnlyChanges(current, next);
+    runtime.reload(next);
+    current = next;
+    generation = configGeneration(next, secretKey);
+    if (needRestart.length > 0) logger.warn({ needRestart }, 'config reloaded; some changes take effect only after a restart');
+    return needRestart;
+  };
+  const reloads = options.loadConfig === undefined ? undefined : { load: options.loadConfig, diff: (next: GatewayConfig) => ({ ...configDiff(current, next), needRestart: restartOnlyChanges(current, next) }), apply };
+  const consoleSources = consoleExposure(config).served ? createConsoleSources({ runtime, config: () => current, status: observability.status, calls: observability.calls, reloads }) : undefined;
   const app = createHttpServer({
     config,
     store,
@@ -157,11 +169,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     url,
     port,
     reload(next) {
-      const needRestart = restartOnlyChanges(current, next);
-      runtime.reload(next);
-      current = next;
-      generation = configGeneration(next, secretKey);
-      if (needRestart.length > 0) logger.warn({ needRestart }, 'config reloaded; some changes take effect only after a restart');
+      apply(next);
       // The paths follow the config (new sessions): say where they are now, as at start-up.
       logger.info({ targets: [...next.targets.keys()], endpoints: endpointUrls(next, url) }, 'config reloaded');
     },

@@ -11,6 +11,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { AuthFailure } from '../auth/principal.ts';
+import { isConfigError } from '../config/config-error.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { PIN_KIND_NAMES, type PinKind } from '../governance/canonical.ts';
@@ -94,6 +95,7 @@ export function registerConsoleApi(api: FastifyInstance, options: ConsoleApiOpti
   const { sources } = options;
   api.get('/api/servers', async (_request, reply) => send(reply, { servers: sources.servers() }));
   registerSessionRoutes(api, shared);
+  registerServerRoutes(api, shared);
   registerPinRoutes(api, shared);
   registerAccessRoute(api, shared, options);
   api.get('/api/audit', async (request, reply) => {
@@ -186,5 +188,41 @@ function registerAccessRoute(api: FastifyInstance, { sources, record }: Shared, 
     } else if (config.auth !== undefined) throw bad('give "principal" (with "scopes") or "token"');
     record(request, 'read-access', { principal: caller?.id });
     return send(reply, { principal: caller?.id ?? null, scopes: caller === undefined ? [] : [...caller.scopes], endpoints: sources.reach(caller) });
+  });
+}
+
+function registerServerRoutes(api: FastifyInstance, { sources, who, record }: Shared): void {
+  api.post('/api/servers/restart', async (request, reply) => {
+    const { name } = bodyOf(request);
+    if (typeof name !== 'string' || name === '') throw bad('"name" must be a server name');
+    record(request, 'restart-server', { target: name });
+    const ended = await sources.restart(name, `server restarted from the console by ${who(request)}`);
+    if (ended === undefined) throw new GatewayError('GW_ROUTE_NOT_FOUND', `Not Found: server "${name.slice(0, 128)}"`);
+    return send(reply, { restarted: name, sessionsEnded: ended });
+  });
+  const load = async () => {
+    const reloads = sources.reloads;
+    if (reloads === undefined) throw new GatewayError('GW_ROUTE_NOT_FOUND', 'Not Found: this gateway was started without a config file to read again');
+    try {
+      return { reloads, next: await reloads.load() };
+    } catch (err) {
+      if (!isConfigError(err)) throw err;
+      return { reloads, problems: err.message };
+    }
+  };
+  api.post('/api/config/check', async (_request, reply) => {
+    const { reloads, next, problems } = await load();
+    return send(reply, next === undefined ? { valid: false, problems } : { valid: true, diff: reloads.diff(next) });
+  });
+  api.post('/api/config/reload', async (request, reply) => {
+    const { reloads, next, problems } = await load();
+    if (next === undefined) {
+      record(request, 'reload-config', { outcome: 'invalid' });
+      return send(reply, { valid: false, reloaded: false, problems });
+    }
+    const diff = reloads.diff(next);
+    reloads.apply(next);
+    record(request, 'reload-config', { outcome: 'reloaded', added: diff.added, removed: diff.removed, changed: diff.changed.map((c) => c.name), sections: diff.sections });
+    return send(reply, { valid: true, reloaded: true, diff });
   });
 }

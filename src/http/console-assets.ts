@@ -71,10 +71,21 @@ export const CONSOLE_JS = `'use strict';
   var loaders = {
     servers: function () {
       return api('GET', 'servers').then(function (d) {
-        fill('servers', [table('Servers', ['Server', 'Type', 'Health', 'Circuit', 'Children', 'Sessions', 'Calls', 'Errors', 'Last errors'], d.servers.map(function (s) {
-          var errors = s.lastErrors.map(function (e) { return when(e.at) + ' ' + e.method + ' ' + e.code; }).join('\\n') || '–';
-          return row([s.name, s.type, s.health, s.circuit, s.children, s.sessions, s.calls, s.errors, el('span', { class: 'small', text: errors })]);
-        }), 'No servers configured.')]);
+        var rows = d.servers.map(function (s) {
+          var errors = el('div', { class: 'small' }, s.lastErrors.map(function (e) { return el('div', { text: when(e.at) + ' ' + e.method + ' ' + e.code }); }));
+          if (s.stderr) errors.appendChild(el('details', {}, [el('summary', { text: 'stderr of the last ' + s.stderr.event + ' (' + when(s.stderr.at) + ')' }), el('pre', { class: 'diff', text: s.stderr.lines.join('\\n') })]));
+          if (!errors.childNodes.length) errors.textContent = '–';
+          var restart = el('button', { type: 'button', class: 'danger', 'aria-label': 'Restart ' + s.name, text: 'Restart', on: { click: function () {
+            if (!window.confirm('Restart ' + s.name + '? Its ' + s.sessions + ' session(s) end; their clients reconnect.')) return;
+            api('POST', 'servers/restart', { name: s.name }).then(function (r) { say('Restarted ' + s.name + ': ' + r.sessionsEnded + ' session(s) ended.'); return loaders.servers(); }).catch(function (e) { say(e.message); });
+          } } });
+          return row([s.name, s.type, s.health, s.circuit, s.children, s.sessions, s.calls, s.errors, errors, restart]);
+        });
+        var config = el('div', { class: 'card' }, [el('h2', { text: 'Configuration' }), el('p', { class: 'small muted', text: 'The gateway reloads its file when it changes and on SIGHUP. Check reads the file now: is it valid, and what would change.' }),
+          el('div', { class: 'actions' }, [el('button', { type: 'button', text: 'Check config', on: { click: function () { api('POST', 'config/check').then(showConfig).catch(function (e) { say(e.message); }); } } }),
+            el('button', { type: 'button', class: 'primary', text: 'Reload config', on: { click: function () { api('POST', 'config/reload').then(function (r) { showConfig(r); if (r.reloaded) say('Config reloaded.'); }).catch(function (e) { say(e.message); }); } } })]),
+          el('div', { id: 'config-result' })]);
+        fill('servers', [table('Servers', ['Server', 'Type', 'Health', 'Circuit', 'Children', 'Sessions', 'Calls', 'Errors', 'Last errors', 'Action'], rows, 'No servers configured.'), config]);
       });
     },
     sessions: function (data) {
@@ -136,6 +147,17 @@ export const CONSOLE_JS = `'use strict';
     },
   };
 
+  function showConfig(r) {
+    var out = document.getElementById('config-result');
+    if (!r.valid) return out.replaceChildren(el('p', { class: 'alert', role: 'alert', text: 'The config file is not valid; the running config stays.' }), el('pre', { class: 'diff', text: r.problems }));
+    var d = r.diff, items = [];
+    d.added.forEach(function (n) { items.push(el('li', { text: 'server ' + n + ' added' })); });
+    d.removed.forEach(function (n) { items.push(el('li', { text: 'server ' + n + ' removed' })); });
+    d.changed.forEach(function (c) { items.push(el('li', { text: 'server ' + c.name + ' changed: ' + c.keys.join(', ') })); });
+    d.sections.forEach(function (s) { items.push(el('li', { text: s + ' changed' })); });
+    d.needRestart.forEach(function (s) { items.push(el('li', { class: 'warn', text: s + ': takes effect after a restart' })); });
+    out.replaceChildren(el('p', { text: r.reloaded ? 'Reloaded. What changed:' : 'Valid. What a reload would change:' }), items.length ? el('ul', {}, items) : el('p', { class: 'muted', text: 'Nothing: the file is the running config.' }));
+  }
   function lines(value) { return value === null || value === undefined ? [] : JSON.stringify(value, null, 2).split('\\n'); }
   function diff(before, after) {
     var keys = Object.keys(Object.assign({}, before || {}, after || {})).sort();

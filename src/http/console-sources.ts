@@ -5,6 +5,7 @@
  * is where the audit records' recent-records query goes once it lands; `accounts` lists nothing
  * until the upstream-OAuth provider is given.
  */
+import type { ConfigDiff } from '../config/diff.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { PinRegistry } from '../governance/pin-registry.ts';
 import type { StatusBoard } from '../observe/status.ts';
@@ -33,10 +34,30 @@ export interface ServerRow {
   readonly p50: number | undefined;
   readonly p99: number | undefined;
   readonly lastErrors: ReadonlyArray<{ readonly at: number; readonly method: string; readonly code: string }>;
+  /** The stderr tail of its last exit or failed start (scrubbed of the values the gateway gave it). */
+  readonly stderr: { readonly at: number; readonly event: string; readonly lines: readonly string[] } | undefined;
+}
+
+/** A reload's preview: what changes, and what of it waits for a restart. */
+export type ReloadDiff = ConfigDiff & { readonly needRestart: readonly string[] };
+
+/** Reading the config source again and applying it (main.ts); absent: the gateway was given a config, not a file. */
+export interface Reloads {
+  load(): Promise<GatewayConfig>;
+  diff(next: GatewayConfig): ReloadDiff;
+  apply(next: GatewayConfig): void;
 }
 
 export interface ConsoleSources {
   servers(): ServerRow[];
+  /**
+   * Restarts `name`: ends the sessions using it (their clients reconnect to new children) and
+   * replaces its warm spares. Children shared by several sessions (`shared: true`) are left to their
+   * pool. Resolves with the sessions ended; undefined for an unknown server.
+   */
+  restart(name: string, reason: string): Promise<number | undefined>;
+  /** Undefined: no config file to read again. */
+  readonly reloads: Reloads | undefined;
   sessions(): Iterable<SessionCore>;
   pins(): PinRegistry | undefined;
   reach(caller: PolicySubject | undefined): ReachEndpoint[];
@@ -52,11 +73,12 @@ export interface ConsoleSourceParts {
   readonly status: StatusBoard | undefined;
   readonly calls: RecentCalls | undefined;
   readonly accounts?: (() => Promise<readonly UpstreamAccount[]>) | undefined;
+  readonly reloads?: Reloads | undefined;
 }
 
 const LAST_ERRORS = 5;
 
-export function createConsoleSources({ runtime, config, status, calls, accounts }: ConsoleSourceParts): ConsoleSources {
+export function createConsoleSources({ runtime, config, status, calls, accounts, reloads }: ConsoleSourceParts): ConsoleSources {
   const sessionsOf = (name: string) => {
     let n = 0;
     for (const s of runtime.store.live()) if (s.endpoint === `target:${name}` || s.usage.children.includes(name)) n++;
@@ -81,9 +103,22 @@ export function createConsoleSources({ runtime, config, status, calls, accounts 
           p50: row?.p50,
           p99: row?.p99,
           lastErrors: errors.map((e) => ({ at: e.at, method: e.method, code: e.code })),
+          stderr: status?.lastStderr?.(target.name),
         };
       });
     },
+    async restart(name, reason) {
+      const targets = config().targets;
+      const target = targets.get(name);
+      if (target === undefined) return undefined;
+      const ending = [...runtime.store.live()].filter((s) => s.endpoint === `target:${name}` || s.usage.children.includes(name)).map((s) => s.end(reason));
+      // Retained without it its spares end; retained again new ones start.
+      runtime.spares.retain([...targets.values()].filter((t) => t !== target));
+      runtime.spares.retain(targets.values());
+      await Promise.all(ending);
+      return ending.length;
+    },
+    reloads,
     sessions: () => runtime.store.live(),
     pins: () => runtime.pins,
     reach(caller) {

@@ -45,11 +45,13 @@ export interface ConsoleGateway {
   readonly lines: string[];
   readonly dir: string;
   readonly state: string;
+  /** The config file (the console's check and reload read it). */
+  readonly file: string;
   close(): Promise<void>;
 }
 
 /** A gateway over `rug` (the rug-pull fixture, pinned in block mode) and `evil` (hostile names), with the console on. */
-export async function startConsoleGateway(as: AuthorizationServer, consoleExtra: Record<string, unknown> = {}): Promise<ConsoleGateway> {
+export async function startConsoleGateway(as: AuthorizationServer, consoleExtra: Record<string, unknown> = {}, extraServers: Record<string, unknown> = {}): Promise<ConsoleGateway> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-console-'));
   const port = await freePort();
   const client = await registerClient(as.issuer, `http://127.0.0.1:${port}/admin/callback`);
@@ -60,7 +62,7 @@ export async function startConsoleGateway(as: AuthorizationServer, consoleExtra:
   await writeFile(
     file,
     JSON.stringify({
-      mcpServers: { rug: { command: node, args: [RUGPULL], env: { RUGPULL_STATE: state }, pinning: 'block' }, evil: { command: node, args: [HOSTILE] } },
+      mcpServers: { rug: { command: node, args: [RUGPULL], env: { RUGPULL_STATE: state }, pinning: 'block' }, evil: { command: node, args: [HOSTILE] }, ...extraServers },
       gateway: {
         host: '127.0.0.1',
         port,
@@ -87,12 +89,13 @@ export async function startConsoleGateway(as: AuthorizationServer, consoleExtra:
   );
   const config = await loadConfigFile(file, { env: {} });
   const lines: string[] = [];
-  const gateway = await startGateway(config, { logger: createTestLogger('info', lines), env: {} });
+  const gateway = await startGateway(config, { logger: createTestLogger('info', lines), env: {}, loadConfig: () => loadConfigFile(file, { env: {} }) });
   return {
     gateway,
     lines,
     dir,
     state,
+    file,
     async close() {
       await gateway.close();
       await rm(dir, { recursive: true, force: true });
