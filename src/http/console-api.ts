@@ -98,7 +98,7 @@ export function registerConsoleApi(api: FastifyInstance, options: ConsoleApiOpti
   registerServerRoutes(api, shared);
   registerPinRoutes(api, shared);
   registerAccessRoute(api, shared, options);
-  api.get('/api/audit', async (request, reply) => {
+  api.get('/api/calls', async (request, reply) => {
     const filter = { principal: text(request.query, 'principal'), server: text(request.query, 'server'), tool: text(request.query, 'tool'), outcome: text(request.query, 'outcome'), limit: count(request.query, 'limit', 200, 1_000) };
     return send(reply, { calls: await sources.audit(filter) });
   });

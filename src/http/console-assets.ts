@@ -134,7 +134,7 @@ export const CONSOLE_JS = `'use strict';
     },
     audit: function (data) {
       var q = data ? query(data, ['principal', 'server', 'tool', 'outcome']) : '';
-      return api('GET', 'audit?' + q).then(function (d) {
+      return api('GET', 'calls?' + q).then(function (d) {
         fill('audit', [filters('audit', [{ name: 'principal', label: 'Principal' }, { name: 'server', label: 'Server' }, { name: 'tool', label: 'Tool' }, { name: 'outcome', label: 'Outcome', options: ['', 'ok', 'error', 'denied', 'cancelled'] }], loaders.audit),
           table('Recent calls', ['When', 'Principal', 'Server', 'Method', 'Name', 'Outcome', 'Code', 'ms'], d.calls.map(function (c) { return row([when(c.at), c.principal || '–', c.server || '–', c.method, c.name || '–', c.outcome, c.code || '–', c.ms]); }), 'No calls recorded.')]);
       });
