@@ -59,3 +59,19 @@ describe('console cookies across replicas', () => {
     expect(replicaB.open('session', replicaA.seal('session', { operator: 'x' }, Date.now() + 1_000))).toMatchObject({ operator: 'x' });
   });
 });
+
+describe('console cookie attributes', () => {
+  it('HttpOnly and SameSite always; Secure beyond loopback, or behind an https public URL', async () => {
+    const { createConsoleContext } = await import('../../../src/http/console-context.ts');
+    const { createOriginPolicy } = await import('../../../src/http/guards.ts');
+    const { NOOP_OBSERVER } = await import('../../../src/log/observer.ts');
+    const { buildConfig, createTestLogger } = await import('../../support/gateway.ts');
+    const base = buildConfig({ targets: {} });
+    const settings = { enabled: true, sessionTtlSec: 60 };
+    const cookieOn = (config: typeof base) => createConsoleContext(config, settings, [randomBytes(32)], createOriginPolicy(config), createTestLogger('silent', undefined), NOOP_OBSERVER).cookie('n', 'v', '/admin', 'Strict', 60);
+    expect(cookieOn(base)).toBe('n=v; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=60');
+    expect(cookieOn({ ...base, listen: { host: '0.0.0.0', port: 0 } })).toMatch(/; HttpOnly; SameSite=Strict; Max-Age=60; Secure$/);
+    const auth = { anonymous: false, apiKeys: [], apiKeyHeader: 'authorization', scopes: [], stepUp: 'http', publicUrl: 'https://mcp.example.com', jwt: undefined, authorizationServers: [] } as const;
+    expect(cookieOn({ ...base, auth })).toMatch(/; Secure$/);
+  });
+});
