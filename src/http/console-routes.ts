@@ -38,7 +38,7 @@ export interface ConsoleOptions {
 const UNSAFE = (method: string) => method !== 'GET' && method !== 'HEAD';
 
 /** The sign-in steps, the page shell (a sign-in page without a session) and its assets answer everyone. */
-const OPEN = new Set(['/admin/', '/admin/login', '/admin/callback', '/admin/console.js', '/admin/console.css']);
+const OPEN = new Set(['/admin', '/admin/', '/admin/login', '/admin/callback', '/admin/console.js', '/admin/console.css']);
 
 const headerOf = (request: FastifyRequest, name: string) => {
   const value = request.headers[name];

@@ -41,6 +41,18 @@ describe('console API: who may call it', () => {
     expect(await codeOf(alice)).toBe('GW_INSUFFICIENT_SCOPE');
   });
 
+  it('answers the sign-in page at /admin and /admin/ to anyone, holding no data', async () => {
+    for (const path of ['/admin', '/admin/']) {
+      const res = await fetch(url(path));
+      expect(res.status).toBe(200);
+      const html = await res.text();
+      expect(html).toContain('href="/admin/login"');
+      expect(html).not.toContain('csrf-token');
+    }
+    // The error text is one of the page's own, never the query's.
+    expect(await (await fetch(url('/admin/?error=<script>x</script>'))).text()).not.toContain('<script>x');
+  });
+
   it('serves a script with an admin key, and a signed-in cookie', async () => {
     const script = await fetch(url('/admin/api/servers'), { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     expect(script.status).toBe(200);
