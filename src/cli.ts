@@ -65,7 +65,9 @@ async function main(argv: readonly string[]): Promise<void> {
   for (const warning of config.warnings ?? []) logger.warn({ config: source.kind === 'file' ? source.path : source.kind }, warning);
   let gateway: RunningGateway;
   try {
-    gateway = await startGateway(config, { logger });
+    const file = source.kind === 'file' ? source.path : undefined;
+    const loadConfig = file === undefined ? undefined : () => resolveConfig({ kind: 'file', path: file }, overrides);
+    gateway = await startGateway(config, { logger, loadConfig });
   } catch (error) {
     return exit(EXIT_RUNTIME, `cannot start the gateway: ${messageOf(error)}`);
   }

@@ -12,9 +12,11 @@ import { startSharedState, type SharedState } from './cluster/shared-state.ts';
 import { auditConfigOf } from './config/audit-normalise.ts';
 import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
+import { configDiff } from './config/diff.ts';
 import { configGeneration, generationKey } from './config/generation.ts';
 import type { GatewayConfig } from './config/types.ts';
-import { adminExposure } from './http/admin-routes.ts';
+import { adminExposure, consoleExposure } from './http/admin-routes.ts';
+import { createConsoleSources } from './http/console-sources.ts';
 import { isLoopbackAddress } from './http/guards.ts';
 import { createObservability } from './observe/setup.ts';
 import { createAuditTrailOf } from './observe/audit/setup.ts';
@@ -45,6 +47,8 @@ export interface RunningGateway {
 export interface StartOptions {
   /** Use this logger instead of creating one from config.logging. */
   logger?: Logger;
+  /** Reads the config source again (the CLI's file): the console checks and reloads it. Absent: no reload from the console. */
+  loadConfig?: (() => Promise<GatewayConfig>) | undefined;
   /** Where the OTEL_* variables are read (default: process.env). */
   env?: Readonly<Record<string, string | undefined>>;
 }
@@ -126,6 +130,18 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
   const limitTool = createToolLimits(config.rateLimits, refused, shared?.buckets);
   const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool, cluster, audit }));
   const { store, endpoints } = runtime;
+  // Packages not yet installed were installed by the caller (cli.ts, or `servers install`); a reload only reads the lock.
+  const apply = (unprepared: GatewayConfig) => {
+    const next = applyLockedPackages(unprepared);
+    const needRestart = restartOnlyChanges(current, next);
+    runtime.reload(next);
+    current = next;
+    generation = configGeneration(next, secretKey);
+    if (needRestart.length > 0) logger.warn({ needRestart }, 'config reloaded; some changes take effect only after a restart');
+    return needRestart;
+  };
+  const reloads = options.loadConfig === undefined ? undefined : { load: options.loadConfig, diff: (next: GatewayConfig) => ({ ...configDiff(current, next), needRestart: restartOnlyChanges(current, next) }), apply };
+  const consoleSources = consoleExposure(config).served ? createConsoleSources({ runtime, config: () => current, status: observability.status, calls: observability.calls, reloads }) : undefined;
   const app = createHttpServer({
     config,
     store,
@@ -139,6 +155,7 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
     stepUp: runtime.stepUp,
     audit,
     ...observability,
+    console: consoleSources,
     sharedBuckets: shared?.buckets,
     generation: () => generation,
   });
@@ -161,16 +178,10 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
   return {
     url,
     port,
-    reload(unprepared) {
-      // Packages not yet installed were installed by the caller (cli.ts); here only the lock is read.
-      const next = applyLockedPackages(unprepared);
-      const needRestart = restartOnlyChanges(current, next);
-      runtime.reload(next);
-      current = next;
-      generation = configGeneration(next, secretKey);
-      if (needRestart.length > 0) logger.warn({ needRestart }, 'config reloaded; some changes take effect only after a restart');
+    reload(next) {
+      apply(next);
       // The paths follow the config (new sessions): say where they are now, as at start-up.
-      logger.info({ targets: [...next.targets.keys()], endpoints: endpointUrls(next, url) }, 'config reloaded');
+      logger.info({ targets: [...current.targets.keys()], endpoints: endpointUrls(current, url) }, 'config reloaded');
     },
     close() {
       closing ??= (async () => {

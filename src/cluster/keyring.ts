@@ -21,6 +21,8 @@ export interface DerivedKeys {
   readonly directory: KeyObject;
   /** AES-256-GCM key of the 2026 `requestState` (session/stateless/request-state.ts): any replica reads its owner. */
   readonly state: Buffer;
+  /** AES-256-GCM key of the operator console's cookies (http/console-seal.ts): any replica opens them. */
+  readonly console: Buffer;
 }
 
 /** Domain separation: a Switchboard cluster key used elsewhere derives nothing shared with this. */
@@ -41,6 +43,7 @@ export function deriveKeyRing(keys: readonly string[]): readonly DerivedKeys[] {
         credential: createSecretKey(derive(key, 'hop credential')),
         directory: createSecretKey(derive(key, 'replica directory')),
         state: derive(key, 'request state'),
+        console: derive(key, 'console cookie'),
       }),
     ),
   );

@@ -161,6 +161,25 @@ const aggregateSchema = z.strictObject({
   discovery: discoverySchema.optional(),
 }, anObject);
 
+/**
+ * The console (http/console-*.ts): sign-in by OpenID Connect against gateway.auth's issuer with this
+ * client; without gateway.auth only `enabled: true` on a loopback listener (a local operator).
+ */
+const consoleSchema = z.strictObject({
+  /** false: not served even when the rest is set. */
+  enabled: boolean().default(true),
+  /** The console's OpenID client at the issuer (authorization code + PKCE). */
+  clientId: z.string({ error: 'expected a string' }).min(1).optional(),
+  /** Its secret (client_secret_basic), usually `${ENV_VAR}`; unset: a public client. */
+  clientSecret: z.string({ error: 'expected a string' }).min(1).optional(),
+  /** The issuer to sign in at; unset: the first of gateway.auth.jwt.issuers. */
+  issuer: z.url({ error: 'expected a URL' }).optional(),
+  /** Unset: gateway.admin.scope decides who is an operator. Set: a token claim with one of these values does. */
+  operatorClaim: z.strictObject({ name: z.string().min(1), values: z.array(z.string().min(1)).min(1) }, anObject).optional(),
+  /** 8 hours: a console session lasts at most this long (it also ends with its access token). */
+  sessionTtlSec: positive(86_400).default(28_800),
+}, anObject);
+
 /** The operator's pages: /metrics, /status (with /status/events) and /tools; see docs/operations.md. */
 const adminSchema = z.strictObject({
   /** true: Prometheus metrics at /metrics (collection costs no more than noise in `npm run bench`). */
@@ -180,6 +199,8 @@ const adminSchema = z.strictObject({
   recentErrors: positive(1_000).default(50),
   /** 8 live /status/events readers at once; one more gets 503. */
   maxStatusStreams: positive(100).default(8),
+  /** The operator's console at /admin/ (docs/operations.md): off unless set. */
+  console: consoleSchema.optional(),
 }, anObject);
 
 /** Definition pinning against silent changes ("rug pulls"): docs/governance.md. */

@@ -257,6 +257,18 @@ export interface AdminConfig {
   readonly maxLabelValues: number;
   readonly recentErrors: number;
   readonly maxStatusStreams: number;
+  /** The operator's console (http/console-routes.ts); undefined: not served. */
+  readonly console?: ConsoleConfig | undefined;
+}
+
+/** `gateway.admin.console`: docs/operations.md, "The console". */
+export interface ConsoleConfig {
+  readonly enabled: boolean;
+  readonly clientId?: string | undefined;
+  readonly clientSecret?: string | undefined;
+  readonly issuer?: string | undefined;
+  readonly operatorClaim?: { readonly name: string; readonly values: readonly string[] } | undefined;
+  readonly sessionTtlSec: number;
 }
 
 /** What `gateway.admin: {}` means (and a config built in code without it). */

@@ -39,6 +39,7 @@ export const catalog = Object.freeze({
   GW_RATE_LIMITED: entry(JsonRpcCode.InvalidRequest, 429, 'Too Many Requests: slow down and retry after the time given'),
   GW_ROUTE_NOT_FOUND: entry(JsonRpcCode.InvalidRequest, 404, 'Not Found'),
   GW_REQUEST_REFUSED: entry(JsonRpcCode.InvalidRequest, 400, 'Request refused by the HTTP parser'),
+  GW_CSRF_REFUSED: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: a change from the console needs its CSRF token and the gateway\'s own Origin'),
   GW_HOP_REFUSED: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: replica hop not verified'),
   GW_UPGRADE_REQUIRED: entry(JsonRpcCode.InvalidRequest, 426, 'Upgrade Required: this endpoint speaks WebSocket'),
 

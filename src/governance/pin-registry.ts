@@ -16,7 +16,7 @@ import type { Logger } from '../log/logger.ts';
 import type { PinDecisionName } from '../log/observer.ts';
 import { changedFields, PIN_KINDS, pinHash, pinnedView, type PinKind } from './canonical.ts';
 import { judgeDanger } from './danger.ts';
-import { emptyKinds, readPinsFile, sealKey, writePinsFile, type PinChange, type PinsDocument } from './pins-file.ts';
+import { emptyKinds, readPinsFile, sealKey, writePinsFile, type Pin, type PinChange, type PinsDocument } from './pins-file.ts';
 
 export type PinMode = 'off' | 'warn' | 'block';
 
@@ -59,6 +59,8 @@ export interface PinRegistry {
   /** Reads the file again (a reload, or the `pins` command wrote it). */
   reload(): void;
   close(): void;
+  /** The pin in force for an item (the console shows a change against it); undefined: none. */
+  pinned(target: string, kind: PinKind, key: string): Pin | undefined;
 }
 
 /** Told of every decision (the metrics; observe/). */
@@ -240,6 +242,7 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
       pending = merged;
       recount();
     },
+    pinned: (target, kind, key) => doc.pins.get(target)?.[kind].get(key),
     close() {
       if (watching) unwatchFile(settings.file, onfile);
       watching = false;

@@ -6,7 +6,7 @@
  * `<origin>/tools`, the origin being the gateway's own: auth-hook.ts `originOf`): a JWT must
  * name it, or one of gateway.auth.jwt.audiences.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { AuthFailure } from '../auth/principal.ts';
 import type { AuthConfig } from '../config/types.ts';
@@ -35,11 +35,17 @@ function challenge(failure: AuthFailure, scope: string, presented: boolean): str
   return presented ? `Bearer error="invalid_token", scope="${scope}"` : `Bearer scope="${scope}"`;
 }
 
-/** Adds the check to `admin` (the plugin holding the operator's routes). */
-export function registerAdminAuth(admin: FastifyInstance, auth: AuthConfig, origins: OriginPolicy, scope: string, logger: Logger, observer: Observer): void {
+/**
+ * The check as a function, for routes that also take another proof (the console's cookie,
+ * console-routes.ts): resolves true when the request passed (its principal then known to
+ * `adminPrincipalOf`), false after answering it with 401/403.
+ */
+export type AdminCheck = (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+
+export function createAdminCheck(auth: AuthConfig, origins: OriginPolicy, scope: string, logger: Logger, observer: Observer): AdminCheck {
   const authenticate = createAuthenticator(auth);
   const log = logger.child({ component: 'admin-auth' });
-  admin.addHook('onRequest', async (request, reply) => {
+  return async (request, reply) => {
     const path = adminResourceOf(request.url);
     const resource = originOf(request, auth, origins) + path;
     const credentials = credentialsOf(request, auth);
@@ -48,13 +54,29 @@ export function registerAdminAuth(admin: FastifyInstance, auth: AuthConfig, orig
       if (principal.kind === 'anonymous') throw new AuthFailure(401, 'anonymous callers may not read the admin pages');
       if (!principal.scopes.has(scope)) throw new AuthFailure(403, `missing scope ${scope}`, [scope]);
       principals.set(request, principal.id);
+      return true;
     } catch (err) {
       const failure = err instanceof AuthFailure ? err : new AuthFailure(401, 'verification failed');
       if (!(err instanceof AuthFailure)) log.error({ err }, 'credential check failed unexpectedly');
       log.info({ path, status: failure.status, reason: failure.reason }, 'admin page refused by authentication');
       observer.refused('auth', failure.status === 403 ? 'GW_INSUFFICIENT_SCOPE' : 'GW_UNAUTHORIZED');
       const presented = credentials.bearer !== undefined || credentials.apiKey !== undefined;
-      return refuse(reply, failure, challenge(failure, scope, presented));
+      refuse(reply, failure, challenge(failure, scope, presented));
+      return false;
     }
+  };
+}
+
+/** Records `principal` as who passed for `request` (the console's cookie did). */
+export function setAdminPrincipal(request: object, principal: string): void {
+  principals.set(request, principal);
+}
+
+/** Adds the check to `admin` (the plugin holding the operator's routes). */
+export function registerAdminAuth(admin: FastifyInstance, auth: AuthConfig, origins: OriginPolicy, scope: string, logger: Logger, observer: Observer): void {
+  const check = createAdminCheck(auth, origins, scope, logger, observer);
+  admin.addHook('onRequest', async (request, reply) => {
+    if (!(await check(request, reply))) return reply;
+    return undefined;
   });
 }

@@ -5,6 +5,7 @@
  * gateway listens on loopback, unless `gateway.admin.exposeWithoutAuth` says otherwise. The
  * Origin and Host checks of the MCP routes apply too (DNS rebinding).
  */
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ADMIN_DEFAULTS, type GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -16,6 +17,8 @@ import { registerAdminAuth } from './admin-auth.ts';
 import { registerPinRoutes } from './admin-pins.ts';
 import { registerAuditRoutes } from './admin-audit.ts';
 import type { AuditTrail } from '../observe/audit/setup.ts';
+import { registerConsole } from './console-routes.ts';
+import type { ConsoleSources } from './console-sources.ts';
 import type { FlushBytes } from './byte-meter.ts';
 import { isLoopbackAddress, type OriginPolicy } from './guards.ts';
 import { STATUS_CSS, STATUS_JS } from './status-assets.ts';
@@ -34,6 +37,10 @@ export interface AdminRouteOptions {
   audit?: AuditTrail | undefined;
   origins: OriginPolicy;
   logger: Logger;
+  /** What the console reads and changes (console-sources.ts); absent: no console. */
+  console?: ConsoleSources | undefined;
+  /** The console's cookie keys (the cluster's); absent: random per process. */
+  consoleKeys?: readonly Buffer[] | undefined;
 }
 
 /** Scripts only from the gateway, nothing framed, nothing fetched elsewhere. */
@@ -53,11 +60,28 @@ export function adminExposure(config: GatewayConfig): { served: boolean; why?: s
   return { served: false, why: 'listening beyond loopback without gateway.auth; set gateway.auth (or gateway.admin.exposeWithoutAuth) to serve /metrics, /status and /tools' };
 }
 
+/**
+ * The console changes things: without gateway.auth it is served only on a loopback listener,
+ * whatever `exposeWithoutAuth` says, and only when `gateway.admin.console` turns it on.
+ */
+export function consoleExposure(config: GatewayConfig): { served: boolean; why?: string } {
+  const settings = (config.admin ?? ADMIN_DEFAULTS).console;
+  if (settings?.enabled !== true) return { served: false };
+  if (config.auth === undefined && !isLoopbackAddress(config.listen.host)) return { served: false, why: 'the console needs gateway.auth (OpenID Connect sign-in) beyond a loopback listener' };
+  if (config.auth !== undefined && settings.clientId === undefined) return { served: false, why: 'set gateway.admin.console.clientId (the console\'s OpenID client at the issuer)' };
+  return { served: true };
+}
+
 export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOptions): void {
   const { config, metrics, status, logger } = options;
   const admin = config.admin ?? ADMIN_DEFAULTS;
-  if (metrics === undefined && status === undefined && options.pins === undefined && options.audit === undefined) return;
   const exposure = adminExposure(config);
+  const consoleServed = consoleExposure(config);
+  if (consoleServed.why !== undefined) logger.warn({ fix: consoleServed.why }, 'console not served');
+  if (consoleServed.served && exposure.served && options.console !== undefined && admin.console !== undefined) {
+    registerConsole(app, { config, settings: admin.console, sources: options.console, origins: options.origins, logger, observer: options.observer, keys: options.consoleKeys ?? [randomBytes(32)] });
+  }
+  if (metrics === undefined && status === undefined && options.pins === undefined && options.audit === undefined) return;
   if (!exposure.served) {
     logger.warn({ fix: exposure.why }, 'operator pages not served');
     return;

@@ -17,6 +17,7 @@ import type { StatusBoard } from '../observe/status.ts';
 import type { PinRegistry } from '../governance/pin-registry.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
 import type { AuditTrail } from '../observe/audit/setup.ts';
+import type { ConsoleSources } from './console-sources.ts';
 import { meterBytes } from './byte-meter.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
 import type { SessionStore } from '../session/store.ts';
@@ -67,6 +68,8 @@ export interface HttpServerOptions {
   pins?: (() => PinRegistry | undefined) | undefined;
   /** The audit trail, for `/admin/api/audit`; undefined: no trail. */
   audit?: AuditTrail | undefined;
+  /** What the operator's console reads and changes (console-sources.ts); undefined: no console. */
+  console?: ConsoleSources | undefined;
   /** The step-up rules in force (the Runtime's, following reloads); built from `config` (fixed) when absent. */
   stepUp?: (() => StepUpRules | undefined) | undefined;
 }
@@ -127,7 +130,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
-  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation, cluster, pins, stepUp, audit } = options;
+  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation, cluster, pins, stepUp, audit, console: consoleSources } = options;
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -211,7 +214,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const { code, body } = await readiness(store, health, named);
     return reply.code(code).send(generation === undefined ? body : { ...body, generation: generation() });
   });
-  registerAdminRoutes(app, { config, metrics, status, pins, audit, flushBytes, observer, origins, logger: log });
+  registerAdminRoutes(app, { config, metrics, status, pins, audit, flushBytes, observer, origins, logger: log, console: consoleSources, consoleKeys: cluster?.ring.map((keys) => keys.console) });
 
   void app.register(async (mcp) => {
     // First: a hop from another replica of the cluster (verified) carries the principal that

@@ -79,7 +79,8 @@ export interface Observer {
   requestEnded(request: ObservedRequest, outcome: RequestOutcome, code: string | undefined, correlationId: string | undefined): void;
   /** A list answer from `target` (`result` as the upstream sent it); `first`: no cursor was sent. */
   listed(target: string, method: string, result: unknown, first: boolean): void;
-  upstream(target: string, event: UpstreamEvent): void;
+  /** `stderr`: the tail of an exited child's stderr (scrubbed of the values the gateway gave it), when there is one. */
+  upstream(target: string, event: UpstreamEvent, stderr?: readonly string[]): void;
   refused(kind: RefusalKind, code: string): void;
   /** A hook of `target` judged a request or a result (`redacted`: the built-in guard replaced something). */
   hooked(target: string, phase: 'request' | 'response', outcome: HookOutcome): void;
@@ -125,10 +126,16 @@ export function combineObservers(observers: readonly Observer[]): Observer {
       for (let i = 0; i < live.length; i++) (live[i] as Observer).requestEnded(r, outcome, code, correlationId);
     },
     listed: (target, method, result, first) => live.forEach((o) => o.listed(target, method, result, first)),
-    upstream: (target, event) => live.forEach((o) => o.upstream(target, event)),
+    upstream: (target, event, stderr) => live.forEach((o) => o.upstream(target, event, stderr)),
     refused: (kind, code) => live.forEach((o) => o.refused(kind, code)),
     hooked: (target, phase, outcome) => live.forEach((o) => o.hooked(target, phase, outcome)),
     bytes: (read, written) => live.forEach((o) => o.bytes(read, written)),
     pinned: (target, decision) => live.forEach((o) => o.pinned(target, decision)),
   };
+}
+
+/** The stderr tail an upstream failure carries for the log (transport/stdio-errors.ts `internal.stderr`), if any. */
+export function stderrOf(err: unknown): readonly string[] | undefined {
+  const stderr = (err as { internal?: { stderr?: unknown } } | undefined)?.internal?.stderr;
+  return Array.isArray(stderr) && stderr.every((line) => typeof line === 'string') ? (stderr as string[]) : undefined;
 }

@@ -13,6 +13,7 @@ import { createWindow, record, summarize, type TrafficWindow, type WindowSummary
 
 const MAX_TOOLS = 500;
 const MAX_DESCRIPTION = 240;
+const MAX_STDERR_LINES = 20;
 
 export interface TargetInfo {
   readonly name: string;
@@ -101,6 +102,11 @@ interface TargetState {
   readonly events: Record<UpstreamEvent, number>;
   last: UpstreamEvent | undefined;
   tools: ToolInfo[];
+  /** The last exit or failed start with a stderr tail (the console shows it; the status page does not). */
+  lastStderr: { readonly at: number; readonly event: UpstreamEvent; readonly lines: readonly string[] } | undefined;
+  /** Prompt names and resource URIs last listed (the console's access view), MAX_TOOLS each. */
+  prompts: string[];
+  resources: string[];
 }
 
 export interface StatusBoard {
@@ -108,6 +114,10 @@ export interface StatusBoard {
   snapshot(): StatusSnapshot;
   /** Bumped by every event: readers compare it to skip snapshots nobody needs. */
   readonly version: number;
+  /** The names `target` last listed (tools, prompts, resource URIs); empty before any list. */
+  names?(target: string): { tools: string[]; prompts: string[]; resources: string[] };
+  /** The stderr tail of `target`'s last exit or failed start that had one (for the console only). */
+  lastStderr?(target: string): { readonly at: number; readonly event: string; readonly lines: readonly string[] } | undefined;
 }
 
 const HEALTH: Readonly<Record<UpstreamEvent, string>> = { start: 'up', restart: 'up', exit: 'exited', 'start-failed': 'failing' };
@@ -133,6 +143,12 @@ function toolsOf(result: unknown): ToolInfo[] {
   return out;
 }
 
+function namesOf(result: unknown, field: string, key: string): string[] {
+  const items = typeof result === 'object' && result !== null ? (result as Record<string, unknown>)[field] : undefined;
+  if (!Array.isArray(items)) return [];
+  return items.map((item) => (item as Record<string, unknown> | null)?.[key]).filter((v): v is string => typeof v === 'string').map((v) => v.slice(0, 512));
+}
+
 export function createStatusBoard(sources: StatusSources, recentErrors: number): StatusBoard {
   const startedAt = Date.now();
   const targets = new Map<string, TargetState>();
@@ -142,7 +158,7 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
   const stateOf = (name: string): TargetState => {
     let state = targets.get(name);
     if (state === undefined) {
-      state = { window: createWindow(), calls: 0, errors: 0, events: { start: 0, restart: 0, exit: 0, 'start-failed': 0 }, last: undefined, tools: [] };
+      state = { window: createWindow(), calls: 0, errors: 0, events: { start: 0, restart: 0, exit: 0, 'start-failed': 0 }, last: undefined, tools: [], prompts: [], resources: [], lastStderr: undefined };
       targets.set(name, state);
     }
     return state;
@@ -198,15 +214,23 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
       });
     },
     listed(target, method, result, first) {
-      const state = method === 'tools/list' ? known(target) : undefined;
+      const state = method === 'tools/list' || method === 'prompts/list' || method === 'resources/list' ? known(target) : undefined;
       if (state === undefined) return;
+      if (method !== 'tools/list') {
+        const field = method === 'prompts/list' ? 'prompts' : 'resources';
+        const got = namesOf(result, field, field === 'prompts' ? 'name' : 'uri');
+        state[field] = (first ? got : state[field].concat(got)).slice(0, MAX_TOOLS);
+        version++;
+        return;
+      }
       const tools = toolsOf(result);
       state.tools = (first ? tools : state.tools.concat(tools)).slice(0, MAX_TOOLS);
       version++;
     },
-    upstream(target, event) {
+    upstream(target, event, stderr) {
       const state = known(target);
       if (state === undefined) return;
+      if (stderr !== undefined && stderr.length > 0) state.lastStderr = { at: Date.now(), event, lines: stderr.slice(-MAX_STDERR_LINES).map((line) => line.slice(0, MAX_DESCRIPTION * 2)) };
       state.events[event]++;
       state.last = event;
       version++;
@@ -246,6 +270,11 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
   return {
     observer,
     snapshot,
+    lastStderr: (target) => targets.get(target)?.lastStderr,
+    names(target) {
+      const state = targets.get(target);
+      return { tools: state?.tools.map((t) => t.name) ?? [], prompts: [...(state?.prompts ?? [])], resources: [...(state?.resources ?? [])] };
+    },
     get version() {
       return version;
     },

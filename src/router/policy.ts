@@ -36,9 +36,15 @@ export interface Policy {
    * with different scopes or claims may differ.
    */
   callerKey(caller: PolicySubject | undefined): string;
+  /**
+   * Which rule decides `name` (a `kind` of thing) of `target` for `caller`, for people (the
+   * console's access view): the deny rule that takes it away, else the first allow rule that
+   * grants it; undefined: no rule grants it (default deny). `grant` alone decides; this names why.
+   */
+  decidedBy(caller: PolicySubject | undefined, target: string, kind: Kind, name: string): { readonly index: number; readonly effect: 'allow' | 'deny' } | undefined;
 }
 
-type Kind = 'tools' | 'prompts' | 'resources';
+export type Kind = 'tools' | 'prompts' | 'resources';
 const KINDS: readonly Kind[] = ['tools', 'prompts', 'resources'];
 const matchAll = (globs: readonly string[]) => globs.includes('*');
 
@@ -122,6 +128,13 @@ export function compilePolicy(rules: readonly PolicyRule[] | undefined): Policy 
       // A deny rule over every name of every kind takes the whole target away.
       if (denies.some((r) => KINDS.every((k) => matchAll(r.rule[k])))) return undefined;
       return { tools: filterOf('tools', allows, denies), prompts: filterOf('prompts', allows, denies), resources: filterOf('resources', allows, denies) };
+    },
+    decidedBy(caller = ANONYMOUS, target, kind, name) {
+      const applies = (r: CompiledRule) => r.servers.test(target) && isFor(r, caller);
+      const deny = compiled.findIndex((r) => r.rule.effect === 'deny' && applies(r) && r.names[kind].test(name));
+      if (deny !== -1) return { index: deny, effect: 'deny' };
+      const allow = compiled.findIndex((r) => r.rule.effect === 'allow' && applies(r) && r.names[kind].test(name));
+      return allow === -1 ? undefined : { index: allow, effect: 'allow' };
     },
     callerKey(caller = ANONYMOUS) {
       let key = '';

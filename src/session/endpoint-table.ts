@@ -54,6 +54,8 @@ export interface EndpointTable {
   root(caller?: PolicySubject): RouteEndpoint | undefined;
   /** Applies a reloaded config: new sessions get the new table, live aggregate sessions are reconfigured. */
   update(config: GatewayConfig): void;
+  /** The policy in force (the one `server`, `root` and the aggregates judge with); undefined: none. */
+  policy(): Policy | undefined;
 }
 
 /** `grantKey` of endpoints whose sessions keep what they were given at creation (`generation`) or follow reloads of the filters. */
@@ -194,6 +196,7 @@ export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCode
     virtual: (name) => virtualEntries.get(name),
     serverNames: () => [...servers].filter(([, entry]) => entry.open).map(([name]) => name),
     root: (caller) => (policy === undefined || only === undefined || policy.grant(caller, only) !== undefined ? root : undefined),
+    policy: () => policy,
     update(config) {
       // Live sessions first see the new targets and policy (list_changed, removed ones drained),
       // then new sessions get the new table.

@@ -9,7 +9,7 @@ import { isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import type { Observer } from '../log/observer.ts';
+import { stderrOf, type Observer } from '../log/observer.ts';
 import type { UpstreamConnection } from './connection.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import type { ConnectionHealth } from './connection-health.ts';
@@ -153,7 +153,7 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
     } catch (err) {
       s.starting = undefined;
       await next?.close('start failed');
-      observer.upstream(name, 'start-failed');
+      observer.upstream(name, 'start-failed', stderrOf(err));
       const error = toGatewayError(err);
       attempt.ended(error);
       if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');

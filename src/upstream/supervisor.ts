@@ -20,7 +20,7 @@ import { isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import type { Observer } from '../log/observer.ts';
+import { stderrOf, type Observer } from '../log/observer.ts';
 import type { Breakers } from './breakers.ts';
 import type { UpstreamConnection } from './connection.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
@@ -148,7 +148,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     if (which !== s.connection || s.closed) return;
     s.connection = undefined;
     opening = undefined;
-    observer.upstream(name, 'exit');
+    observer.upstream(name, 'exit', stderrOf(reason));
     if (!mayStartAgain()) {
       failure = unavailable(name, reason.message);
       logger.warn({ reason: reason.message }, 'upstream exited; unavailable for the rest of the session');
@@ -245,7 +245,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
         next = await begin(undefined, attempt);
       } catch (err) {
         attempt.ended(toGatewayError(err));
-        observer.upstream(name, 'start-failed');
+        observer.upstream(name, 'start-failed', stderrOf(err));
         throw err;
       }
       // The client's initialize goes first and nothing else can arrive before its answer (the

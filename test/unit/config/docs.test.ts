@@ -75,6 +75,9 @@ const gatewayDefaults = flatten(gatewaySchema.parse({}));
 for (const key of ['allowedOrigins', 'allowedHosts', 'auth', 'policy', 'rateLimits', 'audit']) gatewayDefaults.set(key, undefined);
 // aggregate.discovery is unset by default: parsed empty so its keys' defaults are checked too.
 for (const [key, value] of flatten(gatewaySchema.parse({ aggregate: { discovery: {} } }))) if (key.startsWith('aggregate.discovery.')) gatewayDefaults.set(key, value);
+// The console is optional: parsed on, so its defaults are checked too; its keys without a default need a row.
+for (const [key, value] of flatten(gatewaySchema.parse({ admin: { console: {} } }))) if (key.startsWith('admin.console.')) gatewayDefaults.set(key, value);
+for (const key of ['clientId', 'clientSecret', 'issuer', 'operatorClaim']) gatewayDefaults.set(`admin.console.${key}`, undefined);
 // Telemetry keys have no defaults of their own: unset, the OTEL_* variables decide.
 for (const key of ['enabled', 'endpoint', 'serviceName', 'sampleRatio']) gatewayDefaults.set(`telemetry.traces.${key}`, undefined);
 const authDefaults = flatten(authSchema.parse({ anonymous: false, jwt: { issuers: ['https://as.example'], jwksUrl: 'https://as.example/jwks' } }));

@@ -24,6 +24,7 @@ const env = {
   SWITCHBOARD_CI_KEY: 'ci-key-0123456789abcdef',
   SWITCHBOARD_API_KEY: 'compose-key-0123456789abcdef',
   SWITCHBOARD_EXCHANGE_SECRET: 'exchange-secret-0123456789',
+  SWITCHBOARD_CONSOLE_SECRET: 'console-secret-0123456789',
 };
 
 describe('config/ examples', () => {
@@ -128,6 +129,7 @@ describe('config/ examples', () => {
     });
     expect(config.auth?.apiKeys).toEqual([{ name: 'ci', sha256: createHash('sha256').update(env.SWITCHBOARD_CI_KEY).digest('hex'), scopes: ['mcp'] }]);
     expect(JSON.stringify(config)).not.toContain(env.SWITCHBOARD_CI_KEY);
+    expect(config.admin?.console).toEqual({ enabled: true, clientId: 'switchboard-console', clientSecret: env.SWITCHBOARD_CONSOLE_SECRET, sessionTtlSec: 28_800 });
     // Kind lists left out: all names in an allow rule, none in a deny rule that names a kind.
     expect(config.policy?.rules[1]).toEqual({ effect: 'deny', principals: ['*'], scopes: [], claims: {}, servers: ['*'], tools: ['trigger-long-running-operation'], prompts: [], resources: [] });
     expect(config.policy?.rules[2]).toMatchObject({ principals: ['key:ci'], tools: ['echo', 'get-sum'], prompts: ['*'], resources: ['*'] });
