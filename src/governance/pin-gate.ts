@@ -23,7 +23,7 @@ export interface PinGate {
   check(connection: object, kind: PinKind, key: string): GatewayError | 'unjudged' | undefined;
   /** See PinRegistry.sealed and seal. */
   sealed(kind: PinKind): boolean;
-  seal(kind: PinKind): void;
+  seal(kind: PinKind, incomplete?: string): void;
   /** The upstream on `connection` said its `kind` list changed. */
   forget(connection: object, kind: PinKind): void;
 }
@@ -71,7 +71,7 @@ export function createPinGate(registry: PinRegistry, target: string, mode: PinMo
       return changedError(verdict);
     },
     sealed: (kind) => registry.sealed(target, kind),
-    seal: (kind) => registry.seal(target, kind),
+    seal: (kind, incomplete) => registry.seal(target, kind, incomplete),
     forget(connection, kind) {
       shown.get(connection)?.[kind].clear();
     },

@@ -48,8 +48,11 @@ export interface PinRegistry {
   verdict(target: string, mode: PinMode, kind: PinKind, key: string, hash: string): PinChange | 'unjudged' | undefined;
   /** Whether the gateway has read `kind`'s whole list of `target` (pins-file.ts): new items are then changes. */
   sealed(target: string, kind: PinKind): boolean;
-  /** The gateway read `kind`'s whole list of `target`: from now on an unseen item waits for approval. */
-  seal(target: string, kind: PinKind): void;
+  /**
+   * The gateway read `kind`'s list of `target`: from now on an unseen item waits for approval.
+   * `incomplete` says why the read stopped short of the list's end (sealed anyway, logged at warn).
+   */
+  seal(target: string, kind: PinKind, incomplete?: string): void;
   /** A call refused because of `change` (an audit line and a metric). */
   refused(change: PinChange): void;
   pending(): PinChange[];
@@ -188,9 +191,12 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
       return blocks(mode, change) ? change : undefined;
     },
     sealed: (target, kind) => doc.sealed.has(sealKey(target, kind)),
-    seal(target, kind) {
+    seal(target, kind, incomplete) {
       const key = sealKey(target, kind);
       if (doc.sealed.has(key)) return;
+      if (incomplete !== undefined) {
+        audit.warn({ event: 'pin-seal', target, kind, incomplete }, 'list sealed after an incomplete read; items first seen from now on wait for approval');
+      }
       if (mtime() !== known) registry.reload();
       doc.sealed.add(key);
       save();
