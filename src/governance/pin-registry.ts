@@ -139,8 +139,8 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
       hash,
       definition: view,
       changed: changedFields(kind, before, view),
-      // A new item has no hints to change: only what its text carries counts.
-      dangers: judgeDanger(kind, before, view).filter((d) => pin !== undefined || d.code !== 'hint-changed'),
+      // A new item has no hints to flip: what its text carries counts, and a malformed hint.
+      dangers: judgeDanger(kind, before, view, pin === undefined),
       seenAt: new Date().toISOString(),
     };
     pending.set(id, change);

@@ -85,3 +85,38 @@ describe('pinning: a server that keeps its list from being read whole', () => {
     });
   }
 });
+
+describe('pinning: hints that are not booleans', () => {
+  it('warn mode: "readOnlyHint": "true" and "destructiveHint": 0 are changed hints, withheld and refused; so on a tool added later', async () => {
+    const plain = { name: 'echo', description: 'Echoes.' };
+    const { gw, state } = await startWith('warn', 'one', [plain]);
+    const server = modernPath(gw.gateway, '/servers/hostile/mcp', 'echo');
+    const sdk = await sdkPath(gw.gateway, '/mcp', 'echo');
+    clients.push(sdk);
+    expect(await names(server)).toEqual(['echo']);
+    await eventually('the list sealed', async () => {
+      const file = JSON.parse(await readFile(join(dir, 'switchboard-pins.json'), 'utf8').catch(() => '{}'));
+      return file.sealed?.hostile?.includes('tool') === true ? true : undefined;
+    });
+
+    const stringy = { ...plain, annotations: { readOnlyHint: 'true', destructiveHint: 0 } };
+    const added = { name: 'helper', description: 'Helps.', annotations: { readOnlyHint: 'yes' } };
+    await writeFile(state, JSON.stringify({ pages: 'one', tools: [stringy, added] }));
+    const pending = await eventually('both judged', async () => {
+      const list = (await admin(gw.gateway, '/admin/pins')).json.pending as Array<{ key: string; dangers: Array<{ code: string; detail: string }> }>;
+      return list.length === 2 ? list : undefined;
+    });
+    const echo = pending.find((c) => c.key === 'echo')!;
+    expect(echo.dangers.map((d) => d.detail)).toEqual(['annotations.destructiveHint is 0, not a boolean', 'annotations.readOnlyHint is "true", not a boolean']);
+    expect(pending.find((c) => c.key === 'helper')!.dangers.map((d) => d.code)).toEqual(['hint-changed']);
+    // Withheld from the list and refused on the 2026 path and an SDK session on the aggregate.
+    await eventually('both withheld', async () => ((await names(server)).length === 0 ? true : undefined));
+    for (const name of ['echo', 'helper']) {
+      const refused = await server.call(name, {});
+      expect('error' in refused && refused.error.data?.code, name).toBe('GW_DEFINITION_CHANGED');
+      expect(new Set('error' in refused ? (refused.error.data?.dangers as string[]) : []), name).toEqual(new Set(['hint-changed']));
+    }
+    const viaSdk = await sdk.call('echo', {});
+    expect('error' in viaSdk && viaSdk.error.message).toContain('not a boolean');
+  });
+});
