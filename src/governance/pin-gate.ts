@@ -39,7 +39,7 @@ export function changedError(change: PinChange): GatewayError {
   return new GatewayError(
     'GW_DEFINITION_CHANGED',
     `${WORDS[change.kind]} "${change.key}" of server "${change.target}" ${news ? 'is new since its list was pinned' : `changed since it was approved (${what})`}${danger}; refused until an operator approves it`,
-    { target: change.target, kind: change.kind, name: change.key, changed: [...change.changed], dangers: change.dangers.map((d) => d.code), hash: change.hash.slice(0, 16) },
+    { target: change.target, kind: change.kind, name: change.key, changed: [...change.changed], dangers: change.dangers.map((d) => d.code), hash: change.hash },
   );
 }
 

@@ -29,7 +29,10 @@ export interface PinningSettings {
   readonly maxPending: number;
 }
 
-/** Which pending changes an approval takes: a target, optionally one kind and key, optionally one hash (a prefix will do). */
+/**
+ * Which pending changes an approval takes: a target, optionally one kind and key, optionally one
+ * hash, whole: a prefix is not enough, since a server can grind a version to match a short one.
+ */
 export interface ApprovalSelector {
   readonly target: string;
   readonly kind?: PinKind | undefined;
@@ -69,12 +72,15 @@ export type PinReporter = (target: string, decision: PinDecision) => void;
 
 const idOf = (target: string, kind: PinKind, key: string, hash: string) => `${target}\u0000${kind}\u0000${key}\u0000${hash}`;
 
+/** A full SHA-256 in hex: what an approval's hash must be (lower-cased by the callers). */
+export const FULL_HASH = /^[0-9a-f]{64}$/;
+
 export function matches(change: PinChange, selector: ApprovalSelector): boolean {
   return (
     change.target === selector.target &&
     (selector.kind === undefined || change.kind === selector.kind) &&
     (selector.key === undefined || change.key === selector.key) &&
-    (selector.hash === undefined || change.hash.startsWith(selector.hash))
+    (selector.hash === undefined || change.hash === selector.hash)
   );
 }
 
@@ -115,7 +121,7 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
   };
   const decide = (change: Pick<PinChange, 'target' | 'kind' | 'key' | 'hash'>, decision: PinDecision, extra: Record<string, unknown> = {}) => {
     report(change.target, decision);
-    const line = { event: 'pin', decision, target: change.target, kind: change.kind, key: change.key, hash: change.hash.slice(0, 16), ...extra };
+    const line = { event: 'pin', decision, target: change.target, kind: change.kind, key: change.key, hash: change.hash, ...extra };
     if (decision === 'recorded' || decision === 'approved') audit.info(line, 'audit');
     else audit.warn(line, 'audit');
   };
