@@ -63,8 +63,16 @@ export async function composedHandshake(
   logger: Logger,
   failed?: (error: GatewayError) => void,
 ): Promise<JsonObject> {
-  const answer = await askUpstream(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params: structuredClone(params) }, timeouts, logger, failed);
+  let own: GatewayError | undefined;
+  const fail = (error: GatewayError) => {
+    own = error;
+    failed?.(error);
+  };
+  const answer = await askUpstream(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params: structuredClone(params) }, timeouts, logger, fail);
   const result: unknown = 'result' in answer ? answer.result : undefined;
+  // The caller's credential cannot be exchanged: its own error, not "the target is unavailable"
+  // (the gateway's own error, never an upstream's answer that copies its code).
+  if (own?.code === 'GW_CREDENTIAL_NOT_EXCHANGEABLE') throw own;
   if (!isObject(result)) throw unavailable(next.target.name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
   await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   // The roots exchange is timed by the member's answers to pings (roots-settle.ts); a failed
