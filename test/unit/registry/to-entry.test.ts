@@ -35,8 +35,10 @@ describe('server.json to an entry', () => {
     expect(entry.variables).toEqual([{ name: 'ALLOWED_DIRECTORY', description: 'A directory the server may read and write', secret: false, required: true }]);
   });
 
-  it('OCI with a templated runtime argument: the placeholder becomes a reference inside the fixed text', () => {
-    const entry = toRegistryEntry(fixture('filesystem'), { kind: 'oci' });
+  it('OCI with a templated runtime argument: refused without --accept-runtime-args; accepted, the placeholder becomes a reference inside the fixed text', () => {
+    expect(() => toRegistryEntry(fixture('filesystem'), { kind: 'oci' })).toThrow(/runtimeArguments add --mount .* beyond -e\/--env/);
+    const entry = toRegistryEntry(fixture('filesystem'), { kind: 'oci', acceptRuntimeArgs: true });
+    expect(entry.acceptedRuntimeArgs).toEqual(['--mount', 'type=bind,src=${SOURCE_PATH},dst=/projects']);
     const args = entry.entry.args as string[];
     expect(args.slice(0, 3)).toEqual(['run', '--rm', '-i']);
     expect(args.slice(-4)).toEqual(['--mount', 'type=bind,src=${SOURCE_PATH},dst=/projects', 'docker.io/mcp/filesystem:2026.1.14', '/projects']);
@@ -76,7 +78,7 @@ describe('server.json to an entry', () => {
   it('every fixture document gives an entry the config schema accepts', () => {
     for (const [name, kind] of [['everything', undefined], ['filesystem', 'oci'], ['fetch', undefined], ['github', 'oci'], ['github', 'remote'], ['weather-remote', undefined]] as const) {
       const server = fixture(name);
-      const entry = toRegistryEntry(server, kind === undefined ? {} : { kind });
+      const entry = toRegistryEntry(server, { kind, acceptRuntimeArgs: true });
       const withUrl = entry.kind === 'remote' && String(entry.entry.url).includes('{{') ? { ...entry, entry: { ...entry.entry, url: 'http://127.0.0.1:1/mcp' } } : entry;
       expect(() => validateEntry(withUrl, `${name}.yaml`), `${name} ${kind ?? ''}`).not.toThrow();
     }
