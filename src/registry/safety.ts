@@ -43,3 +43,39 @@ export function beyondEnv(words: readonly string[]): string[] {
 export function isEnvName(name: string): boolean {
   return ENV_NAME.test(name);
 }
+
+/**
+ * Naming rules of each registry, so that the package or image written is the one printed: an
+ * identifier that starts with `-` is an option of npx, uvx or docker (`--call=<shell text>` runs a
+ * command), and a version that is a spec of its own (`npm:other-pkg@6.6.6`, `file:`, a URL) names
+ * another package. npm: validate-npm-package-name's rules (lower case, an optional `@scope/`, at
+ * most 214 characters) and semver versions; PyPI: PEP 508 names and PEP 440 versions; OCI: the
+ * distribution spec's references (host[:port]/path[:tag][@sha256:digest]).
+ */
+const NPM_NAME = /^(?:@[a-z0-9~][a-z0-9._~-]*\/)?[a-z0-9~][a-z0-9._~-]*$/;
+const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
+const PYPI_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+const PEP440 = /^(?:\d+!)?\d+(?:\.\d+)*(?:[-_.]?(?:a|b|rc|alpha|beta|pre|preview|c)[-_.]?\d*)?(?:[-_.]?(?:post|rev|r)[-_.]?\d*)?(?:[-_.]?dev[-_.]?\d*)?(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?$/i;
+/** A registry host: it has a dot or a port, or is `localhost` (else the first part is a path, lower case). */
+const LABEL = String.raw`[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?`;
+const OCI_HOST = String.raw`(?:(?:localhost|${LABEL}(?:\.${LABEL})+)(?::\d+)?/|${LABEL}:\d+/)?`;
+const OCI_PATH = String.raw`[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*`;
+export const OCI_TAG = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+const OCI_REFERENCE = new RegExp(`^${OCI_HOST}${OCI_PATH}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$`);
+
+/** Why `identifier` (and `version`, when given) is not a valid name of its registry; undefined when it is. */
+export function identifierProblem(kind: 'npm' | 'pypi' | 'oci', identifier: string, version: string | undefined): string | undefined {
+  const shown = shellWord(identifier);
+  if (identifier.startsWith('-')) return `package identifier ${shown} starts with "-": it would be read as an option`;
+  if (kind === 'npm') {
+    if (identifier.length > 214 || !NPM_NAME.test(identifier)) return `package identifier ${shown} is not an npm package name`;
+    if (version !== undefined && !SEMVER.test(version)) return `version ${shellWord(version)} of ${shown} is not an exact semver version`;
+  } else if (kind === 'pypi') {
+    if (!PYPI_NAME.test(identifier)) return `package identifier ${shown} is not a PyPI project name`;
+    if (version !== undefined && !PEP440.test(version)) return `version ${shellWord(version)} of ${shown} is not a PEP 440 version`;
+  } else {
+    if (identifier.length > 512 || !OCI_REFERENCE.test(identifier)) return `image ${shown} is not an OCI image reference`;
+    if (version !== undefined && !OCI_TAG.test(version)) return `version ${shellWord(version)} of ${shown} is not an image tag`;
+  }
+  return undefined;
+}

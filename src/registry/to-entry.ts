@@ -11,7 +11,7 @@
  */
 import { TARGET_NAME_PATTERN } from '../config/schema-kit.ts';
 import { createVariableSet, literal, renderArguments, renderInput, renderTemplate, type RequiredVariable, type VariableSet } from './inputs.ts';
-import { beyondEnv, commandLineOf, isEnvName, shellWord } from './safety.ts';
+import { beyondEnv, commandLineOf, identifierProblem, isEnvName, shellWord } from './safety.ts';
 import type { RegistryPackage, RegistryRemote, ServerDetail } from './server-json.ts';
 
 export const ENTRY_KINDS = ['npm', 'pypi', 'oci', 'remote'] as const;
@@ -63,7 +63,7 @@ export function toRegistryEntry(server: ServerDetail, options: EntryOptions = {}
   const name = options.name ?? entryNameOf(server.name);
   if (!TARGET_NAME_PATTERN.test(name)) throw new RegistryEntryError(`"${name}" is not a valid server name: use 1-64 letters, digits, "_" or "-"`);
   for (const kind of options.kind === undefined ? ENTRY_KINDS : [options.kind]) {
-    const variables = createVariableSet();
+    const variables = createVariableSet(name);
     if (kind === 'remote') {
       const remote = server.remotes?.find((r) => r.type === 'streamable-http' || r.type === 'sse');
       if (remote !== undefined) {
@@ -86,6 +86,12 @@ function fromPackage(kind: Exclude<EntryKind, 'remote'>, pkg: RegistryPackage, v
   const transport = pkg.transport?.type ?? 'stdio';
   if (transport !== 'stdio') {
     throw new RegistryEntryError(`${pkg.identifier} runs its own ${transport} server; start it yourself and add its URL as a remote`);
+  }
+  const problem = identifierProblem(kind, pkg.identifier, kind === 'oci' && /@sha256:|:[^/]+$/.test(pkg.identifier) ? undefined : pkg.version);
+  if (problem !== undefined) throw new RegistryEntryError(`${problem}; nothing is written`);
+  // npx and uvx take the first word that is no option as what to run: a positional one swaps it.
+  if (kind !== 'oci' && pkg.runtimeArguments?.some((a) => a.type === 'positional') === true) {
+    throw new RegistryEntryError(`${pkg.identifier}: its runtimeArguments hold a positional argument, which ${kind === 'npm' ? 'npx' : 'uvx'} would run instead of the package; nothing is written`);
   }
   const env: Record<string, string> = {};
   for (const variable of pkg.environmentVariables ?? []) {
