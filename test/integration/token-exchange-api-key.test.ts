@@ -3,7 +3,7 @@
  * anonymous one) on a remote target with `tokenExchange` gets GW_CREDENTIAL_NOT_EXCHANGEABLE,
  * which says that its credential cannot be exchanged, not GW_TARGET_UNAVAILABLE ("the server is
  * down"); nothing reaches the token endpoint (a counting HTTP server) nor the upstream. Every path:
- * the server path and the aggregate in 2025 sessions, and 2026 requests; a JWT-less caller does not
+ * the server path, /mcp and a group in 2025 sessions, WebSocket, and 2026 requests; a JWT-less caller does not
  * count as a failure of the target (a second round is judged alike).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -17,6 +17,7 @@ import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
 import { createTestLogger } from '../support/gateway.ts';
 import { errorOf, modern } from '../support/modern.ts';
+import { openWs, wsUrl } from '../support/ws-client.ts';
 
 const KEY = 'ci-key-0123456789abcdef';
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
@@ -98,6 +99,13 @@ describe('an API-key caller on a token-exchange target', () => {
       const answer = await modern(new URL('/servers/remote/mcp', gw.url), 'tools/call', { name: 'echo', arguments: {} }, { headers: auth });
       expectNotExchangeable(errorOf(answer), `2026, round ${round}`);
       expect(answer.status).toBe(403);
+      // WebSocket, the key as its bearer subprotocol: initialize carries the error.
+      const peer = await openWs(wsUrl(gw.url, '/servers/remote/ws'), ['mcp', `bearer.${KEY}`]);
+      peer.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT.params });
+      const [ws] = (await peer.until('init')).slice(-1) as Array<Record<string, any>>;
+      expectNotExchangeable(ws?.error, `WebSocket, round ${round}`);
+      peer.socket.close();
+      await peer.closed;
     }
     expect(tokenRequests).toBe(0);
     expect(upstream.seen.filter((r) => r.method === 'POST')).toHaveLength(0);
