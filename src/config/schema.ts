@@ -73,6 +73,13 @@ const statelessSchema = z.strictObject({
   inputWaitMs: positive(MAX_DURATION_MS).default(120_000),
   /** 256 open `subscriptions/listen` streams: each holds a connection and keeps an upstream session open. */
   maxListenStreams: positive().default(256),
+  /**
+   * 16 calls parked on an `input_required` round per endpoint and principal: a person answers a
+   * few at a time; more is a caller that never comes back. Past it: 503 GW_INPUT_ROUNDS_LIMIT.
+   */
+  maxParkedPerCaller: positive().default(16),
+  /** 1024 parked calls in all: each keeps an upstream call waiting and, at worst, a held session. */
+  maxParked: positive().default(1_024),
 }, anObject);
 
 const sessionSchema = z.strictObject({

@@ -136,6 +136,10 @@ export interface GatewayConfig {
       readonly inputWaitMs: number;
       /** Open subscriptions/listen streams at once. */
       readonly maxListenStreams: number;
+      /** Calls parked on an input_required round per endpoint and principal (mrtr.ts). */
+      readonly maxParkedPerCaller: number;
+      /** Calls parked on an input_required round in all. */
+      readonly maxParked: number;
     };
   };
   readonly websocket: {

@@ -72,8 +72,10 @@ export const catalog = Object.freeze({
   GW_UPSTREAM_HTTP_ERROR: entry(JsonRpcCode.InternalError, 502, 'Upstream server answered with an HTTP error'),
   GW_UPSTREAM_SESSION_EXPIRED: entry(JsonRpcCode.InternalError, 502, 'Upstream session expired'),
   GW_TOKEN_EXCHANGE_FAILED: entry(JsonRpcCode.InternalError, 502, 'Token exchange for the upstream failed'),
+  GW_CREDENTIAL_NOT_EXCHANGEABLE: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: this server needs a token the gateway exchanges, and this credential cannot be exchanged'),
   // A 2026-07-28 upstream behind the bridge (upstream/modern-bridge.ts).
   GW_UPSTREAM_INVALID_ANSWER: entry(JsonRpcCode.InternalError, 502, 'Upstream answer breaks the 2026-07-28 rules'),
+  GW_INPUT_ROUNDS_LIMIT: entry(JsonRpcCode.InternalError, 503, 'Too many calls wait for input; answer one, then retry'),
   GW_INPUT_REQUEST_FAILED: entry(JsonRpcCode.InternalError, 502, 'The client could not answer an input request of the upstream'),
   GW_REQUEST_CANCELLED: entry(JsonRpcCode.InternalError, 200, 'Request cancelled'),
   GW_DOWNSTREAM_UNAVAILABLE: entry(JsonRpcCode.InternalError, 200, 'No downstream stream could take this server-to-client request'),

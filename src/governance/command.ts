@@ -9,17 +9,18 @@ import { loadConfigFile } from '../config/load.ts';
 import { createLogger } from '../log/logger.ts';
 import { canonicalJson, PIN_KIND_NAMES, type PinKind } from './canonical.ts';
 import { readPinsFile, type PinChange, type PinsDocument } from './pins-file.ts';
-import { createPinRegistry, matches, type ApprovalSelector } from './pin-registry.ts';
+import { createPinRegistry, FULL_HASH, matches, type ApprovalSelector } from './pin-registry.ts';
 
 export const PINS_USAGE = `Usage:
   switchboard pins list    [--config <file> | --file <pins file>]
   switchboard pins diff    [<server>] [--kind tool|prompt|resourceTemplate|skill] [--name <n>] [--config <file> | --file <pins file>]
-  switchboard pins approve <server> [--kind ...] [--name <n>] [--hash <hex prefix>] [--config <file> | --file <pins file>]
+  switchboard pins approve <server> [--kind ...] [--name <n>] [--hash <full hash>] [--config <file> | --file <pins file>]
 
   list     pins per server, and the changes waiting for a decision
   diff     what each waiting change changes, field by field, and which changes are dangerous
-  approve  pin the waiting changes that match (the one seen last, per item; --hash picks one);
-           a running gateway serves them within a second
+  approve  pin the waiting changes that match (the one seen last, per item; --hash picks one,
+           by the whole SHA-256 diff prints: a prefix is refused); a running gateway serves
+           them within a second
 
   --config <file>   the gateway's config (default switchboard.yaml): its gateway.pinning.file
   --file <path>     the pins file itself`;
@@ -50,7 +51,9 @@ export async function runPinsCommand(argv: readonly string[], io: PinsIo): Promi
     const file = await pinsFileOf(values, io.env);
     const target = positionals[0];
     if (verb === 'list') return list(readPinsFile(file), file, io);
-    const selector = { target: target ?? '', kind: kind as PinKind | undefined, key: values.name, hash: values.hash };
+    const hash = values.hash?.toLowerCase();
+    if (hash !== undefined && !FULL_HASH.test(hash)) throw new UsageError('--hash must be the whole hash (64 hex digits) that pins diff and GW_DEFINITION_CHANGED print, not a prefix');
+    const selector = { target: target ?? '', kind: kind as PinKind | undefined, key: values.name, hash };
     if (verb === 'diff') return diff(readPinsFile(file), target === undefined ? undefined : selector, io);
     if (verb === 'approve') {
       if (target === undefined) throw new UsageError('approve needs the server whose changes to approve');
@@ -84,7 +87,7 @@ function list(doc: PinsDocument, file: string, io: PinsIo): number {
 }
 
 const describe = (c: PinChange) =>
-  `${c.target} ${c.kind} "${c.key}" ${c.hash.slice(0, 16)}: ${c.changed.join(', ') || 'new'}${c.dangers.length > 0 ? ` DANGEROUS (${c.dangers.map((d) => d.code).join(', ')})` : ''}`;
+  `${c.target} ${c.kind} "${c.key}" ${c.hash}: ${c.changed.join(', ') || 'new'}${c.dangers.length > 0 ? ` DANGEROUS (${c.dangers.map((d) => d.code).join(', ')})` : ''}`;
 
 /** A change field by field: `-` the pinned value, `+` the new one (canonical JSON). */
 function diffText(doc: PinsDocument, c: PinChange): string {

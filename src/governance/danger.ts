@@ -8,6 +8,10 @@
  *   defaults fill absent ones: destructive and open-world true, read-only false), either way: a
  *   tool that starts claiming to be harmless gets auto-approved by hosts that trust hints, and one
  *   that starts destroying or reaching out has widened what was approved;
+ * - a hint that is not a boolean (`"readOnlyHint": "true"`, `"destructiveHint": 0`), or
+ *   annotations that are not an object, whenever that value is new: common SDKs read `"true"` as
+ *   true and `0` as false, so what a host believes cannot be known; it counts as a changed hint,
+ *   on an item first seen after its list was sealed too (docs/governance.md);
  * - a URL that no text of the old definition had (descriptions at any depth, titles);
  * - words addressed to the model that the old text did not have ("ignore previous", "you must",
  *   `<IMPORTANT>`, "do not tell the user", ...);
@@ -54,26 +58,63 @@ function strings(value: unknown, out: string[] = []): string[] {
   return out;
 }
 
-function hint(view: JsonObject, name: keyof typeof HINT_DEFAULTS): boolean {
+type HintName = keyof typeof HINT_DEFAULTS;
+
+/** The raw value of a hint (undefined when absent, or when `annotations` is no object). */
+function rawHint(view: JsonObject, name: HintName): unknown {
   const annotations = view.annotations;
-  const value = annotations !== null && typeof annotations === 'object' && !Array.isArray(annotations) ? (annotations as JsonObject)[name] : undefined;
+  return annotations !== null && typeof annotations === 'object' && !Array.isArray(annotations) ? (annotations as JsonObject)[name] : undefined;
+}
+
+function hint(view: JsonObject, name: HintName): boolean {
+  const value = rawHint(view, name);
   return typeof value === 'boolean' ? value : HINT_DEFAULTS[name];
+}
+
+/** What is malformed in `view`'s annotations: non-boolean hints, or annotations that are no object. */
+function malformedHints(view: JsonObject): Map<string, string> {
+  const out = new Map<string, string>();
+  const annotations = view.annotations;
+  if (annotations !== undefined && (annotations === null || typeof annotations !== 'object' || Array.isArray(annotations))) {
+    out.set('annotations', `annotations is ${JSON.stringify(annotations)}, not an object`);
+  }
+  for (const name of Object.keys(HINT_DEFAULTS) as HintName[]) {
+    const value = rawHint(view, name);
+    if (value !== undefined && typeof value !== 'boolean') out.set(name, `annotations.${name} is ${JSON.stringify(value)}, not a boolean`);
+  }
+  return out;
+}
+
+/**
+ * The hint changes from `before` to `after`: an effective value that flips, and a malformed hint
+ * `before` did not have. `firstSight` (no pin to compare with): only the malformed ones count.
+ */
+function hintDangers(before: JsonObject, after: JsonObject, firstSight: boolean): Danger[] {
+  const dangers: Danger[] = [];
+  const malformedBefore = malformedHints(before);
+  for (const [name, detail] of malformedHints(after)) {
+    if (malformedBefore.get(name) !== detail) dangers.push({ code: 'hint-changed', detail });
+  }
+  if (firstSight) return dangers;
+  for (const name of Object.keys(HINT_DEFAULTS) as HintName[]) {
+    const was = hint(before, name);
+    const now = hint(after, name);
+    if (was !== now) dangers.push({ code: 'hint-changed', detail: `annotations.${name} changed from ${was} to ${now}` });
+  }
+  return dangers;
 }
 
 function count(text: string, pattern: RegExp): number {
   return text.match(new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`))?.length ?? 0;
 }
 
-/** The dangerous changes from `before` to `after` (pinned views of one item); [] when none. */
-export function judgeDanger(kind: PinKind, before: JsonObject, after: JsonObject): Danger[] {
-  const dangers: Danger[] = [];
-  if (kind === 'tool') {
-    for (const name of Object.keys(HINT_DEFAULTS) as Array<keyof typeof HINT_DEFAULTS>) {
-      const was = hint(before, name);
-      const now = hint(after, name);
-      if (was !== now) dangers.push({ code: 'hint-changed', detail: `annotations.${name} changed from ${was} to ${now}` });
-    }
-  }
+/**
+ * The dangerous changes from `before` to `after` (pinned views of one item); [] when none.
+ * `firstSight`: `after` is an item with no pin (added after its list was sealed): it has no
+ * hints to flip, but a malformed hint still counts.
+ */
+export function judgeDanger(kind: PinKind, before: JsonObject, after: JsonObject, firstSight = false): Danger[] {
+  const dangers: Danger[] = kind === 'tool' ? hintDangers(before, after, firstSight) : [];
   const oldText = strings(before).join('\n');
   const newText = strings(after).join('\n');
   const oldUrls = new Set(oldText.match(URL_PATTERN) ?? []);

@@ -23,7 +23,7 @@ export interface PinGate {
   check(connection: object, kind: PinKind, key: string): GatewayError | 'unjudged' | undefined;
   /** See PinRegistry.sealed and seal. */
   sealed(kind: PinKind): boolean;
-  seal(kind: PinKind): void;
+  seal(kind: PinKind, incomplete?: string): void;
   /** The upstream on `connection` said its `kind` list changed. */
   forget(connection: object, kind: PinKind): void;
 }
@@ -39,7 +39,7 @@ export function changedError(change: PinChange): GatewayError {
   return new GatewayError(
     'GW_DEFINITION_CHANGED',
     `${WORDS[change.kind]} "${change.key}" of server "${change.target}" ${news ? 'is new since its list was pinned' : `changed since it was approved (${what})`}${danger}; refused until an operator approves it`,
-    { target: change.target, kind: change.kind, name: change.key, changed: [...change.changed], dangers: change.dangers.map((d) => d.code), hash: change.hash.slice(0, 16) },
+    { target: change.target, kind: change.kind, name: change.key, changed: [...change.changed], dangers: change.dangers.map((d) => d.code), hash: change.hash },
   );
 }
 
@@ -71,7 +71,7 @@ export function createPinGate(registry: PinRegistry, target: string, mode: PinMo
       return changedError(verdict);
     },
     sealed: (kind) => registry.sealed(target, kind),
-    seal: (kind) => registry.seal(target, kind),
+    seal: (kind, incomplete) => registry.seal(target, kind, incomplete),
     forget(connection, kind) {
       shown.get(connection)?.[kind].clear();
     },

@@ -29,7 +29,10 @@ export interface PinningSettings {
   readonly maxPending: number;
 }
 
-/** Which pending changes an approval takes: a target, optionally one kind and key, optionally one hash (a prefix will do). */
+/**
+ * Which pending changes an approval takes: a target, optionally one kind and key, optionally one
+ * hash, whole: a prefix is not enough, since a server can grind a version to match a short one.
+ */
 export interface ApprovalSelector {
   readonly target: string;
   readonly kind?: PinKind | undefined;
@@ -48,8 +51,11 @@ export interface PinRegistry {
   verdict(target: string, mode: PinMode, kind: PinKind, key: string, hash: string): PinChange | 'unjudged' | undefined;
   /** Whether the gateway has read `kind`'s whole list of `target` (pins-file.ts): new items are then changes. */
   sealed(target: string, kind: PinKind): boolean;
-  /** The gateway read `kind`'s whole list of `target`: from now on an unseen item waits for approval. */
-  seal(target: string, kind: PinKind): void;
+  /**
+   * The gateway read `kind`'s list of `target`: from now on an unseen item waits for approval.
+   * `incomplete` says why the read stopped short of the list's end (sealed anyway, logged at warn).
+   */
+  seal(target: string, kind: PinKind, incomplete?: string): void;
   /** A call refused because of `change` (an audit line and a metric). */
   refused(change: PinChange): void;
   pending(): PinChange[];
@@ -68,12 +74,15 @@ export type PinReporter = (target: string, decision: PinDecision) => void;
 
 const idOf = (target: string, kind: PinKind, key: string, hash: string) => `${target}\u0000${kind}\u0000${key}\u0000${hash}`;
 
+/** A full SHA-256 in hex: what an approval's hash must be (lower-cased by the callers). */
+export const FULL_HASH = /^[0-9a-f]{64}$/;
+
 export function matches(change: PinChange, selector: ApprovalSelector): boolean {
   return (
     change.target === selector.target &&
     (selector.kind === undefined || change.kind === selector.kind) &&
     (selector.key === undefined || change.key === selector.key) &&
-    (selector.hash === undefined || change.hash.startsWith(selector.hash))
+    (selector.hash === undefined || change.hash === selector.hash)
   );
 }
 
@@ -114,7 +123,7 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
   };
   const decide = (change: Pick<PinChange, 'target' | 'kind' | 'key' | 'hash'>, decision: PinDecision, extra: Record<string, unknown> = {}) => {
     report(change.target, decision);
-    const line = { event: 'pin', decision, target: change.target, kind: change.kind, key: change.key, hash: change.hash.slice(0, 16), ...extra };
+    const line = { event: 'pin', decision, target: change.target, kind: change.kind, key: change.key, hash: change.hash, ...extra };
     if (decision === 'recorded' || decision === 'approved') audit.info(line, 'audit');
     else audit.warn(line, 'audit');
   };
@@ -138,8 +147,8 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
       hash,
       definition: view,
       changed: changedFields(kind, before, view),
-      // A new item has no hints to change: only what its text carries counts.
-      dangers: judgeDanger(kind, before, view).filter((d) => pin !== undefined || d.code !== 'hint-changed'),
+      // A new item has no hints to flip: what its text carries counts, and a malformed hint.
+      dangers: judgeDanger(kind, before, view, pin === undefined),
       seenAt: new Date().toISOString(),
     };
     pending.set(id, change);
@@ -190,9 +199,12 @@ export function createPinRegistry(settings: PinningSettings, logger: Logger, rep
       return blocks(mode, change) ? change : undefined;
     },
     sealed: (target, kind) => doc.sealed.has(sealKey(target, kind)),
-    seal(target, kind) {
+    seal(target, kind, incomplete) {
       const key = sealKey(target, kind);
       if (doc.sealed.has(key)) return;
+      if (incomplete !== undefined) {
+        audit.warn({ event: 'pin-seal', target, kind, incomplete }, 'list sealed after an incomplete read; items first seen from now on wait for approval');
+      }
       if (mtime() !== known) registry.reload();
       doc.sealed.add(key);
       save();

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PIN_KIND_NAMES, type PinKind } from '../governance/canonical.ts';
-import type { PinRegistry } from '../governance/pin-registry.ts';
+import { FULL_HASH, type PinRegistry } from '../governance/pin-registry.ts';
 import { adminPrincipalOf } from './admin-auth.ts';
 
 const NO_STORE = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
@@ -28,8 +28,12 @@ function selectorOf(body: unknown): { target: string; kind?: PinKind; key?: stri
   if (typeof target !== 'string' || target === '') return '"target" must be a server name';
   if (kind !== undefined && !PIN_KIND_NAMES.includes(kind as PinKind)) return `"kind" must be one of ${PIN_KIND_NAMES.join(', ')}`;
   if (name !== undefined && typeof name !== 'string') return '"name" must be a string';
-  if (hash !== undefined && (typeof hash !== 'string' || !/^[0-9a-f]{4,64}$/.test(hash))) return '"hash" must be 4-64 lowercase hex digits';
-  return { target, ...(kind === undefined ? {} : { kind: kind as PinKind }), ...(name === undefined ? {} : { key: name as string }), ...(hash === undefined ? {} : { hash: hash as string }) };
+  // The whole hash: a server can grind a version whose hash starts like the one reviewed.
+  if (hash !== undefined && (typeof hash !== 'string' || !FULL_HASH.test(hash.toLowerCase()))) {
+    return '"hash" must be the whole hash (64 hex digits) that GET /admin/pins and GW_DEFINITION_CHANGED give, not a prefix';
+  }
+  const whole = typeof hash === 'string' ? { hash: hash.toLowerCase() } : {};
+  return { target, ...(kind === undefined ? {} : { kind: kind as PinKind }), ...(name === undefined ? {} : { key: name as string }), ...whole };
 }
 
 /** Adds the two routes to `pages` (the operator's plugin). `pins`: the Runtime's registry, undefined while pinning is off. */

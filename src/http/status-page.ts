@@ -65,7 +65,7 @@ function pinRow(p: NonNullable<StatusSnapshot['pins']>[number]): string {
   const dangers = p.dangers.length === 0 ? '<span class="muted">none</span>' : p.dangers.map((d) => `<code>${escapeHtml(d)}</code>`).join(' ');
   return (
     `<tr><th scope="row">${escapeHtml(p.target)}</th><td>${escapeHtml(p.kind)}</td><td><code>${escapeHtml(p.key)}</code></td>` +
-    `<td>${escapeHtml(p.changed.join(', '))}</td><td>${dangers}</td><td><code>${escapeHtml(p.hash.slice(0, 16))}</code></td></tr>`
+    `<td>${escapeHtml(p.changed.join(', '))}</td><td>${dangers}</td><td><code>${escapeHtml(p.hash)}</code></td></tr>`
   );
 }
 

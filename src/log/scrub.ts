@@ -45,10 +45,39 @@ export function scrubObject(object: object, secrets: readonly string[]): object 
   return secrets.length === 0 ? object : (scrubValue(object, secrets, 0) as object);
 }
 
+type LogArgs = unknown[];
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+
 /**
- * A child of `logger` whose lines are scrubbed of `secrets()` (read when a line is written, so a
- * refreshed credential is known). Its own children inherit the scrubbing.
+ * A log call's arguments with its message text scrubbed: pino writes the message (`msg`) outside
+ * `formatters.log`, so a secret in it, or in the message pino takes from a logged Error when no
+ * text is given, would pass the field scrubbing.
+ */
+function scrubArgs(args: LogArgs, secrets: readonly string[]): LogArgs {
+  if (secrets.length === 0) return args;
+  const [first, ...rest] = args;
+  const out = args.map((arg) => (typeof arg === 'string' ? scrubText(arg, secrets) : arg));
+  if (rest.length === 0 && typeof first === 'object' && first !== null) {
+    const err = first instanceof Error ? first : (first as { err?: unknown }).err;
+    const hasMsg = !(first instanceof Error) && (first as { msg?: unknown }).msg !== undefined;
+    if (err instanceof Error && !hasMsg) out.push(scrubText(err.message, secrets));
+  }
+  return out;
+}
+
+/**
+ * A child of `logger` whose lines, fields and message text, are scrubbed of `secrets()` (read when
+ * a line is written, so a refreshed credential is known). Its own children inherit the scrubbing:
+ * pino makes a child by prototype, so they find these level methods unless given their own level.
  */
 export function scrubbingLogger(logger: Logger, secrets: () => readonly string[]): Logger {
-  return logger.child({}, { formatters: { log: (object: object) => scrubObject(object, secrets()) } });
+  const child = logger.child({}, { formatters: { log: (object: object) => scrubObject(object, secrets()) } });
+  const methods = child as unknown as Record<(typeof LEVELS)[number], (...args: LogArgs) => void>;
+  for (const level of LEVELS) {
+    const write = methods[level];
+    methods[level] = function (this: unknown, ...args: LogArgs) {
+      write.apply(this, scrubArgs(args, secrets()));
+    };
+  }
+  return child;
 }

@@ -67,7 +67,7 @@ async function getJson<S extends z.ZodType>(url: URL, schema: S, options: Regist
     await response.body?.cancel();
     throw new RegistryError(`${where} answered HTTP ${response.status} for ${url.pathname}`);
   }
-  const body = await readCapped(response, where);
+  const body = await readCapped(response, where, options.timeoutMs ?? TIMEOUT_MS);
   let document: unknown;
   try {
     document = JSON.parse(body);
@@ -82,13 +82,24 @@ async function getJson<S extends z.ZodType>(url: URL, schema: S, options: Regist
   return parsed.data;
 }
 
-async function readCapped(response: Response, where: string): Promise<string> {
+/**
+ * The body, at most MAX_BODY_BYTES. The request's deadline covers the body too (the signal aborts
+ * the stream): a body dripped past it is the same one-line RegistryError as no answer at all.
+ */
+async function readCapped(response: Response, where: string, timeoutMs: number): Promise<string> {
   const reader = response.body?.getReader();
   if (reader === undefined) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let read: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      read = await reader.read();
+    } catch (error) {
+      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+      throw new RegistryError(timedOut ? `${where} did not finish its answer within ${timeoutMs} ms` : `${where} broke off its answer (${causeOf(error)})`);
+    }
+    const { done, value } = read;
     if (done) break;
     size += value.byteLength;
     if (size > MAX_BODY_BYTES) {

@@ -13,13 +13,20 @@ export const REGISTRY_USAGE = `Usage:
   switchboard registry search <text> [--registry <url>] [--limit <n>]
   switchboard registry add <name> [--version <v>] [--config <file>] [--as <server name>]
                                   [--type npm|pypi|oci|remote] [--registry <url>]
+                                  [--accept-runtime-args]
 
   search   servers whose registry name contains <text> (latest versions)
   add      turn the server.json of <name> (for example io.github.owner/server) into an entry of
            <file> (default switchboard.yaml; created when missing). npm packages run with npx,
            PyPI ones with uvx, OCI images with docker run (read-only, no new privileges, capped),
            remotes as url targets. What you must supply (API keys, paths) is written as \${VAR}
-           references, never as values: set them in the gateway's environment.
+           references, never as values: set them in the gateway's environment. The exact
+           command written is printed.
+
+  --accept-runtime-args   write the document's runtimeArguments beyond -e/--env (OCI) or any
+                          at all (npm, PyPI) as they are; without it they are refused, with the
+                          command they would make: they are options of docker, npx or uvx and can
+                          undo the containment or change what runs
 
   --registry <url>   registry to read (default $SWITCHBOARD_REGISTRY_URL, else ${DEFAULT_REGISTRY_URL})`;
 
@@ -56,6 +63,7 @@ const OPTIONS = {
   config: { type: 'string', short: 'c' },
   as: { type: 'string' },
   type: { type: 'string' },
+  'accept-runtime-args': { type: 'boolean' },
 } as const;
 
 function parse(argv: readonly string[], allowed: readonly (keyof typeof OPTIONS)[]) {
@@ -94,16 +102,18 @@ async function search(argv: readonly string[], io: RegistryIo): Promise<number> 
 }
 
 async function add(argv: readonly string[], io: RegistryIo): Promise<number> {
-  const { value, options } = parse(argv, ['registry', 'version', 'config', 'as', 'type']);
+  const { value, options } = parse(argv, ['registry', 'version', 'config', 'as', 'type', 'accept-runtime-args']);
   const kind = options.type;
   if (kind !== undefined && !(ENTRY_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--type: expected one of ${ENTRY_KINDS.join(', ')}`);
   const response = await getServer(registryOf(options.registry, io.env), value, options.version);
   const status = statusOf(response);
   if (status === 'deleted') throw new RegistryEntryError(`${value} is deleted in the registry; it is not added`);
-  const entry = toRegistryEntry(response.server, { ...(kind === undefined ? {} : { kind: kind as EntryKind }), ...(options.as === undefined ? {} : { name: options.as }) });
+  const entry = toRegistryEntry(response.server, { kind: kind as EntryKind | undefined, name: options.as, acceptRuntimeArgs: options['accept-runtime-args'] });
   const path = options.config ?? 'switchboard.yaml';
   const { created } = await addEntryToFile(path, entry, { registryName: response.server.name, version: response.server.version, description: response.server.description });
   io.out(`${created ? 'created' : 'updated'} ${path}: server "${entry.name}" (${entry.source})\n`);
+  io.out(`  ${entry.kind === 'remote' ? 'connects to' : 'runs'}: ${entry.command}\n`);
+  if (entry.acceptedRuntimeArgs.length > 0) io.out(`  note: runtime arguments from the registry written as given (--accept-runtime-args): ${entry.acceptedRuntimeArgs.join(' ')}\n`);
   if (status === 'deprecated') io.out(`  note: the registry marks ${value} as deprecated\n`);
   for (const variable of entry.variables) {
     const what = variable.required ? 'set' : 'optional';

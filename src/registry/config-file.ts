@@ -64,6 +64,21 @@ async function readIfExists(path: string): Promise<string | undefined> {
   }
 }
 
+/**
+ * Refuses an entry whose variables the file already references elsewhere: two servers reading one
+ * `${VAR}` would both receive its value, one server's key given to the other (the names are
+ * prefixed with the entry's, inputs.ts; this catches what still meets, e.g. `a-b` + `C` and `a` + `B_C`).
+ */
+function refuseShared(document: unknown, added: RegistryEntry, path: string): void {
+  const text = JSON.stringify(document) ?? '';
+  for (const variable of added.variables) {
+    const used = new RegExp(String.raw`(?<!\$)\$\{${variable.name}(?::-[^}]*)?\}`).test(text);
+    if (used) {
+      throw new RegistryEntryError(`${path} already references \${${variable.name}}, which the entry for "${added.name}" would read too (one server would receive the other's value); choose another name with --as <name>`);
+    }
+  }
+}
+
 function taken(name: string, path: string): RegistryEntryError {
   return new RegistryEntryError(`${path} already has a server named "${name}"; choose another with --as <name>`);
 }
@@ -79,6 +94,7 @@ function addToJson(text: string, added: RegistryEntry, path: string): string {
   const servers = document.mcpServers ?? {};
   if (!isPlainObject(servers)) throw new RegistryEntryError(`${path}: "mcpServers" is not an object`);
   if (Object.hasOwn(servers, added.name)) throw taken(added.name, path);
+  refuseShared(document, added, path);
   return `${JSON.stringify({ ...document, mcpServers: { ...servers, [added.name]: added.entry } }, null, 2)}\n`;
 }
 
@@ -91,6 +107,7 @@ function addToYaml(text: string, added: RegistryEntry, origin: EntryOrigin, path
   if (!isMap(doc.contents)) throw new RegistryEntryError(`${path} does not hold a YAML mapping`);
   if (doc.hasIn(['mcpServers', added.name])) throw taken(added.name, path);
   if (doc.has('mcpServers') && !isMap(doc.get('mcpServers', true))) throw new RegistryEntryError(`${path}: "mcpServers" is not a mapping`);
+  refuseShared(doc.toJS(), added, path);
   const node = doc.createNode(added.entry);
   node.commentBefore = headerComment(added, origin);
   describeKeys(node, 'env', added.variables);

@@ -16,13 +16,26 @@ export interface RequiredVariable {
 
 /** The variables one entry references, each once, in order of first use. */
 export interface VariableSet {
+  /** The variable an input labelled `label` is read from: its name, prefixed with the entry's. */
+  nameOf(label: string): string;
   add(variable: RequiredVariable): void;
   list(): RequiredVariable[];
 }
 
-export function createVariableSet(): VariableSet {
+/**
+ * `entry`: the server's name in the config. Every variable is prefixed with it (`weather` and
+ * `X-API-Key` -> `WEATHER_X_API_KEY`), so two servers that both ask for `{api_key}` do not read
+ * one `${API_KEY}`, and one never receives the other's key. A name that already starts with the
+ * prefix keeps it once (`github` and `GITHUB_TOKEN` -> `GITHUB_TOKEN`).
+ */
+export function createVariableSet(entry = ''): VariableSet {
   const byName = new Map<string, RequiredVariable>();
+  const prefix = entry === '' ? '' : toVariableName(entry);
   return {
+    nameOf(label) {
+      const name = toVariableName(label);
+      return prefix === '' || name === prefix || name.startsWith(`${prefix}_`) ? name : `${prefix}_${name}`;
+    },
     add(variable) {
       const known = byName.get(variable.name);
       if (known === undefined || (!known.required && variable.required)) byName.set(variable.name, variable);
@@ -49,7 +62,7 @@ export function literal(text: string): string {
  * the default.
  */
 export function renderInput(input: RegistryInput & { variables?: Record<string, RegistryInput> | undefined }, label: string, variables: VariableSet): string | undefined {
-  const name = toVariableName(label);
+  const name = variables.nameOf(label);
   const secret = input.isSecret === true;
   if (input.value !== undefined && !secret) return renderTemplate(input.value, input.variables ?? {}, variables);
   if (secret || input.isRequired === true) return reference(name, input, variables);

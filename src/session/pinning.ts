@@ -52,12 +52,24 @@ export function relist(member: Member, kind: PinKind): Promise<void> {
     if (busy !== undefined) return busy;
     const read = (async () => {
       let cursor: string | undefined;
-      for (let i = 0; i < MAX_PAGES; i++) {
-        const page = await askMember(member, PIN_KINDS[kind].method, cursor === undefined ? {} : { cursor });
-        gate.judge(connection, kind, page);
-        cursor = typeof page.nextCursor === 'string' && page.nextCursor !== '' ? page.nextCursor : undefined;
-        // The whole list was read: what was not in it is new from now on.
-        if (cursor === undefined) return gate.seal(kind);
+      let incomplete = `still a cursor after ${MAX_PAGES} pages`;
+      try {
+        for (let i = 0; i < MAX_PAGES; i++) {
+          incomplete = `page ${i + 1} failed`;
+          const page = await askMember(member, PIN_KINDS[kind].method, cursor === undefined ? {} : { cursor });
+          gate.judge(connection, kind, page);
+          cursor = typeof page.nextCursor === 'string' && page.nextCursor !== '' ? page.nextCursor : undefined;
+          incomplete = cursor === undefined ? '' : `still a cursor after ${MAX_PAGES} pages`;
+          if (cursor === undefined) return;
+        }
+      } catch (err) {
+        incomplete += `: ${err instanceof Error ? ((err as { code?: string }).code ?? err.message) : String(err)}`;
+        throw err;
+      } finally {
+        // Sealed after the first read whatever its outcome: the server being guarded must not keep
+        // its list open (an error on page 2, a cursor on every page) so that a later addition
+        // passes as a first sight. What a cut-short read missed waits for approval (logged).
+        gate.seal(kind, incomplete === '' ? undefined : incomplete);
       }
     })().finally(() => {
       delete (running as Partial<Record<PinKind, Promise<void>>>)[kind];

@@ -68,15 +68,19 @@ export async function composedHandshake(
   logger: Logger,
   failed?: (error: GatewayError) => void,
 ): Promise<JsonObject> {
-  const answer = await askUpstream(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params: structuredClone(params) }, timeouts, logger, failed);
+  let own: GatewayError | undefined;
+  const fail = (error: GatewayError) => {
+    own = error;
+    failed?.(error);
+  };
+  const answer = await askUpstream(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params: structuredClone(params) }, timeouts, logger, fail);
   const result: unknown = 'result' in answer ? answer.result : undefined;
+  // The caller's credential cannot be exchanged: its own error, not "the target is unavailable".
+  if (own?.code === 'GW_CREDENTIAL_NOT_EXCHANGEABLE') throw own;
   if (!isObject(result)) {
-    // The gateway's own answer (the child exited, timed out...): its words and exit details, not a JSON dump.
-    const error: unknown = answer.error;
-    const data: unknown = isObject(error) ? error.data : undefined;
-    if (isObject(error) && typeof error.message === 'string' && isObject(data) && typeof data.code === 'string' && data.code.startsWith('GW_')) {
-      throw unavailable(next.target.name, error.message, { details: data });
-    }
+    // The gateway's own failure (the child exited, timed out...): its words and exit details, not a
+    // JSON dump; never an upstream's error answer that merely copies a GW_* code.
+    if (own !== undefined) throw unavailable(next.target.name, own.message, own);
     throw unavailable(next.target.name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
   }
   await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });

@@ -157,7 +157,8 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
       const error = toGatewayError(err);
       attempt.ended(error);
       if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
-      throw error.code === 'GW_TARGET_UNAVAILABLE' ? error : unavailable(name, error.message, error);
+      // The caller's own credential is not the target's failure: said as it is.
+      throw error.code === 'GW_TARGET_UNAVAILABLE' || error.code === 'GW_CREDENTIAL_NOT_EXCHANGEABLE' ? error : unavailable(name, error.message, error);
     }
   };
 

@@ -19,7 +19,7 @@ export const DEFAULT_LIFETIME_SEC = 60;
 
 export interface TokenCache {
   /** The upstream token for `principal` at `target`, exchanging `subjectToken` when none is fresh. */
-  tokenFor(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined, subjectToken: string | undefined): Promise<string>;
+  tokenFor(target: RemoteTargetConfig, principal: Caller | undefined, subjectToken: string | undefined): Promise<string>;
   /** The token held now for `principal` at `target`, without exchanging or touching its recency (log scrubbing). */
   peek(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined): string | undefined;
   /** The upstream refused `principal`'s token: forget it (the next request exchanges again). */
@@ -28,6 +28,25 @@ export interface TokenCache {
   readonly size: number;
   /** Forgets every token (shutdown). */
   clear(): void;
+}
+
+/** Who asks for a token: its id (the cache key) and, when known, how it authenticated. */
+type Caller = Pick<Principal, 'id'> & Partial<Pick<Principal, 'kind'>>;
+
+const CREDENTIAL_WORDS: Record<Principal['kind'], string> = { 'api-key': 'an API key', anonymous: 'an anonymous caller', jwt: 'this token' };
+
+/**
+ * A caller without a verified JWT (an API key, anonymous) has nothing the authorization server can
+ * exchange, and an API key must never be sent to it (identity.ts): the caller's error, said as
+ * such (not "the server is unavailable"), before anything is sent to the token endpoint or upstream.
+ */
+function notExchangeable(target: string, principal: Caller | undefined): GatewayError {
+  const kind = principal?.kind ?? 'anonymous';
+  return new GatewayError(
+    'GW_CREDENTIAL_NOT_EXCHANGEABLE',
+    `Server "${target}" takes only a token the gateway exchanges for the caller's (RFC 8693), and ${CREDENTIAL_WORDS[kind]} cannot be exchanged: authenticate with a JWT from the gateway's authorization server`,
+    { target, credential: kind },
+  );
 }
 
 interface Entry {
@@ -69,11 +88,9 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
     entries.set(key, entry);
   };
 
-  const fresh = async (target: RemoteTargetConfig, key: string, subjectToken: string | undefined): Promise<string> => {
+  const fresh = async (target: RemoteTargetConfig, key: string, subjectToken: string | undefined, principal: Caller | undefined): Promise<string> => {
     const te = target.tokenExchange!;
-    if (subjectToken === undefined) {
-      throw new GatewayError('GW_TOKEN_EXCHANGE_FAILED', `Token exchange for upstream "${target.name}" failed: no subject token`, { target: target.name, reason: 'no subject token' });
-    }
+    if (subjectToken === undefined) throw notExchangeable(target.name, principal);
     try {
       const got = await exchange({ target: target.name, tokenEndpoint: te.tokenEndpoint, clientId: te.clientId, clientSecret: te.clientSecret, subjectToken, audience: te.audience, resource: te.resource, scope: te.scope });
       const lifetime = got.expiresInSec ?? DEFAULT_LIFETIME_SEC;
@@ -102,7 +119,7 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
       const flightKey = `${target.name}\n${key}`;
       let pending = inflight.get(flightKey);
       if (pending === undefined) {
-        pending = fresh(target, key, subjectToken).finally(() => inflight.delete(flightKey));
+        pending = fresh(target, key, subjectToken, principal).finally(() => inflight.delete(flightKey));
         inflight.set(flightKey, pending);
       }
       return pending;

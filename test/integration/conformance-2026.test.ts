@@ -81,7 +81,7 @@ function expectBridgeScore(results: Map<string, ScenarioResult>): void {
  * gateway in front of such a crowd holds a session per set, so it gets room for more than the
  * default per-caller bound (which keeps one real caller from multiplying children).
  */
-const CROWD = { stateless: { hostsPerCaller: 16, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256 } };
+const CROWD = { stateless: { hostsPerCaller: 16, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256, maxParkedPerCaller: 16, maxParked: 1_024 } };
 
 describe('conformance suite, 2026-07-28 requirements, through the gateway to a 2025 stdio upstream', () => {
   it('on /mcp (one target)', async () => {

@@ -25,7 +25,7 @@ afterEach(async () => {
 async function gateway(stateless: Partial<{ hostsPerCaller: number; inputWaitMs: number }> = {}): Promise<URL> {
   const gw = await startTestGateway({
     targets: { rec: recorderServer() },
-    session: { stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 16, ...stateless } },
+    session: { stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 16, maxParkedPerCaller: 16, maxParked: 1_024, ...stateless } },
   });
   running.push(gw);
   return gw.mcpUrl();
@@ -64,7 +64,7 @@ describe('2026 requests on a 2025 upstream', () => {
   it('a client gone while its held session still opens has cancelled: the call never goes upstream', async () => {
     const rec = recorderServer();
     const slowStart = { ...rec, args: [...(rec.args ?? []), '--init-delay-ms=3000'] };
-    const gw = await startTestGateway({ targets: { rec: slowStart }, session: { stateless: { hostsPerCaller: 1, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 16 } } });
+    const gw = await startTestGateway({ targets: { rec: slowStart }, session: { stateless: { hostsPerCaller: 1, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 16, maxParkedPerCaller: 16, maxParked: 1_024 } } });
     running.push(gw);
     const abort = new AbortController();
     const call = modern(gw.mcpUrl(), 'tools/call', { name: 'slow', arguments: { ms: 100 } }, { meta, signal: abort.signal });

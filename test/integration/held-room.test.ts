@@ -107,7 +107,7 @@ describe('held 2026 sessions and room for 2025 clients', () => {
     const tag = randomUUID();
     const gw = await startTestGateway({
       targets: { echo: echoTarget(tag) },
-      session: { maxChildrenPerTarget: 4, evictIdleMs: 1_000, stateless: { hostsPerCaller: 4, hostIdleMs: 600_000, inputWaitMs: 120_000, maxListenStreams: 16 } },
+      session: { maxChildrenPerTarget: 4, evictIdleMs: 1_000, stateless: { hostsPerCaller: 4, hostIdleMs: 600_000, inputWaitMs: 120_000, maxListenStreams: 16, maxParkedPerCaller: 16, maxParked: 1_024 } },
     });
     try {
       const lists = await Promise.all([1, 2, 3, 4].map((n) => listWithCaps(gw.mcpUrl('echo'), n)));

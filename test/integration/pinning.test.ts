@@ -127,9 +127,11 @@ describe('pinning: block mode', () => {
     clients.push(calm);
     expect((await calm.list()).find((t) => t.name === 'echo')?.description).toContain('<IMPORTANT>');
 
-    const wrong = await admin(gw.gateway, '/admin/pins/approve', { target: 'rug', name: 'echo', hash: 'ffff' });
+    const wrong = await admin(gw.gateway, '/admin/pins/approve', { target: 'rug', name: 'echo', hash: 'f'.repeat(64) });
     expect(wrong.status).toBe(404);
-    const approved = await admin(gw.gateway, '/admin/pins/approve', { target: 'rug', kind: 'tool', name: 'echo', hash: change.hash.slice(0, 16) });
+    // Only the whole hash approves (a prefix can be ground to by the server): 400 for one.
+    expect((await admin(gw.gateway, '/admin/pins/approve', { target: 'rug', name: 'echo', hash: change.hash.slice(0, 16) })).status).toBe(400);
+    const approved = await admin(gw.gateway, '/admin/pins/approve', { target: 'rug', kind: 'tool', name: 'echo', hash: change.hash });
     expect(approved.status).toBe(200);
     expect(approved.json.approved).toHaveLength(1);
     for (const path of paths) {

@@ -91,19 +91,19 @@ describe('switchboard registry add', () => {
     const config = await writeConfig('remote.yaml', '# our team gateway\ngateway:\n  port: 0\n');
     const result = await add('com.example.mcp/weather', config);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain('set X_API_KEY (secret): API key from the weather dashboard');
+    expect(result.stdout).toContain('set WEATHER_X_API_KEY (secret): API key from the weather dashboard');
     const text = await readFile(config, 'utf8');
     expect(text).toContain('# our team gateway');
     expect(text).toContain(`url: ${remote.url}`);
-    expect(text).toContain('X-API-Key: ${X_API_KEY}');
+    expect(text).toContain('X-API-Key: ${WEATHER_X_API_KEY}');
     expect(text).toContain('X-Region: eu-west-1');
-    expect(text).toContain('# X_API_KEY (secret): API key from the weather dashboard');
+    expect(text).toContain('# WEATHER_X_API_KEY (secret): API key from the weather dashboard');
     expect(text).not.toContain('sk-never-written');
     const unset = await run(['validate', config]);
     expect(unset.code).toBe(2);
-    expect(unset.stderr).toContain('X_API_KEY');
-    expect((await run(['validate', config], { X_API_KEY: 'k-123' })).code).toBe(0);
-    expect(await echoThrough(config, { X_API_KEY: 'k-123' }, '/mcp')).toContain('from the registry');
+    expect(unset.stderr).toContain('WEATHER_X_API_KEY');
+    expect((await run(['validate', config], { WEATHER_X_API_KEY: 'k-123' })).code).toBe(0);
+    expect(await echoThrough(config, { WEATHER_X_API_KEY: 'k-123' }, '/mcp')).toContain('from the registry');
   }, 90_000);
 
   it('PyPI: writes uvx <package>@<version>, leaving optional inputs out; validates', async () => {
@@ -131,7 +131,7 @@ describe('switchboard registry add', () => {
     const config = tempPath('github-remote.yaml');
     const result = await add('io.github.github/github-mcp-server', config, '--type', 'remote');
     expect(result.code, result.stderr).toBe(0);
-    expect(await readFile(config, 'utf8')).toContain('Authorization: Bearer ${TOKEN}');
+    expect(await readFile(config, 'utf8')).toContain('Authorization: Bearer ${GITHUB_MCP_SERVER_TOKEN}');
   });
 
   it('refuses what it cannot write, exit 2, leaving the file as it was', async () => {

@@ -112,7 +112,7 @@ export function buildConfig(options: TestGatewayOptions): GatewayConfig {
       // dozens of sessions it never deletes, and none is idle past the floor within a test.
       maxChildren: 128,
       maxChildrenPerTarget: 64,
-      stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256 },
+      stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256, maxParkedPerCaller: 16, maxParked: 1_024 },
       ...options.session,
     },
     websocket: { pingIntervalMs: 15_000, maxBufferedBytes: 16 * 1024 * 1024, ...options.websocket },

@@ -3,7 +3,9 @@
  * test/fixtures/registry, served as ServerResponse and ServerList the way the registry does.
  * Paths under a first segment name a misbehaviour, so one server also plays a broken registry:
  * `/error` answers 500, `/text` plain text, `/shape` JSON of the wrong shape, `/hang` never answers,
- * `/huge` more than any page should be. `close()` ends it and every socket still open.
+ * `/huge` more than any page should be, `/drip` its headers at once and then a byte of a valid
+ * answer every 200 ms (a body that takes a minute, past the client's deadline). `extra` documents (a hostile
+ * publisher's) are served beside the fixtures. `close()` ends it and every socket still open.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -19,10 +21,11 @@ export interface RegistryFixture {
 }
 
 /** `{{REMOTE_URL}}` in a document becomes `remoteUrl` (the test's own upstream). */
-export async function startRegistry(options: { remoteUrl?: string } = {}): Promise<RegistryFixture> {
+export async function startRegistry(options: { remoteUrl?: string; extra?: ReadonlyArray<{ name: string; version: string }> } = {}): Promise<RegistryFixture> {
   const documents = readdirSync(FOLDER)
     .filter((file) => file.endsWith('.json'))
-    .map((file) => JSON.parse(readFileSync(new URL(file, FOLDER), 'utf8').replaceAll('{{REMOTE_URL}}', options.remoteUrl ?? 'http://127.0.0.1:9/mcp')) as { name: string; version: string });
+    .map((file) => JSON.parse(readFileSync(new URL(file, FOLDER), 'utf8').replaceAll('{{REMOTE_URL}}', options.remoteUrl ?? 'http://127.0.0.1:9/mcp')) as { name: string; version: string })
+    .concat(options.extra ?? []);
   const requests: string[] = [];
   const server = createServer((request, response) => {
     requests.push(`${request.method ?? ''} ${request.url ?? ''}`);
@@ -47,6 +50,7 @@ function answer(request: IncomingMessage, response: ServerResponse, documents: r
   const url = new URL(request.url ?? '/', 'http://registry');
   const mode = url.pathname.split('/')[1];
   if (mode === 'hang') return;
+  if (mode === 'drip') return drip(response, JSON.stringify({ servers: [], padding: 'x'.repeat(300) }));
   if (mode === 'error') return void response.writeHead(500).end('{"error":"database unavailable"}');
   if (mode === 'text') return void response.writeHead(200, { 'content-type': 'text/html' }).end('<html>maintenance</html>');
   if (mode === 'shape') return void json(response, 200, { items: [] });
@@ -62,6 +66,16 @@ function answer(request: IncomingMessage, response: ServerResponse, documents: r
   const document = documents.find((d) => d.name === name && (version === 'latest' || d.version === version));
   if (document === undefined) return void json(response, 404, { error: 'Server not found' });
   json(response, 200, wrap(document));
+}
+
+function drip(response: ServerResponse, body: string): void {
+  response.writeHead(200, { 'content-type': 'application/json' });
+  let at = 0;
+  const timer = setInterval(() => {
+    if (at >= body.length || response.destroyed) return void (clearInterval(timer), response.end());
+    response.write(body[at++]!);
+  }, 200);
+  response.on('close', () => clearInterval(timer));
 }
 
 function json(response: ServerResponse, status: number, body: unknown): void {

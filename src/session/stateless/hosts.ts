@@ -70,6 +70,13 @@ export function askerOf(host: Host): Relay | undefined {
   return runs === 0 && parks === 1 ? parked : undefined;
 }
 
+/** Every request in flight on `host` is a call parked for input (and there is one at least). */
+function holdsOnlyParked(host: Host): boolean {
+  let parked = 0;
+  for (const relay of host.askers) if (!relay.finished && relay.parked) parked++;
+  return parked > 0 && host.active <= parked;
+}
+
 export interface HostPoolOptions {
   store: SessionStore;
   logger: Logger;
@@ -134,14 +141,21 @@ export function createHostPool(options: HostPoolOptions): HostPool {
 
   /**
    * Room in `scope` for a host of a capability set that has none: the caller's least recently used
-   * idle host ends; none idle: GW_SESSION_LIMIT.
+   * idle host ends; none idle: a host that only holds calls parked for input (a person's answer
+   * awaited, or a caller that never comes back) does not count against `perCaller`, so such calls
+   * never lock the scope's other requests out (their number has its own bound, mrtr.ts); else
+   * GW_SESSION_LIMIT.
    */
-  const makeRoom = (scope: string) => {
+  const makeRoom = (scope: string, held: number) => {
     let lru: Host | undefined;
+    let parkedOnly = 0;
     for (const host of ready.values()) {
-      if (host.scope !== scope || host.active > 0 || host.askers.size > 0) continue;
+      if (host.scope !== scope) continue;
+      if (holdsOnlyParked(host)) parkedOnly++;
+      if (host.active > 0 || host.askers.size > 0) continue;
       if (lru === undefined || host.lastUsed < lru.lastUsed) lru = host;
     }
+    if (lru === undefined && held < perCaller + parkedOnly) return;
     if (lru === undefined) throw heldSessionsRefusal(perCaller);
     logger.debug({ session: lru.id }, 'held session replaced by one for other client capabilities');
     retire(lru, 'replaced by a held session for other client capabilities');
@@ -216,7 +230,7 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     // Wait for a host already opening rather than open one past the cap (or at all, when the
     // request cannot ask and so needs no host of its own).
     if (list.length > 0 && (held >= perCaller || !mayAsk)) return take(await (list[list.length - 1] as Promise<Host>), caller);
-    if (held >= perCaller) makeRoom(scope);
+    if (held >= perCaller) makeRoom(scope, held);
     let slot: Promise<Host> | undefined;
     const opening = open(caller, key, scope, () => slot as Promise<Host>);
     slot = opening;

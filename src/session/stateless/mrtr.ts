@@ -12,6 +12,13 @@
  * Questions that arrive together (within GATHER_MS) go out in one round. A retry that leaves some
  * unanswered gets them again in a new round (what SEP-2322 asks of servers). The state is sealed
  * (request-state.ts) and good for one round; a round not resumed within `waitMs` cancels the call.
+ *
+ * Parked calls have their own bound, per scope (endpoint, principal, credential: every anonymous
+ * caller is one) and in all: a caller that parks round after round and never comes back must not
+ * hold the upstream calls, held sessions and in-flight slots every other caller needs. A round past
+ * it is refused (GW_INPUT_ROUNDS_LIMIT, 503 + Retry-After) and its call cancelled upstream; the
+ * caller's other requests, and everyone else's, are served as before (hosts.ts makes room beside
+ * hosts that only hold parked calls).
  */
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
@@ -65,9 +72,42 @@ function named(request: JsonObject): { params: JsonObject; name: string | undefi
   return { params: Object.keys(rest).length === 0 ? others : { ...others, _meta: rest }, name: typeof name === 'string' && name !== '' ? name : undefined };
 }
 
-export function createInputBridge(codec: StateCodec, waitMs: number, logger: Logger): InputBridge {
+export interface ParkingLimits {
+  /** How long a parked round waits for its retry (ms). */
+  readonly waitMs: number;
+  /** Parked calls per scope. */
+  readonly perCaller: number;
+  /** Parked calls in all. */
+  readonly total: number;
+}
+
+export function createInputBridge(codec: StateCodec, limits: ParkingLimits, logger: Logger): InputBridge {
+  const { waitMs } = limits;
   const rounds = new Map<Relay, Round>();
+  /** Parked calls per scope, and their number in all. */
+  const parked = new Map<string, Set<Relay>>();
+  let parkedTotal = 0;
   let seq = 0;
+
+  const unpark = (relay: Relay, scope: string) => {
+    const set = parked.get(scope);
+    if (set === undefined || !set.delete(relay)) return;
+    parkedTotal--;
+    if (set.size === 0) parked.delete(scope);
+  };
+
+  /** The refusal of one more parked call in `scope`, or undefined when there is room. */
+  const overLimit = (scope: string): GatewayError | undefined => {
+    const mine = parked.get(scope)?.size ?? 0;
+    if (mine < limits.perCaller && parkedTotal < limits.total) return undefined;
+    const which = mine >= limits.perCaller ? 'caller' : 'total';
+    const limit = which === 'caller' ? limits.perCaller : limits.total;
+    return new GatewayError('GW_INPUT_ROUNDS_LIMIT', `${limit} calls already wait for input${which === 'caller' ? ' from this caller' : ''}; answer one of them, then retry`, {
+      kind: which,
+      limit,
+      retryAfterSec: Math.max(1, Math.min(30, Math.ceil(waitMs / 1_000))),
+    });
+  };
 
   /** Answers one of `host`'s questions (the session recorded whom to give it to before asking). */
   const answerUpstream = (host: Host, id: RequestId, outcome: { result: JsonObject } | { error: JsonRpcErrorObject }) => {
@@ -79,12 +119,25 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
   const flush = (relay: Relay, round: Round) => {
     round.gather = undefined;
     if (relay.finished || relay.parked || round.asks.size === 0) return;
-    round.n++;
     const host = round.host;
+    const refusal = overLimit(host.scope);
+    if (refusal !== undefined) {
+      logger.warn({ session: host.id, kind: refusal.details.kind, limit: refusal.details.limit }, 'too many calls parked for input; this one is refused and cancelled upstream');
+      for (const ask of round.asks.values()) answerUpstream(host, ask.upstreamId, { error: refusal.toJsonRpc() });
+      rounds.delete(relay);
+      return relay.refuse(refusal);
+    }
+    round.n++;
     const requestState = codec.seal({ scope: host.scope, host: host.id, call: relay.call, method: relay.method, round: round.n, expires: Date.now() + waitMs });
     // fromEntries defines each key as its own property, whatever the name (even `__proto__`).
     const inputRequests: JsonObject = Object.fromEntries([...round.asks].map(([key, ask]) => [key, { method: ask.method, params: ask.params }]));
     relay.park({ jsonrpc: '2.0', id: relay.clientId as JsonObject[string], result: { resultType: 'input_required', inputRequests, requestState } });
+    let mine = parked.get(host.scope);
+    if (mine === undefined) parked.set(host.scope, (mine = new Set()));
+    if (!mine.has(relay)) {
+      mine.add(relay);
+      parkedTotal++;
+    }
     clearTimeout(round.expiry);
     round.expiry = setTimeout(() => expire(relay, round), waitMs);
     round.expiry.unref();
@@ -94,6 +147,7 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
     if (!relay.parked) return;
     logger.info({ session: round.host.id }, 'a 2026 client did not come back with the input asked for in time; the call is cancelled');
     rounds.delete(relay);
+    unpark(relay, round.host.scope);
     // Closing its stream: the session core cancels the call upstream (cancelOnClose).
     relay.drop();
   };
@@ -128,6 +182,7 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
       const responses = retry.params?.inputResponses;
       if (!isObject(responses)) throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: inputResponses must be an object of answers by key');
       clearTimeout(round.expiry);
+      unpark(relay, round.host.scope);
       for (const [key, ask] of round.asks) {
         const answer = Object.hasOwn(responses, key) ? responses[key] : undefined;
         // An answer of the wrong form is not an answer: its question is asked again below.
@@ -145,6 +200,7 @@ export function createInputBridge(codec: StateCodec, waitMs: number, logger: Log
       clearTimeout(round.gather);
       clearTimeout(round.expiry);
       rounds.delete(relay);
+      unpark(relay, round.host.scope);
     },
   };
 }

@@ -15,7 +15,7 @@
  * - The client going away from an unparked exchange closes the sink: the core's `cancelOnClose`
  *   withdraws the request (in 2026 closing the response stream cancels the request).
  */
-import { GatewayError } from '../../errors/gateway-error.ts';
+import { GatewayError, toErrorResponse } from '../../errors/gateway-error.ts';
 import { JsonRpcCode } from '../../jsonrpc/codes.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
 import { isCacheable } from '../../jsonrpc/methods.ts';
@@ -43,6 +43,8 @@ export interface Relay extends ResponseSink {
   drop(): void;
   /** Answers the current exchange with `message` (an input_required result) and waits for a retry. */
   park(message: JsonObject): void;
+  /** Answers the current exchange with `error` instead of parking, and gives the call up (cancelled upstream). */
+  refuse(error: GatewayError): void;
   /** A retry carries on: what comes next goes to `exchange`, with the retry's id and log level. */
   rebind(exchange: Exchange, clientId: RequestId, logLevel: string | undefined): void;
 }
@@ -218,6 +220,14 @@ export function createRelay(exchange: Exchange, call: number, clientId: RequestI
       finished = true;
       if (!current.closed) current.end();
       hooks.done(relay);
+    },
+    refuse(error) {
+      if (finished) return;
+      const body = JSON.stringify(toErrorResponse(id, error));
+      const retry = error.details.retryAfterSec;
+      if (streaming) write(200, body);
+      else current.json(error.httpStatus, body, typeof retry === 'number' ? { 'retry-after': String(retry) } : undefined);
+      abandon();
     },
     park(message) {
       if (finished) return;

@@ -49,7 +49,7 @@ export interface StatelessOptions {
   store: SessionStore;
   logger: Logger;
   /** gateway.session.stateless */
-  limits: { hostsPerCaller: number; hostIdleMs: number; inputWaitMs: number; maxListenStreams: number };
+  limits: { hostsPerCaller: number; hostIdleMs: number; inputWaitMs: number; maxListenStreams: number; maxParkedPerCaller: number; maxParked: number };
   /** With gateway.cluster: states sealed with the cluster's keys, naming this replica (docs/scaling.md, "The 2026 era across replicas"). */
   cluster?: StateKeys | undefined;
 }
@@ -108,7 +108,7 @@ function discoverResult(init: JsonObject): JsonObject {
 export function createStatelessServer({ store, logger, limits, cluster }: StatelessOptions): StatelessServer {
   const log = logger.child({ component: 'stateless' });
   const codec = createStateCodec(cluster);
-  const bridge = createInputBridge(codec, limits.inputWaitMs, log);
+  const bridge = createInputBridge(codec, { waitMs: limits.inputWaitMs, perCaller: limits.maxParkedPerCaller, total: limits.maxParked }, log);
   const listeners = createListeners(limits.maxListenStreams);
   const hosts = createHostPool({
     store,

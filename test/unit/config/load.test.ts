@@ -48,7 +48,7 @@ describe('parseConfig: defaults', () => {
       maxInflight: 4_096,
     });
     expect(config.health).toEqual({ probeCacheMs: 10_000, probeTimeoutMs: 2_000 });
-    expect(config.session).toEqual({ idleTtlMs: 1_800_000, keepAliveMs: 15_000, shortIdleTtlMs: 300_000, initDeadlineMs: 10_000, maxUninitialized: 64, evictIdleMs: 120_000, maxChildren: 128, maxChildrenPerTarget: 64, stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256 } });
+    expect(config.session).toEqual({ idleTtlMs: 1_800_000, keepAliveMs: 15_000, shortIdleTtlMs: 300_000, initDeadlineMs: 10_000, maxUninitialized: 64, evictIdleMs: 120_000, maxChildren: 128, maxChildrenPerTarget: 64, stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256, maxParkedPerCaller: 16, maxParked: 1_024 } });
     expect(config.shutdownGraceMs).toBe(10_000);
     expect(config.logging).toEqual({ level: 'info', audit: false });
   });
@@ -117,7 +117,7 @@ describe('parseConfig: defaults', () => {
     const config = parse({ ...minimal, gateway: { limits: { maxSessions: 5 }, session: { idleTtlMs: 1000 } } });
     expect(config.limits.maxSessions).toBe(5);
     expect(config.limits.maxBodyBytes).toBe(16 * 1024 * 1024);
-    expect(config.session).toEqual({ idleTtlMs: 1000, keepAliveMs: 15_000, shortIdleTtlMs: 300_000, initDeadlineMs: 10_000, maxUninitialized: 64, evictIdleMs: 120_000, maxChildren: 128, maxChildrenPerTarget: 64, stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256 } });
+    expect(config.session).toEqual({ idleTtlMs: 1000, keepAliveMs: 15_000, shortIdleTtlMs: 300_000, initDeadlineMs: 10_000, maxUninitialized: 64, evictIdleMs: 120_000, maxChildren: 128, maxChildrenPerTarget: 64, stateless: { hostsPerCaller: 4, hostIdleMs: 60_000, inputWaitMs: 120_000, maxListenStreams: 256, maxParkedPerCaller: 16, maxParked: 1_024 } });
   });
 
   it('maps every per-server key onto the target', () => {
@@ -158,7 +158,7 @@ describe('parseConfig: defaults', () => {
         allowedOrigins: ['https://app.example.com', 'http://localhost:5173'],
         allowedHosts: ['mcp.example.com', 'mcp.example.com:443'],
         limits: { maxBodyBytes: 1, maxSessions: 2, replayEvents: 0, replayBytes: 0, pendingServerMessages: 0, requestTimeoutMs: 5, maxConnections: 6, maxConnectionsPerAddress: 0, maxInflightPerSession: 7, maxInflight: 8 },
-        session: { idleTtlMs: 3, keepAliveMs: 4, stateless: { hostsPerCaller: 7, hostIdleMs: 8, inputWaitMs: 9, maxListenStreams: 10 } },
+        session: { idleTtlMs: 3, keepAliveMs: 4, stateless: { hostsPerCaller: 7, hostIdleMs: 8, inputWaitMs: 9, maxListenStreams: 10, maxParkedPerCaller: 11, maxParked: 12 } },
         health: { probeCacheMs: 9, probeTimeoutMs: 10 },
         shutdownGraceMs: 0,
         logging: { level: 'silent' },
@@ -169,7 +169,7 @@ describe('parseConfig: defaults', () => {
     expect(config.allowedHosts).toEqual(['mcp.example.com', 'mcp.example.com:443']);
     expect(config.limits).toEqual({ maxBodyBytes: 1, maxSessions: 2, replayEvents: 0, replayBytes: 0, pendingServerMessages: 0, requestTimeoutMs: 5, maxConnections: 6, maxConnectionsPerAddress: 0, maxInflightPerSession: 7, maxInflight: 8 });
     expect(config.health).toEqual({ probeCacheMs: 9, probeTimeoutMs: 10 });
-    expect(config.session).toEqual({ idleTtlMs: 3, keepAliveMs: 4, shortIdleTtlMs: 300_000, initDeadlineMs: 10_000, maxUninitialized: 64, evictIdleMs: 120_000, maxChildren: 128, maxChildrenPerTarget: 64, stateless: { hostsPerCaller: 7, hostIdleMs: 8, inputWaitMs: 9, maxListenStreams: 10 } });
+    expect(config.session).toEqual({ idleTtlMs: 3, keepAliveMs: 4, shortIdleTtlMs: 300_000, initDeadlineMs: 10_000, maxUninitialized: 64, evictIdleMs: 120_000, maxChildren: 128, maxChildrenPerTarget: 64, stateless: { hostsPerCaller: 7, hostIdleMs: 8, inputWaitMs: 9, maxListenStreams: 10, maxParkedPerCaller: 11, maxParked: 12 } });
     expect(config.shutdownGraceMs).toBe(0);
     expect(config.logging.level).toBe('silent');
   });

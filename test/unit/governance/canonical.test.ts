@@ -27,7 +27,9 @@ describe('canonical form of a pinned definition', () => {
   it('covers name, title, description, schemas and annotations, not _meta or icons', () => {
     const base = pinHash('tool', tool);
     expect(pinHash('tool', { ...tool, _meta: { x: 1 }, icons: [{ src: 'a.png' }] })).toBe(base);
-    for (const change of [{ description: 'Echoes!' }, { title: 'Echo' }, { outputSchema: { type: 'object' } }, { annotations: { readOnlyHint: false } }, { inputSchema: { type: 'object' } }]) {
+    // A hint's type is part of it: "true" and 1 are other definitions than true (danger.ts judges them).
+    const stringy = [{ annotations: { readOnlyHint: 'true', destructiveHint: false } }, { annotations: { readOnlyHint: 1, destructiveHint: false } }, { annotations: { readOnlyHint: true, destructiveHint: 0 } }];
+    for (const change of [{ description: 'Echoes!' }, { title: 'Echo' }, { outputSchema: { type: 'object' } }, { annotations: { readOnlyHint: false } }, { inputSchema: { type: 'object' } }, ...stringy]) {
       expect(pinHash('tool', { ...tool, ...change }), JSON.stringify(change)).not.toBe(base);
     }
     expect(pinHash('prompt', { name: 'p', arguments: [{ name: 'a' }] })).not.toBe(pinHash('prompt', { name: 'p', arguments: [{ name: 'a', required: true }] }));

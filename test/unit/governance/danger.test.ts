@@ -20,6 +20,21 @@ describe('the danger judge', () => {
     expect(judgeDanger('tool', base, { ...base, annotations: { openWorldHint: false } })[0]?.detail).toBe('annotations.destructiveHint changed from false to true');
   });
 
+  it('a hint that is not a boolean is a changed hint, even where its default reads the same; on a new item too', () => {
+    const plain = { ...base, annotations: undefined };
+    expect(codes({ ...base, annotations: { readOnlyHint: 'true' } }, plain)).toEqual(['hint-changed']);
+    expect(codes({ ...base, annotations: { destructiveHint: 0 } }, plain)).toEqual(['hint-changed']);
+    expect(codes({ ...base, annotations: 'readOnly' }, plain)).toEqual(['hint-changed']);
+    // Already malformed the same way when pinned: nothing gained.
+    const pinned = { ...base, annotations: { readOnlyHint: 'true' } };
+    expect(codes({ ...pinned, title: 'Echo' }, pinned)).toEqual([]);
+    expect(codes({ ...pinned, annotations: { readOnlyHint: 1 } }, pinned)).toEqual(['hint-changed']);
+    // First sight after the seal: boolean hints have nothing to flip, a malformed one counts.
+    const fresh = { ...base, description: 'Echoes.' };
+    expect(judgeDanger('tool', {}, { ...fresh, annotations: { destructiveHint: true } }, true)).toEqual([]);
+    expect(judgeDanger('tool', {}, { ...fresh, annotations: { openWorldHint: 'false' } }, true).map((d) => d.detail)).toEqual(['annotations.openWorldHint is "false", not a boolean']);
+  });
+
   it('catches a URL the old text did not have, in a schema description too', () => {
     expect(codes({ ...base, description: `${base.description} and http://evil.example/x` })).toEqual(['url-added']);
     expect(codes({ ...base, inputSchema: { type: 'object', properties: { t: { description: 'see www.evil.example' } } } })).toEqual(['url-added']);

@@ -35,6 +35,22 @@ describe('scrubbing secrets from log lines', () => {
     expect(lines[0]).toContain('"name":"switchboard"');
   });
 
+  it('scrubs the message text too: a given msg, format arguments, and the message pino takes from an Error', () => {
+    const lines: string[] = [];
+    const root = createLogger({ level: 'info', destination: new Writable({ write: (c: Buffer, _e, cb) => (lines.push(c.toString()), cb()) }) });
+    const log = scrubbingLogger(root, () => ['msg-secret-123']).child({ upstreamPid: 2 });
+    log.warn('upstream said msg-secret-123');
+    log.warn({ target: 't' }, 'upstream quoted %s', 'msg-secret-123');
+    log.error(new Error('boom msg-secret-123'));
+    log.error({ err: new Error('crash msg-secret-123') });
+    log.info({ err: new Error('x'), msg: 'own' });
+    expect(lines).toHaveLength(5);
+    for (const line of lines.slice(0, 4)) expect(JSON.parse(line).msg).toContain(SECRET_MARK);
+    expect(lines.join('')).not.toContain('msg-secret-123');
+    expect(JSON.parse(lines[2]!).msg).toBe(`boom ${SECRET_MARK}`);
+    expect(JSON.parse(lines[4]!).msg).toBe('own');
+  });
+
   it("a target's secrets: env values; header values and their credentials part; the exchange's client secret", () => {
     expect(targetSecrets({ type: 'stdio', env: { A: 'token-aaaaaa', B: 'x' } } as never)).toEqual(['token-aaaaaa', 'x']);
     const remote = targetSecrets({ type: 'http', headers: { authorization: 'Bearer abcdefgh', 'x-k': 'key-123456' }, tokenExchange: { clientSecret: 'client-secret-1' } } as never);

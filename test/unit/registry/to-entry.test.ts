@@ -31,16 +31,18 @@ describe('registry names and variables', () => {
 describe('server.json to an entry', () => {
   it('npm with a required repeated positional: a reference named after its hint', () => {
     const entry = toRegistryEntry(fixture('filesystem'));
-    expect(entry.entry).toEqual({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem@2026.1.14', '${ALLOWED_DIRECTORY}'] });
-    expect(entry.variables).toEqual([{ name: 'ALLOWED_DIRECTORY', description: 'A directory the server may read and write', secret: false, required: true }]);
+    expect(entry.entry).toEqual({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem@2026.1.14', '${FILESYSTEM_ALLOWED_DIRECTORY}'] });
+    expect(entry.variables).toEqual([{ name: 'FILESYSTEM_ALLOWED_DIRECTORY', description: 'A directory the server may read and write', secret: false, required: true }]);
   });
 
-  it('OCI with a templated runtime argument: the placeholder becomes a reference inside the fixed text', () => {
-    const entry = toRegistryEntry(fixture('filesystem'), { kind: 'oci' });
+  it('OCI with a templated runtime argument: refused without --accept-runtime-args; accepted, the placeholder becomes a reference inside the fixed text', () => {
+    expect(() => toRegistryEntry(fixture('filesystem'), { kind: 'oci' })).toThrow(/runtimeArguments add --mount .* beyond -e\/--env/);
+    const entry = toRegistryEntry(fixture('filesystem'), { kind: 'oci', acceptRuntimeArgs: true });
+    expect(entry.acceptedRuntimeArgs).toEqual(['--mount', 'type=bind,src=${FILESYSTEM_SOURCE_PATH},dst=/projects']);
     const args = entry.entry.args as string[];
     expect(args.slice(0, 3)).toEqual(['run', '--rm', '-i']);
-    expect(args.slice(-4)).toEqual(['--mount', 'type=bind,src=${SOURCE_PATH},dst=/projects', 'docker.io/mcp/filesystem:2026.1.14', '/projects']);
-    expect(entry.variables.map((v) => v.name)).toEqual(['SOURCE_PATH']);
+    expect(args.slice(-4)).toEqual(['--mount', 'type=bind,src=${FILESYSTEM_SOURCE_PATH},dst=/projects', 'docker.io/mcp/filesystem:2026.1.14', '/projects']);
+    expect(entry.variables.map((v) => v.name)).toEqual(['FILESYSTEM_SOURCE_PATH']);
   });
 
   it('a secret is always a reference, whatever value or default the document offers', () => {
@@ -58,13 +60,13 @@ describe('server.json to an entry', () => {
     const entry = toRegistryEntry(server);
     const text = JSON.stringify(entry.entry);
     expect(text).not.toMatch(/sk-live|tok-live/);
-    expect(entry.entry.env).toEqual({ API_KEY: '${API_KEY}', OTHER_KEY: '${OTHER_KEY}' });
+    expect(entry.entry.env).toEqual({ API_KEY: '${LEAKY_API_KEY}', OTHER_KEY: '${LEAKY_OTHER_KEY}' });
     expect(entry.variables.every((v) => v.secret && v.required)).toBe(true);
   });
 
   it('a required, non-secret input with a default is a reference with that default', () => {
     const server: ServerDetail = { name: 'a/b', packages: [{ registryType: 'npm', identifier: 'b', version: '1.0.0', environmentVariables: [{ name: 'MODE', isRequired: true, default: 'fast' }] }] };
-    expect(toRegistryEntry(server).entry.env).toEqual({ MODE: '${MODE:-fast}' });
+    expect(toRegistryEntry(server).entry.env).toEqual({ MODE: '${B_MODE:-fast}' });
   });
 
   it('refuses a package without an exact version, a local HTTP package and a bundle', () => {
@@ -76,9 +78,39 @@ describe('server.json to an entry', () => {
   it('every fixture document gives an entry the config schema accepts', () => {
     for (const [name, kind] of [['everything', undefined], ['filesystem', 'oci'], ['fetch', undefined], ['github', 'oci'], ['github', 'remote'], ['weather-remote', undefined]] as const) {
       const server = fixture(name);
-      const entry = toRegistryEntry(server, kind === undefined ? {} : { kind });
+      const entry = toRegistryEntry(server, { kind, acceptRuntimeArgs: true });
       const withUrl = entry.kind === 'remote' && String(entry.entry.url).includes('{{') ? { ...entry, entry: { ...entry.entry, url: 'http://127.0.0.1:1/mcp' } } : entry;
       expect(() => validateEntry(withUrl, `${name}.yaml`), `${name} ${kind ?? ''}`).not.toThrow();
+    }
+  });
+});
+
+describe('registry naming rules', () => {
+  it('accepts real identifiers and refuses options, shell text and other packages', async () => {
+    const { identifierProblem } = await import('../../../src/registry/safety.ts');
+    for (const [kind, id, version] of [
+      ['npm', '@modelcontextprotocol/server-everything', '2026.8.31'],
+      ['npm', 'left-pad', '1.3.0-rc.1+build.5'],
+      ['pypi', 'mcp-server-fetch', '2025.4.7'],
+      ['pypi', 'Some_Project.x', '1.0.post1'],
+      ['oci', 'ghcr.io/github/github-mcp-server:0.20.1', undefined],
+      ['oci', 'localhost:5000/a/b__c@sha256:' + 'a'.repeat(64), undefined],
+      ['oci', 'docker.io/mcp/filesystem', '2026.1.14'],
+    ] as const) {
+      expect(identifierProblem(kind, id, version), `${kind} ${id}`).toBeUndefined();
+    }
+    for (const [kind, id, version] of [
+      ['npm', '-y', '1.0.0'],
+      ['npm', 'Upper', '1.0.0'],
+      ['npm', 'a', 'file:../x'],
+      ['npm', 'a', 'github:evil/x'],
+      ['pypi', 'x', '1.0 --index-url=https://evil'],
+      ['pypi', 'x$(id)', '1.0'],
+      ['oci', 'image;rm', undefined],
+      ['oci', 'image', '--privileged'],
+      ['oci', 'UPPER/case', undefined],
+    ] as const) {
+      expect(identifierProblem(kind, id, version), `${kind} ${id} ${version}`).toBeDefined();
     }
   });
 });

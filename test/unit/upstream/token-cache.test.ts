@@ -12,7 +12,7 @@ const te = (over: Partial<TokenExchangeConfig> = {}): TokenExchangeConfig => ({
 });
 const target = (over: Partial<TokenExchangeConfig> = {}, name = 'up'): RemoteTargetConfig =>
   ({ type: 'http', name, url: 'https://up.example/mcp', tokenExchange: te(over) }) as RemoteTargetConfig;
-const who = (id: string) => ({ id, kind: 'jwt' });
+const who = (id: string) => ({ id, kind: 'jwt' as const });
 
 /** A cache over a fake exchange that mints `<subject>@<n>` and records its requests. */
 function setup(expiresIn: number | null = 300) {
@@ -86,7 +86,7 @@ describe('exchanged token cache', () => {
     const { cache, calls } = setup();
     await expect(cache.tokenFor(target(), who('a'), 'bad')).rejects.toMatchObject({ code: 'GW_TOKEN_EXCHANGE_FAILED' });
     expect(await cache.tokenFor(target(), who('a'), 'good')).toBe('good@2');
-    await expect(cache.tokenFor(target(), who('k'), undefined)).rejects.toMatchObject({ code: 'GW_TOKEN_EXCHANGE_FAILED', details: { reason: 'no subject token' } });
+    await expect(cache.tokenFor(target(), { id: 'key:k', kind: 'api-key' }, undefined)).rejects.toMatchObject({ code: 'GW_CREDENTIAL_NOT_EXCHANGEABLE', details: { credential: 'api-key' } });
     expect(calls).toHaveLength(2);
   });
 
