@@ -20,6 +20,7 @@ import { createLogger, type Logger } from './log/logger.ts';
 import { claimNamesOf } from './router/policy.ts';
 import { VERSION } from './session/gateway-info.ts';
 import { createRuntime, type Runtime } from './session/runtime.ts';
+import type { UserOAuth } from './upstream/oauth/user-oauth.ts';
 import { createTracingSdk } from './telemetry/sdk.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
 
@@ -37,6 +38,12 @@ export interface RunningGateway {
    * and left as they were.
    */
   reload(next: GatewayConfig): void;
+  /**
+   * Each user's connected upstream accounts (`gateway.oauth`): list them (principal, target,
+   * upstream subject, expiry; never a token) and disconnect one (revoked where the server offers
+   * RFC 7009). For the operator console; undefined without `gateway.oauth`.
+   */
+  readonly connections?: Pick<UserOAuth, 'connections' | 'disconnect'> | undefined;
 }
 
 export interface StartOptions {
@@ -130,6 +137,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     cluster,
     pins: () => runtime.pins,
     stepUp: runtime.stepUp,
+    oauth: runtime.oauth,
     ...observability,
     sharedBuckets: shared?.buckets,
     generation: () => generation,
@@ -146,6 +154,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
   const url = `http://${host}:${port}`;
+  runtime.oauth?.listeningAt(url);
   logger.info({ url, targets: [...config.targets.keys()] }, 'switchboard listening');
   warnIfExposed(config, logger);
 
@@ -153,6 +162,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   return {
     url,
     port,
+    connections: runtime.oauth?.client,
     reload(next) {
       const needRestart = restartOnlyChanges(current, next);
       runtime.reload(next);

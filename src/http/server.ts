@@ -16,6 +16,8 @@ import type { MetricsRegistry } from '../observe/metrics-export.ts';
 import type { StatusBoard } from '../observe/status.ts';
 import type { PinRegistry } from '../governance/pin-registry.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
+import { registerOAuthRoutes } from './oauth-routes.ts';
+import type { GatewayUserOAuth } from '../upstream/oauth/setup.ts';
 import { meterBytes } from './byte-meter.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
 import type { SessionStore } from '../session/store.ts';
@@ -64,6 +66,8 @@ export interface HttpServerOptions {
   cluster?: Cluster | undefined;
   /** The pins (the Runtime's), for the admin API at /admin/pins; undefined while pinning is off. */
   pins?: (() => PinRegistry | undefined) | undefined;
+  /** Each user's own upstream accounts (the Runtime's): `/oauth/*` routes; undefined: none. */
+  oauth?: GatewayUserOAuth | undefined;
   /** The step-up rules in force (the Runtime's, following reloads); built from `config` (fixed) when absent. */
   stepUp?: (() => StepUpRules | undefined) | undefined;
 }
@@ -124,7 +128,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
-  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation, cluster, pins, stepUp } = options;
+  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation, cluster, pins, stepUp, oauth } = options;
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -208,6 +212,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const { code, body } = await readiness(store, health, named);
     return reply.code(code).send(generation === undefined ? body : { ...body, generation: generation() });
   });
+  if (oauth !== undefined) registerOAuthRoutes(app, oauth, log);
   registerAdminRoutes(app, { config, metrics, status, pins, flushBytes, observer, origins, logger: log });
 
   void app.register(async (mcp) => {

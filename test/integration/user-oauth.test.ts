@@ -1,0 +1,203 @@
+/**
+ * Each user's own account at a hosted MCP server (issue 32; docs/upstreams.md, "Each user's own
+ * account"), with real parts: a second oidc-provider as the upstream's own authorization server
+ * (another issuer than anything the gateway trusts), the SDK's server behind a bearer check of
+ * that issuer's tokens (test/fixtures/protected-upstream.ts), the gateway with API-key principals.
+ * Each principal follows the consent URL the gateway hands out as a browser would (login and
+ * consent at the provider, then the gateway's callback), and from then on every call of theirs
+ * reaches the upstream with their own token. Attacks: a replayed or forged state, a response from
+ * another issuer, metadata claiming another resource; every log line, error and the vault file
+ * are searched for the tokens.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RemoteTargetConfig } from '../../src/config/types.ts';
+import { startGateway, type RunningGateway } from '../../src/main.ts';
+import { startProtectedUpstream, type ProtectedUpstream } from '../fixtures/protected-upstream.ts';
+import { buildAggregateConfig } from '../support/aggregate.ts';
+import { keyAuth } from '../support/auth-server.ts';
+import { createTestLogger, remoteTarget } from '../support/gateway.ts';
+import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
+
+const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' };
+const VAULT_KEY = 'vault-key-for-tests-0123456789abcdefghij';
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'user-oauth-test', version: '1' } } };
+
+let as: AuthorizationServer;
+let upstream: ProtectedUpstream;
+let liar: ProtectedUpstream;
+let gw: RunningGateway;
+let dir: string;
+const logLines: string[] = [];
+const outputs: string[] = [];
+
+const perUser = (name: string, url: string): RemoteTargetConfig => ({
+  ...remoteTarget(name, { type: 'http', url }),
+  oauth: { perUser: true, scopes: undefined, clientId: undefined, clientSecret: undefined },
+});
+
+/** A raw initialize on `path` as `who`: its JSON answer (kept for the token search). */
+async function initialize(who: keyof typeof KEYS, path: string): Promise<Record<string, any>> {
+  const res = await fetch(new URL(path, gw.url), { method: 'POST', headers: { ...HEADERS, authorization: `Bearer ${KEYS[who]}` }, body: JSON.stringify(INIT) });
+  const text = await res.text();
+  outputs.push(text);
+  return JSON.parse(text) as Record<string, any>;
+}
+
+/** The consent URL the gateway gives `who` for `path`'s upstream. */
+async function consentUrl(who: keyof typeof KEYS, path = '/servers/docs/mcp'): Promise<string> {
+  const answer = await initialize(who, path);
+  expect(answer.error).toMatchObject({ code: -32042, data: { code: 'GW_UPSTREAM_AUTH_REQUIRED', target: 'docs' } });
+  expect(answer.error.data.elicitations[0]).toMatchObject({ mode: 'url', url: answer.error.data.authorizationUrl });
+  return answer.error.data.authorizationUrl as string;
+}
+
+/** The browser's visit to the gateway's callback. */
+async function visit(url: URL | string): Promise<{ status: number; text: string }> {
+  const res = await fetch(url);
+  const text = await res.text();
+  outputs.push(text);
+  return { status: res.status, text };
+}
+
+async function connectAccount(who: keyof typeof KEYS, account: string): Promise<void> {
+  const back = await as.consent(await consentUrl(who), account);
+  expect(back.origin).toBe(new URL(gw.url).origin);
+  const page = await visit(back);
+  expect(page.status, page.text).toBe(200);
+}
+
+async function client(who: keyof typeof KEYS, path: string): Promise<Client> {
+  const c = new Client({ name: 'user-oauth-test', version: '1' });
+  await c.connect(new StreamableHTTPClientTransport(new URL(path, gw.url), { requestInit: { headers: { authorization: `Bearer ${KEYS[who]}` } } }));
+  return c;
+}
+
+async function whoami(who: keyof typeof KEYS, path = '/servers/docs/mcp', tool = 'whoami'): Promise<string> {
+  const c = await client(who, path);
+  try {
+    const result = await c.callTool({ name: tool, arguments: {} });
+    outputs.push(JSON.stringify(result));
+    return (result.content as Array<{ text: string }>)[0]!.text;
+  } finally {
+    await c.close();
+  }
+}
+
+const bearerTokens = () => [...new Set(upstream.seen.map((h) => h.replace(/^Bearer /, '')))];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'user-oauth-'));
+  as = await startAuthorizationServer({ scopes: ['mcp', 'write'], refreshTokens: true });
+  upstream = await startProtectedUpstream(as);
+  liar = await startProtectedUpstream(as);
+  liar.claimedResource = 'http://127.0.0.1:1/elsewhere';
+  const base = buildAggregateConfig({ targets: { docs: { target: perUser('docs', upstream.url) }, liar: { target: perUser('liar', liar.url) } } });
+  const config = { ...base, auth: keyAuth(KEYS), oauth: { key: VAULT_KEY, vaultFile: join(dir, 'vault.json'), publicUrl: undefined, consentTtlSec: 600, clientName: 'Switchboard test' } };
+  gw = await startGateway(config, { logger: createTestLogger('debug', logLines) });
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.close();
+  await upstream?.close();
+  await liar?.close();
+  await as?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("each user's own account at a remote server (oauth.perUser)", () => {
+  it('two principals connect their own accounts; every later call carries their own token, on the server path and the aggregate', async () => {
+    await connectAccount('alice', 'alice-upstream');
+    await connectAccount('bob', 'bob-upstream');
+    expect(await whoami('alice')).toBe('alice-upstream');
+    expect(await whoami('bob')).toBe('bob-upstream');
+    expect(await whoami('alice', '/mcp', 'docs__whoami')).toBe('alice-upstream');
+    expect(await whoami('bob', '/mcp', 'docs__whoami')).toBe('bob-upstream');
+    expect(bearerTokens().length).toBeGreaterThanOrEqual(2);
+    const listed = await gw.connections!.connections();
+    expect(listed.map((c) => [c.principal, c.target, c.upstreamSubject]).sort()).toEqual([
+      ['key:alice', 'docs', 'alice-upstream'],
+      ['key:bob', 'docs', 'bob-upstream'],
+    ]);
+  });
+
+  it('a consent link is single-use; a forged state and a response from another issuer are refused', async () => {
+    await gw.connections!.disconnect('key:alice', perUser('docs', upstream.url));
+    await gw.connections!.disconnect('key:bob', perUser('docs', upstream.url));
+    const back = await as.consent(await consentUrl('alice'), 'alice-upstream');
+    const forged = new URL(back);
+    forged.searchParams.set('state', 'forged-state');
+    expect((await visit(forged)).status).toBe(400);
+    const mixedUp = new URL(back);
+    mixedUp.searchParams.set('iss', 'http://127.0.0.1:1');
+    const refused = await visit(mixedUp);
+    expect(refused.status).toBe(502);
+    expect(refused.text).toContain('not from the expected authorization server');
+    // The state was spent by the refused attempt: the genuine answer cannot be used after it.
+    expect((await visit(back)).status).toBe(400);
+    const again = await as.consent(await consentUrl('bob'), 'bob-upstream');
+    expect((await visit(again)).status).toBe(200);
+    expect((await visit(again)).status).toBe(400);
+    expect(await whoami('bob')).toBe('bob-upstream');
+    // Alice's refused attempt left no connection: she is asked again, with a fresh link.
+    await connectAccount('alice', 'alice-upstream');
+    expect(await whoami('alice')).toBe('alice-upstream');
+  });
+
+  it('a principal who follows a link made for another connects that other principal only', async () => {
+    // Bob's link, completed in Alice's browser with Alice's upstream login: the state says Bob.
+    await gw.connections!.disconnect('key:bob', perUser('docs', upstream.url));
+    const link = await consentUrl('bob');
+    expect((await visit(await as.consent(link, 'alice-upstream'))).status).toBe(200);
+    expect(await whoami('alice')).toBe('alice-upstream');
+    expect(await whoami('bob')).toBe('alice-upstream');
+    await gw.connections!.disconnect('key:bob', perUser('docs', upstream.url));
+    await connectAccount('bob', 'bob-upstream');
+    expect(await whoami('bob')).toBe('bob-upstream');
+  });
+
+  it('metadata that names another resource is refused before any consent', async () => {
+    const answer = await initialize('alice', '/servers/liar/mcp');
+    expect(answer.error.data).toMatchObject({ code: 'GW_UPSTREAM_AUTH_FAILED', target: 'liar', reason: 'the protected resource metadata is for another resource' });
+  });
+
+  it('a token the upstream refuses is refreshed for the next request', async () => {
+    expect(await whoami('alice')).toBe('alice-upstream');
+    const before = bearerTokens();
+    upstream.refuse(upstream.seen.at(-1)!.replace(/^Bearer /, ''));
+    const c = await client('alice', '/mcp');
+    try {
+      await expect(c.callTool({ name: 'docs__whoami', arguments: {} })).rejects.toThrow(/401/);
+    } finally {
+      await c.close();
+    }
+    expect(await whoami('alice')).toBe('alice-upstream');
+    expect(bearerTokens().length).toBeGreaterThan(before.length);
+  });
+
+  it('disconnecting revokes at the server; the next call asks for consent again, and reconnecting works', async () => {
+    const revoked = as.revocations;
+    expect(await gw.connections!.disconnect('key:alice', perUser('docs', upstream.url))).toBe(true);
+    expect(as.revocations).toBeGreaterThan(revoked);
+    await connectAccount('alice', 'alice-upstream');
+    expect(await whoami('alice')).toBe('alice-upstream');
+    expect(await whoami('bob')).toBe('bob-upstream');
+  });
+
+  it('no token in the vault file, the log, or any answer', async () => {
+    const vault = await readFile(join(dir, 'vault.json'), 'utf8');
+    const tokens = bearerTokens();
+    expect(tokens.length).toBeGreaterThan(2);
+    for (const token of tokens) {
+      expect(vault).not.toContain(token);
+      for (const line of [...logLines, ...outputs]) expect(line).not.toContain(token);
+    }
+    expect(vault).not.toContain('alice');
+    expect(logLines.some((l) => l.includes('connected an upstream account') && l.includes('alice-upstream'))).toBe(true);
+  });
+});
