@@ -83,15 +83,18 @@ function createTransport(
   // The caller's own token (its latest) is only the subject of the exchange; the upstream sees the exchanged one.
   // With `oauth.perUser` the principal's own token from the vault (or GW_UPSTREAM_AUTH_REQUIRED).
   const perUser = target.oauth !== undefined && userOAuth !== undefined;
+  // The token this connection sent last: a late 401 for an older one (a DELETE after a refresh) changes nothing.
+  let sent: string | undefined;
   const credential = perUser
-    ? () => userOAuth.tokenFor(target, principal)
+    ? async () => (sent = await userOAuth.tokenFor(target, principal))
     : target.tokenExchange !== undefined && tokens !== undefined
       ? () => tokens.tokenFor(target, principal, subjectTokenOf(principal, caller?.authorization))
       : undefined;
-  const credentialRejected = perUser ? () => userOAuth.rejected(target, principal) : credential !== undefined ? () => tokens?.forget(target, principal) : undefined;
+  const credentialRejected = perUser ? () => userOAuth.rejected(target, principal, sent) : credential !== undefined ? () => tokens?.forget(target, principal) : undefined;
   // Forwarded (forwardAuthorization): the caller's Authorization as this connection opens.
   const authorization = caller?.authorization;
-  const remote = { target, logger, authorization, agent, agents, extraHeaders: principalHeaders(target.principalHeaders, principal), credential, credentialRejected };
+  const scopeRefused = perUser ? (challenge: string) => userOAuth.insufficientScope(target, principal, challenge) : undefined;
+  const remote = { target, logger, authorization, agent, agents, extraHeaders: principalHeaders(target.principalHeaders, principal), credential, credentialRejected, scopeRefused };
   if (target.type === 'sse') return { transport: createLegacySseTransport(remote), done };
   const legacy = () => createStreamableHttpTransport(remote);
   const protocol = target.protocol ?? 'auto';

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RemoteTargetConfig } from '../../src/config/types.ts';
+import type { GatewayConfig, RemoteTargetConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { startProtectedUpstream, type ProtectedUpstream } from '../fixtures/protected-upstream.ts';
 import { buildAggregateConfig } from '../support/aggregate.ts';
@@ -33,6 +33,7 @@ let upstream: ProtectedUpstream;
 let liar: ProtectedUpstream;
 let gw: RunningGateway;
 let dir: string;
+let config: GatewayConfig;
 const logLines: string[] = [];
 const outputs: string[] = [];
 
@@ -89,6 +90,20 @@ async function whoami(who: keyof typeof KEYS, path = '/servers/docs/mcp', tool =
   }
 }
 
+/** A tools/call on a fresh raw session of `who`: its JSON-RPC answer. */
+async function rawCall(who: keyof typeof KEYS, path: string, tool: string): Promise<Record<string, any>> {
+  const headers = { ...HEADERS, authorization: `Bearer ${KEYS[who]}` };
+  const opened = await fetch(new URL(path, gw.url), { method: 'POST', headers, body: JSON.stringify(INIT) });
+  outputs.push(await opened.text());
+  const session = { ...headers, 'mcp-session-id': opened.headers.get('mcp-session-id') ?? '' };
+  await (await fetch(new URL(path, gw.url), { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+  const res = await fetch(new URL(path, gw.url), { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {} } }) });
+  const text = await res.text();
+  outputs.push(text);
+  await fetch(new URL(path, gw.url), { method: 'DELETE', headers: session });
+  return JSON.parse(text) as Record<string, any>;
+}
+
 const bearerTokens = () => [...new Set(upstream.seen.map((h) => h.replace(/^Bearer /, '')))];
 
 beforeAll(async () => {
@@ -98,7 +113,7 @@ beforeAll(async () => {
   liar = await startProtectedUpstream(as);
   liar.claimedResource = 'http://127.0.0.1:1/elsewhere';
   const base = buildAggregateConfig({ targets: { docs: { target: perUser('docs', upstream.url) }, liar: { target: perUser('liar', liar.url) } } });
-  const config = { ...base, auth: keyAuth(KEYS), oauth: { key: VAULT_KEY, vaultFile: join(dir, 'vault.json'), publicUrl: undefined, consentTtlSec: 600, clientName: 'Switchboard test' } };
+  config = { ...base, auth: keyAuth(KEYS), oauth: { key: VAULT_KEY, vaultFile: join(dir, 'vault.json'), publicUrl: undefined, consentTtlSec: 600, clientName: 'Switchboard test' } };
   gw = await startGateway(config, { logger: createTestLogger('debug', logLines) });
 }, 60_000);
 
@@ -187,6 +202,27 @@ describe("each user's own account at a remote server (oauth.perUser)", () => {
     await connectAccount('alice', 'alice-upstream');
     expect(await whoami('alice')).toBe('alice-upstream');
     expect(await whoami('bob')).toBe('bob-upstream');
+  });
+
+  it("an upstream's 403 insufficient_scope asks for consent to the union of scopes; the held token keeps serving", async () => {
+    const refused = await rawCall('alice', '/mcp', 'docs__write_note');
+    expect(refused.error).toMatchObject({ code: -32042, data: { code: 'GW_UPSTREAM_AUTH_REQUIRED', target: 'docs', reason: 'insufficient_scope', requiredScopes: ['mcp', 'write'] } });
+    const link = new URL(refused.error.data.authorizationUrl as string);
+    expect(link.searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp', 'write']);
+    expect(link.searchParams.get('resource')).toBe(upstream.url);
+    expect(link.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(await whoami('alice')).toBe('alice-upstream');
+    expect((await visit(await as.consent(link, 'alice-upstream'))).status).toBe(200);
+    expect((await rawCall('alice', '/mcp', 'docs__write_note')).result.content[0].text).toBe('noted');
+    // Bob's grant is his own: still without write.
+    expect((await rawCall('bob', '/servers/docs/mcp', 'write_note')).error.data).toMatchObject({ code: 'GW_UPSTREAM_AUTH_REQUIRED', reason: 'insufficient_scope' });
+  });
+
+  it('connections survive a restart (the vault file), and the new process serves them', async () => {
+    await gw.close();
+    gw = await startGateway(config, { logger: createTestLogger('debug', logLines) });
+    expect(await whoami('alice')).toBe('alice-upstream');
+    expect(await whoami('bob', '/mcp', 'docs__whoami')).toBe('bob-upstream');
   });
 
   it('no token in the vault file, the log, or any answer', async () => {

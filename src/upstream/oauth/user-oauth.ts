@@ -16,7 +16,7 @@ import type { RemoteTargetConfig } from '../../config/types.ts';
 import { GatewayError } from '../../errors/gateway-error.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { Principal } from '../caller.ts';
-import { discover, type Discovered } from './discovery.ts';
+import { challengeParam, discover, type Discovered } from './discovery.ts';
 import { CALLBACK_PATH, clientFor } from './registration.ts';
 import { redeemCode, refreshTokens, revokeToken, TokenEndpointError, type ClientCredentials, type TokenSet } from './token-endpoint.ts';
 import type { Vault } from './vault.ts';
@@ -61,8 +61,13 @@ export interface UserOAuthOptions {
 export interface UserOAuth {
   /** The caller's token at `target`; rejects GW_UPSTREAM_AUTH_REQUIRED (with the consent URL) when there is none. */
   tokenFor(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined): Promise<string>;
-  /** The upstream answered 401 to it: the next `tokenFor` refreshes (or asks for consent). */
-  rejected(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined): void;
+  /** The upstream answered 401 to `token`: if it is the one in use, the next `tokenFor` refreshes (or asks for consent). */
+  rejected(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined, token: string | undefined): void;
+  /**
+   * The upstream's 403 challenge: for `insufficient_scope`, GW_UPSTREAM_AUTH_REQUIRED with a consent
+   * URL for the union of the scopes held and those named (the token held keeps serving other calls).
+   */
+  insufficientScope(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined, challenge: string): Promise<GatewayError | undefined>;
   /** The token last handed out for them (log scrubbing only). */
   peek(target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined): string | undefined;
   /** A consent URL, for `extraScopes` on top of those held (403 insufficient_scope, the /connections page). */
@@ -132,15 +137,16 @@ export function createUserOAuth(options: UserOAuthOptions): UserOAuth {
     return flow;
   };
 
-  const authRequired = async (target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined): Promise<never> => {
-    const flow = await consentUrl(target, principal);
-    const message = `Connect your account at "${target.name}": open ${flow.url}`;
-    throw new GatewayError('GW_UPSTREAM_AUTH_REQUIRED', message, {
+  const consentError = (target: RemoteTargetConfig, flow: Flow, extra: Record<string, unknown> = {}) =>
+    new GatewayError('GW_UPSTREAM_AUTH_REQUIRED', `Connect your account at "${target.name}": open ${flow.url}`, {
       target: target.name,
+      ...extra,
       authorizationUrl: flow.url,
       // MCP 2025-11-25 URLElicitationRequiredError: what a client that takes URL elicitation shows.
       elicitations: [{ mode: 'url', elicitationId: flow.elicitationId, url: flow.url, message: `Connect your account at "${target.name}"` }],
     });
+  const authRequired = async (target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined): Promise<never> => {
+    throw consentError(target, await consentUrl(target, principal));
   };
 
   const fresh = async (target: RemoteTargetConfig, principal: Pick<Principal, 'id'> | undefined, key: string): Promise<string> => {
@@ -178,9 +184,17 @@ export function createUserOAuth(options: UserOAuthOptions): UserOAuth {
       }
       return pending;
     },
-    rejected(target, principal) {
+    rejected(target, principal, token) {
       const key = `${target.name}\0${who(principal)}`;
-      if (stale.size < 10_000) stale.add(key);
+      // Only the token in use now: a refused older one was replaced already.
+      if (token !== undefined && token === lastToken.get(key) && stale.size < 10_000) stale.add(key);
+    },
+    async insufficientScope(target, principal, challenge) {
+      if (challengeParam(challenge, 'error') !== 'insufficient_scope') return undefined;
+      const named = (challengeParam(challenge, 'scope') ?? '').split(' ').filter((s) => /^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/.test(s)).slice(0, 32);
+      if (named.length === 0) return undefined;
+      log.info({ target: target.name, principal: who(principal), scopes: named }, 'the upstream wants more scopes: asking for consent');
+      return consentError(target, await consentUrl(target, principal, named), { reason: 'insufficient_scope', requiredScopes: named });
     },
     peek: (target, principal) => lastToken.get(`${target.name}\0${who(principal)}`),
     consentUrl,
