@@ -21,7 +21,10 @@ import { startProtectedUpstream, type ProtectedUpstream } from '../fixtures/prot
 import { buildAggregateConfig } from '../support/aggregate.ts';
 import { keyAuth } from '../support/auth-server.ts';
 import { createTestLogger, remoteTarget } from '../support/gateway.ts';
+import { openLegacyStream } from '../support/legacy-sse.ts';
+import { modern, resultOf } from '../support/modern.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
+import { initializeWs, openWs, wsUrl } from '../support/ws-client.ts';
 
 const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' };
 const VAULT_KEY = 'vault-key-for-tests-0123456789abcdefghij';
@@ -104,6 +107,45 @@ async function rawCall(who: keyof typeof KEYS, path: string, tool: string): Prom
   return JSON.parse(text) as Record<string, any>;
 }
 
+/** whoami over a raw WebSocket (the key offered as the `bearer.` subprotocol). */
+async function whoamiWs(who: keyof typeof KEYS, path: string, tool: string): Promise<string> {
+  const peer = await openWs(wsUrl(gw.url, path), ['mcp', `bearer.${KEYS[who]}`]);
+  try {
+    await initializeWs(peer);
+    peer.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: tool, arguments: {} } });
+    const answer = (await peer.until(7)).at(-1) as Record<string, any>;
+    outputs.push(JSON.stringify(answer));
+    return answer.result.content[0].text as string;
+  } finally {
+    peer.socket.close();
+  }
+}
+
+/** whoami over the legacy HTTP+SSE transport. */
+async function whoamiSse(who: keyof typeof KEYS, path: string, tool: string): Promise<string> {
+  const auth = { authorization: `Bearer ${KEYS[who]}` };
+  const stream = await openLegacyStream(new URL(path, gw.url), auth);
+  const post = (message: unknown) => fetch(stream.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(message) });
+  try {
+    await post(INIT);
+    await stream.nextMessage();
+    await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: tool, arguments: {} } });
+    const answer = (await stream.nextMessage()) as Record<string, any>;
+    outputs.push(JSON.stringify(answer));
+    return answer.result.content[0].text as string;
+  } finally {
+    stream.close();
+  }
+}
+
+/** whoami as one stateless 2026-07-28 request. */
+async function whoami2026(who: keyof typeof KEYS, path: string, tool: string): Promise<string> {
+  const answer = await modern(new URL(path, gw.url), 'tools/call', { name: tool, arguments: {} }, { headers: { authorization: `Bearer ${KEYS[who]}` } });
+  outputs.push(answer.text);
+  return ((resultOf(answer).content as Array<{ text: string }>)[0]!).text;
+}
+
 const bearerTokens = () => [...new Set(upstream.seen.map((h) => h.replace(/^Bearer /, '')))];
 
 beforeAll(async () => {
@@ -139,6 +181,17 @@ describe("each user's own account at a remote server (oauth.perUser)", () => {
       ['key:alice', 'docs', 'alice-upstream'],
       ['key:bob', 'docs', 'bob-upstream'],
     ]);
+  });
+
+  it("each principal's own token on every path: WebSocket, legacy SSE and 2026, server path and aggregate", async () => {
+    for (const [who, account] of [['alice', 'alice-upstream'], ['bob', 'bob-upstream']] as const) {
+      expect(await whoamiWs(who, '/servers/docs/ws', 'whoami')).toBe(account);
+      expect(await whoamiWs(who, '/ws', 'docs__whoami')).toBe(account);
+      expect(await whoamiSse(who, '/servers/docs/sse', 'whoami')).toBe(account);
+      expect(await whoamiSse(who, '/sse', 'docs__whoami')).toBe(account);
+      expect(await whoami2026(who, '/servers/docs/mcp', 'whoami')).toBe(account);
+      expect(await whoami2026(who, '/mcp', 'docs__whoami')).toBe(account);
+    }
   });
 
   it('a consent link is single-use; a forged state and a response from another issuer are refused', async () => {
