@@ -41,9 +41,11 @@ export interface ClusterOptions {
   readonly replicas: number;
   /** Extra `gateway` settings for every replica (auth, shutdownGraceMs, ...). */
   readonly gateway?: Record<string, unknown>;
+  /** Servers beside `rec`, the same for every replica. */
+  readonly mcpServers?: Record<string, unknown>;
 }
 
-async function startReplica(id: string, dir: string, redisUrl: string, gateway: Record<string, unknown>, orphans: number[]): Promise<Replica> {
+async function startReplica(id: string, dir: string, redisUrl: string, gateway: Record<string, unknown>, orphans: number[], servers: Record<string, unknown> = {}): Promise<Replica> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const file = join(dir, `${id}.json`);
@@ -58,7 +60,7 @@ async function startReplica(id: string, dir: string, redisUrl: string, gateway: 
         ...gateway,
         cluster: { replicaId: id, advertiseUrl: url, redis: { url: redisUrl }, keys: [CLUSTER_KEY], heartbeatMs: 500, replicaTtlMs: 1_500 },
       },
-      mcpServers: { rec: { command: rec.command, args: rec.args } },
+      mcpServers: { rec: { command: rec.command, args: rec.args }, ...servers },
     }),
   );
   const child: ChildProcess = spawn(process.execPath, [cli, '--config', file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -111,7 +113,7 @@ export async function startCluster(options: ClusterOptions): Promise<TestCluster
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < options.replicas; i++) replicas.push(await startReplica(`r${i}`, dir, redis.url, options.gateway ?? {}, orphans));
+    for (let i = 0; i < options.replicas; i++) replicas.push(await startReplica(`r${i}`, dir, redis.url, options.gateway ?? {}, orphans, options.mcpServers));
   } catch (err) {
     await stop();
     throw err;
