@@ -4,7 +4,7 @@
  * Also the gateway's own requests during a start, whose answers come back to it, not to a client.
  */
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
-import { isObject } from '../jsonrpc/envelope.ts';
+import { isErrorResponse, isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -54,6 +54,18 @@ export function askUpstream(
   );
 }
 
+/**
+ * The caller has to connect their own account at the target (oauth.perUser): that error as it is,
+ * so an aggregate's client gets the consent URL for that server only, not an opaque unavailability.
+ */
+function ownAccountNeeded(answer: JsonRpcResponse): GatewayError | undefined {
+  if (!isErrorResponse(answer)) return undefined;
+  const { message, data } = answer.error;
+  if (!isObject(data) || (data.code !== 'GW_UPSTREAM_AUTH_REQUIRED' && data.code !== 'GW_UPSTREAM_AUTH_FAILED')) return undefined;
+  const { code, ...details } = data;
+  return new GatewayError(code, message, details);
+}
+
 /** Runs the composed handshake on a started connection; resolves with the initialize result. */
 export async function composedHandshake(
   next: UpstreamConnection,
@@ -65,7 +77,7 @@ export async function composedHandshake(
 ): Promise<JsonObject> {
   const answer = await askUpstream(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params: structuredClone(params) }, timeouts, logger, failed);
   const result: unknown = 'result' in answer ? answer.result : undefined;
-  if (!isObject(result)) throw unavailable(next.target.name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
+  if (!isObject(result)) throw ownAccountNeeded(answer) ?? unavailable(next.target.name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
   await next.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   // The roots exchange is timed by the member's answers to pings (roots-settle.ts); a failed
   // ping is no failure of the start (its exit or silence is seen by the handshake's own paths).

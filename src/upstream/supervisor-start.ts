@@ -19,6 +19,9 @@ import type { SpareSource, WarmChild } from './spares.ts';
 import { backoffMs, createStartAttempt, type StartAttempt } from './start-attempt.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
 
+/** Start failures a client acts on itself: not folded into GW_TARGET_UNAVAILABLE. */
+const KEPT_AS_THEY_ARE: ReadonlySet<string> = new Set(['GW_TARGET_UNAVAILABLE', 'GW_UPSTREAM_AUTH_REQUIRED', 'GW_UPSTREAM_AUTH_FAILED']);
+
 /** A supervised upstream's state, shared by its supervisor and its starts. */
 export interface SupervisedState {
   /** The ready connection, if open. */
@@ -157,7 +160,8 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
       const error = toGatewayError(err);
       attempt.ended(error);
       if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
-      throw error.code === 'GW_TARGET_UNAVAILABLE' ? error : unavailable(name, error.message);
+      // The caller must connect their own account first (oauth.perUser): that, with its URL, as it is.
+      throw KEPT_AS_THEY_ARE.has(error.code) ? error : unavailable(name, error.message);
     }
   };
 

@@ -26,7 +26,7 @@ import { modern, resultOf } from '../support/modern.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
 import { initializeWs, openWs, wsUrl } from '../support/ws-client.ts';
 
-const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' };
+const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef', carol: 'carol-key-0123456789abcdef' };
 const VAULT_KEY = 'vault-key-for-tests-0123456789abcdefghij';
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
 const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'user-oauth-test', version: '1' } } };
@@ -181,6 +181,30 @@ describe("each user's own account at a remote server (oauth.perUser)", () => {
       ['key:alice', 'docs', 'alice-upstream'],
       ['key:bob', 'docs', 'bob-upstream'],
     ]);
+  });
+
+  it('an aggregate call to a server the caller has not connected asks for that server only', async () => {
+    const answer = await rawCall('carol', '/mcp', 'docs__whoami');
+    expect(answer.error).toMatchObject({ code: -32042, data: { code: 'GW_UPSTREAM_AUTH_REQUIRED', target: 'docs' } });
+    expect(answer.error.data.elicitations).toHaveLength(1);
+    expect(new URL(answer.error.data.authorizationUrl as string).searchParams.get('resource')).toBe(upstream.url);
+
+    // An SDK v1 client (no URL elicitation) gets the clear error with the URL; after consent the same session goes on.
+    const c = await client('carol', '/mcp');
+    try {
+      // Its tools are left out of the lists until the account is connected (documented).
+      expect((await c.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('docs__'))).toEqual([]);
+      const refused = await c.callTool({ name: 'docs__whoami', arguments: {} }).then(() => undefined, (err: unknown) => err as { code: number; message: string; data?: Record<string, unknown> });
+      expect(refused?.code).toBe(-32042);
+      expect(refused?.message).toContain('Connect your account at "docs": open http');
+      const link = /open (\S+)/.exec(refused!.message)![1]!;
+      expect((await visit(await as.consent(link, 'carol-upstream'))).status).toBe(200);
+      const after = await c.callTool({ name: 'docs__whoami', arguments: {} });
+      expect((after.content as Array<{ text: string }>)[0]!.text).toBe('carol-upstream');
+      expect((await c.listTools()).tools.map((t) => t.name)).toContain('docs__whoami');
+    } finally {
+      await c.close();
+    }
   });
 
   it("each principal's own token on every path: WebSocket, legacy SSE and 2026, server path and aggregate", async () => {
