@@ -16,7 +16,7 @@ import type { ConnectionHealth } from './connection-health.ts';
 import { composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
 import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
 import type { SpareSource, WarmChild } from './spares.ts';
-import { backoffMs, createStartAttempt, type StartAttempt } from './start-attempt.ts';
+import { backoffMs, countsForTarget, createStartAttempt, type StartAttempt } from './start-attempt.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
 
 /** Start failures a client acts on itself: not folded into GW_TARGET_UNAVAILABLE. */
@@ -143,7 +143,7 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
     const roots = createRootsSettle(params);
     s.settle = roots;
     let next: UpstreamConnection | undefined;
-    const attempt = createStartAttempt(breaker, () => s.closed);
+    const attempt = createStartAttempt(breaker, () => s.closed, countsForTarget(target));
     try {
       next = await begin(roots, attempt);
       const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger, attempt.failed);

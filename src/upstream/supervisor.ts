@@ -28,7 +28,7 @@ import { askUpstream, unavailable } from './handshake.ts';
 import type { Caller } from './caller.ts';
 import type { UpstreamFactory } from './open.ts';
 import type { SpareSource } from './spares.ts';
-import { createStartAttempt } from './start-attempt.ts';
+import { countsForTarget, createStartAttempt } from './start-attempt.ts';
 import { createStarter, type SupervisedState } from './supervisor-start.ts';
 import { createConnectionHealth } from './connection-health.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
@@ -246,7 +246,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       }
       breaker?.admit('start');
       options.reserveChild?.(target);
-      const attempt = createStartAttempt(breaker, () => s.closed);
+      const attempt = createStartAttempt(breaker, () => s.closed, countsForTarget(target));
       let next: UpstreamConnection;
       try {
         next = await begin(undefined, attempt);

@@ -302,6 +302,21 @@ describe("each user's own account at a remote server (oauth.perUser)", () => {
     expect(await whoami('bob', '/mcp', 'docs__whoami')).toBe('bob-upstream');
   });
 
+  it("one user's refused token never opens the target's circuit for everyone", async () => {
+    upstream.refusedSubjects.add('alice-upstream');
+    try {
+      // More failed starts than circuitBreaker.startFailures (5), on the server path and the aggregate.
+      for (let i = 0; i < 4; i++) {
+        expect((await initialize('alice', '/servers/docs/mcp')).error.data).toMatchObject({ code: 'GW_UPSTREAM_HTTP_ERROR', status: 401 });
+        expect((await rawCall('alice', '/mcp', 'docs__whoami')).error).toBeDefined();
+      }
+      expect(await whoami('bob')).toBe('bob-upstream');
+      expect(await whoami('bob', '/mcp', 'docs__whoami')).toBe('bob-upstream');
+    } finally {
+      upstream.refusedSubjects.delete('alice-upstream');
+    }
+  });
+
   it('no token in the vault file, the log, or any answer', async () => {
     const vault = await readFile(join(dir, 'vault.json'), 'utf8');
     const tokens = bearerTokens();
