@@ -17,6 +17,7 @@ import type { StatusBoard } from '../observe/status.ts';
 import type { PinRegistry } from '../governance/pin-registry.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
 import { registerOAuthRoutes } from './oauth-routes.ts';
+import { registerConnectionsPage } from './connections-page.ts';
 import type { GatewayUserOAuth } from '../upstream/oauth/setup.ts';
 import { meterBytes } from './byte-meter.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
@@ -213,6 +214,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     return reply.code(code).send(generation === undefined ? body : { ...body, generation: generation() });
   });
   if (oauth !== undefined) registerOAuthRoutes(app, oauth, log);
+  if (oauth !== undefined && config.auth !== undefined) registerConnectionsPage(app, config, config.auth, origins, oauth, log);
   registerAdminRoutes(app, { config, metrics, status, pins, flushBytes, observer, origins, logger: log });
 
   void app.register(async (mcp) => {

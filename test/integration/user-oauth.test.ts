@@ -329,6 +329,27 @@ describe("each user's own account at a remote server (oauth.perUser)", () => {
     expect(await whoami('bob', '/mcp', 'docs__whoami')).toBe('bob-upstream');
   });
 
+  it('/connections shows a signed-in user their own accounts, connects and disconnects, under a strict CSP', async () => {
+    const as_ = (who: keyof typeof KEYS) => ({ authorization: `Bearer ${KEYS[who]}` });
+    expect((await fetch(new URL('/connections', gw.url))).status).toBe(401);
+    const mine = await fetch(new URL('/connections', gw.url), { headers: as_('bob') });
+    const html = await mine.text();
+    outputs.push(html);
+    expect(mine.status).toBe(200);
+    expect(mine.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(html).toContain('connected as bob-upstream');
+    expect(html).not.toContain('alice-upstream');
+    const disconnect = await fetch(new URL('/connections/docs/disconnect', gw.url), { method: 'POST', headers: { ...as_('bob'), 'content-type': 'application/x-www-form-urlencoded' }, body: '', redirect: 'manual' });
+    expect(disconnect.status).toBe(303);
+    expect(await (await fetch(new URL('/connections', gw.url), { headers: as_('bob') })).text()).toContain('not connected');
+    expect(await whoami('alice')).toBe('alice-upstream');
+    const connect = await fetch(new URL('/connections/docs/connect', gw.url), { headers: as_('bob'), redirect: 'manual' });
+    expect(connect.status).toBe(302);
+    expect((await visit(await as.consent(connect.headers.get('location')!, 'bob-upstream'))).status).toBe(200);
+    expect(await whoami('bob')).toBe('bob-upstream');
+    expect((await fetch(new URL('/connections/nope/connect', gw.url), { headers: as_('bob'), redirect: 'manual' })).status).toBe(404);
+  });
+
   it("one user's refused token never opens the target's circuit for everyone", async () => {
     upstream.refusedSubjects.add('alice-upstream');
     try {
