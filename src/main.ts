@@ -25,6 +25,7 @@ import { createLogger, type Logger } from './log/logger.ts';
 import { claimNamesOf } from './router/policy.ts';
 import { VERSION } from './session/gateway-info.ts';
 import { createRuntime, type Runtime } from './session/runtime.ts';
+import type { UserOAuth } from './upstream/oauth/user-oauth.ts';
 import { createOtlpAuditSink, createTracingSdk } from './telemetry/sdk.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
 
@@ -42,6 +43,12 @@ export interface RunningGateway {
    * and left as they were.
    */
   reload(next: GatewayConfig): void;
+  /**
+   * Each user's connected upstream accounts (`gateway.oauth`): list them (principal, target,
+   * upstream subject, expiry; never a token) and disconnect one (revoked where the server offers
+   * RFC 7009). For the operator console; undefined without `gateway.oauth`.
+   */
+  readonly connections?: Pick<UserOAuth, 'connections' | 'disconnect'> | undefined;
 }
 
 export interface StartOptions {
@@ -141,7 +148,7 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
     return needRestart;
   };
   const reloads = options.loadConfig === undefined ? undefined : { load: options.loadConfig, diff: (next: GatewayConfig) => ({ ...configDiff(current, next), needRestart: restartOnlyChanges(current, next) }), apply };
-  const consoleSources = consoleExposure(config).served ? createConsoleSources({ runtime, config: () => current, status: observability.status, calls: observability.calls, reloads }) : undefined;
+  const consoleSources = consoleExposure(config).served ? createConsoleSources({ runtime, config: () => current, status: observability.status, calls: observability.calls, reloads, accounts: accountsOf(runtime.oauth?.client) }) : undefined;
   const app = createHttpServer({
     config,
     store,
@@ -154,6 +161,7 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
     pins: () => runtime.pins,
     stepUp: runtime.stepUp,
     audit,
+    oauth: runtime.oauth,
     ...observability,
     console: consoleSources,
     sharedBuckets: shared?.buckets,
@@ -171,6 +179,7 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
   const url = `http://${host}:${port}`;
+  runtime.oauth?.listeningAt(url);
   logger.info({ url, targets: [...config.targets.keys()] }, 'switchboard listening');
   warnIfExposed(config, logger);
 
@@ -178,6 +187,7 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
   return {
     url,
     port,
+    connections: runtime.oauth?.client,
     reload(next) {
       apply(next);
       // The paths follow the config (new sessions): say where they are now, as at start-up.
@@ -246,4 +256,10 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   const claims = new Set(claimNamesOf(before.policy?.rules));
   if (claimNamesOf(after.policy?.rules).some((name) => !claims.has(name))) out.push('token claims named by the policy');
   return out;
+}
+
+/** The console's upstream accounts (who connected which server, and when): never a token. */
+function accountsOf(oauth: Pick<UserOAuth, 'connections'> | undefined) {
+  if (oauth === undefined) return undefined;
+  return async () => (await oauth.connections()).map((c) => ({ principal: c.principal, server: c.target, connectedAt: new Date(c.connectedAt).toISOString() }));
 }

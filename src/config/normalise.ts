@@ -56,6 +56,10 @@ export function toGatewayConfig(file: ConfigFile, options: NormaliseOptions): Ga
         ? undefined
         : { perPrincipal: toBucket(gateway.rateLimits.perPrincipal), perTool: toBucket(gateway.rateLimits.perTool), maxKeys: gateway.rateLimits.maxKeys },
     cluster: gateway.cluster === undefined ? undefined : { ...gateway.cluster, replicaId: gateway.cluster.replicaId, redis: { ...gateway.cluster.redis }, keys: [...gateway.cluster.keys] },
+    oauth:
+      gateway.oauth === undefined
+        ? undefined
+        : { ...gateway.oauth, publicUrl: gateway.oauth.publicUrl, vaultFile: isAbsolute(gateway.oauth.vaultFile) ? gateway.oauth.vaultFile : resolve(options.baseDir, gateway.oauth.vaultFile) },
     limits: { ...gateway.limits },
     session: { ...gateway.session, stateless: { ...gateway.session.stateless } },
     websocket: { ...gateway.websocket },
@@ -188,6 +192,7 @@ function toTargetConfig(name: string, server: ServerEntry, baseDir: string): Tar
       forwardAuthorization: server.forwardAuthorization,
       principalHeaders: Object.fromEntries(Object.entries(server.principalHeaders).map(([key, value]) => [key.toLowerCase(), value])),
       tokenExchange: toTokenExchange(server.tokenExchange, server.url),
+      oauth: server.oauth === undefined ? undefined : { perUser: true, scopes: server.oauth.scopes, clientId: server.oauth.clientId, clientSecret: server.oauth.clientSecret },
       maxConnections: server.maxConnections,
       timeouts,
       restart,

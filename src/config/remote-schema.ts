@@ -50,6 +50,24 @@ const tokenExchangeSchema = z.strictObject(
   { error: 'expected an object' },
 );
 
+/**
+ * The gateway as each user's OAuth client at this upstream (docs/upstreams.md, "Each user's own
+ * account"): every principal connects their own account once; needs `gateway.oauth`.
+ */
+const userOAuthSchema = z.strictObject(
+  {
+    /** Must be true: the key says what it does (a shared account is `headers`). */
+    perUser: z.literal(true, { error: 'expected true' }),
+    /** Unset: what the upstream's 401 asks for, else the scopes its metadata lists. */
+    scopes: z.array(scalarString().pipe(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { error: 'a scope is printable ASCII without spaces, quotes or backslashes' })), { error: 'expected a list of scopes' }).optional(),
+    /** A client registered for the gateway at the upstream's authorization server; unset: a Client ID Metadata Document or dynamic registration. */
+    clientId: scalarString().pipe(z.string().min(1, { error: 'must not be empty' })).optional(),
+    /** With `clientId`, for a confidential client (client_secret_basic); usually `${ENV_VAR}`; never logged. */
+    clientSecret: scalarString().pipe(z.string().min(1, { error: 'must not be empty' })).optional(),
+  },
+  { error: 'expected an object' },
+).refine((o) => o.clientSecret === undefined || o.clientId !== undefined, { error: '"clientSecret" needs "clientId"' });
+
 /** Keys of both remote kinds (`http`, `sse`): how the gateway reaches the server. */
 export const remoteConnectionKeys = {
   url: remoteUrl,
@@ -69,6 +87,8 @@ export const remoteConnectionKeys = {
   principalHeaders: z.record(headerName, headerValue, { error: 'expected an object of strings' }).default({}),
   /** Unset: none. The caller's token is exchanged (RFC 8693) for one meant for this upstream. */
   tokenExchange: tokenExchangeSchema.optional(),
+  /** Unset: none. Each principal's own account at the upstream, through the gateway as their OAuth client. */
+  oauth: userOAuthSchema.optional(),
   /**
    * 0 = no cap. Every session of the target holds one connection for its GET stream for as long
    * as it lives, so any fixed cap below sessions x (1 + concurrent requests) queues requests
@@ -91,8 +111,9 @@ export const remoteLifeKeys = {
 };
 
 /** With tokenExchange, the exchanged token is the upstream's Authorization: nothing else may set it. */
-export const oneAuthorization = (server: { tokenExchange?: unknown; forwardAuthorization: boolean; headers: Record<string, string>; principalHeaders: Record<string, string> }) =>
-  server.tokenExchange === undefined ||
+export const oneAuthorization = (server: { tokenExchange?: unknown; oauth?: unknown; forwardAuthorization: boolean; headers: Record<string, string>; principalHeaders: Record<string, string> }) =>
+  (server.tokenExchange === undefined && server.oauth === undefined) ||
+  (server.tokenExchange === undefined) !== (server.oauth === undefined) &&
   (!server.forwardAuthorization && ![...Object.keys(server.headers), ...Object.keys(server.principalHeaders)].some((k) => k.toLowerCase() === 'authorization'));
-export const authorizationClash = { error: '"tokenExchange" sets the upstream\'s Authorization itself: drop "forwardAuthorization" and any Authorization header' };
+export const authorizationClash = { error: '"tokenExchange" and "oauth" set the upstream\'s Authorization themselves: use one, and drop "forwardAuthorization" and any Authorization header' };
 

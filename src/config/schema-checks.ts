@@ -11,7 +11,7 @@ import type { ServerEntry } from './server-schema.ts';
 /** The parsed document, as far as these checks read it. */
 interface ParsedConfig {
   mcpServers: Record<string, ServerEntry>;
-  gateway: { groups: Record<string, { servers: string[] }>; virtualServers: Record<string, VirtualServerEntry>; auth?: unknown };
+  gateway: { groups: Record<string, { servers: string[] }>; virtualServers: Record<string, VirtualServerEntry>; auth?: unknown; oauth?: unknown };
 }
 
 /** Every cross-entry check, each adding its issues at the path it is about. */
@@ -25,6 +25,16 @@ export function checkConfigFile(config: ParsedConfig, ctx: z.RefinementCtx): voi
   checkContainment(config.mcpServers, ctx);
   checkSpares(config.mcpServers, ctx);
   checkRequiredScopes(config, ctx);
+  checkUserOAuth(config, ctx);
+}
+
+/** Per-user tokens need the vault's key and a callback (gateway.oauth), and principals to tell users apart (gateway.auth). */
+function checkUserOAuth(config: ParsedConfig, ctx: z.RefinementCtx): void {
+  for (const [name, server] of Object.entries(config.mcpServers)) {
+    if (server.type === 'stdio' || server.oauth === undefined) continue;
+    if (config.gateway.oauth === undefined) ctx.addIssue({ code: 'custom', path: ['mcpServers', name, 'oauth'], message: 'needs gateway.oauth (the vault key)' });
+    if (config.gateway.auth === undefined) ctx.addIssue({ code: 'custom', path: ['mcpServers', name, 'oauth'], message: 'needs gateway.auth: each user\'s account is kept per principal' });
+  }
 }
 
 /** Step-up scopes come from the caller's token: without gateway.auth no call could ever hold one. */

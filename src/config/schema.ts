@@ -213,6 +213,20 @@ const adminSchema = z.strictObject({
 /** Definition pinning against silent changes ("rug pulls"): docs/governance.md. */
 export const pinModeSchema = z.enum(['off', 'warn', 'block'], { error: 'expected "off", "warn" or "block"' });
 
+/** `gateway.oauth`: what targets with `oauth.perUser` need (docs/upstreams.md, "Each user's own account"). */
+const oauthSchema = z.strictObject({
+  /** The vault's keys derive from it (HKDF, one per use); usually `${SWITCHBOARD_OAUTH_KEY}`. 32 characters at least. */
+  key: z.string({ error: 'expected a string' }).min(32, { error: 'the vault key needs at least 32 characters (openssl rand -base64 32 makes one)' }),
+  /** "switchboard-vault.json", next to the config file; with `cluster` the vault is in Redis instead. */
+  vaultFile: nonEmptyString().default('switchboard-vault.json'),
+  /** Unset: `auth.publicUrl`, else the address the gateway listens on. The callback is `<publicUrl>/oauth/callback`. */
+  publicUrl: nonEmptyString().refine((v) => /^https?:\/\/[^/?#]+$/.test(v), { error: 'expected an origin such as https://mcp.example.com' }).optional(),
+  /** 600 s: a user has ten minutes from the link to the callback; a link is single-use either way. */
+  consentTtlSec: positive(86_400).default(600),
+  /** "Switchboard": the name an authorization server shows on its consent page. */
+  clientName: nonEmptyString().default('Switchboard'),
+}, anObject);
+
 const pinningSchema = z.strictObject({
   /**
    * "off": pinning needs a file the gateway may write and an operator who approves changes, and a
@@ -296,6 +310,8 @@ export const gatewaySchema = z.strictObject({
   rateLimits: rateLimitsSchema.optional(),
   /** Unset: one process, no Redis (docs/scaling.md). */
   cluster: clusterSchema.optional(),
+  /** Unset: no target may set `oauth` (each user's own upstream account). */
+  oauth: oauthSchema.optional(),
   limits: limitsSchema.prefault({}),
   session: sessionSchema.prefault({}),
   websocket: websocketSchema.prefault({}),

@@ -150,6 +150,16 @@ export interface TokenExchangeConfig {
   readonly maxCachedTokens: number;
 }
 
+/** `mcpServers.<name>.oauth`: each principal's own account at the upstream (docs/upstreams.md). */
+export interface UserOAuthConfig {
+  readonly perUser: true;
+  /** undefined: what the upstream asks for. */
+  readonly scopes: readonly string[] | undefined;
+  readonly clientId: string | undefined;
+  /** A secret: never logged, never in error data. */
+  readonly clientSecret: string | undefined;
+}
+
 export interface RemoteTargetConfig {
   readonly type: 'http' | 'sse';
   readonly name: string;
@@ -163,6 +173,8 @@ export interface RemoteTargetConfig {
   readonly principalHeaders: Readonly<Record<string, string>>;
   /** The caller's token exchanged for the upstream's (RFC 8693); undefined: none. */
   readonly tokenExchange?: TokenExchangeConfig | undefined;
+  /** Each principal's own upstream account (the gateway as their OAuth client); undefined: none. */
+  readonly oauth?: UserOAuthConfig | undefined;
   /** Most connections the target's pooled agent opens; 0 = no cap. */
   readonly maxConnections: number;
   readonly timeouts: TimeoutPolicy;

@@ -44,6 +44,18 @@ export interface ClusterConfig {
   readonly forwardConnectTimeoutMs: number;
 }
 
+/** `gateway.oauth`: the vault and callback of targets with `oauth.perUser` (docs/upstreams.md). */
+export interface GatewayOAuthConfig {
+  /** A secret: the vault's keys are derived from it. */
+  readonly key: string;
+  /** Absolute path of the vault file (without `cluster`). */
+  readonly vaultFile: string;
+  /** undefined: `auth.publicUrl`, else the address the gateway listens on. */
+  readonly publicUrl: string | undefined;
+  readonly consentTtlSec: number;
+  readonly clientName: string;
+}
+
 /** `gateway.pinning` (docs/governance.md): where pins are kept and how many. */
 export interface PinningConfig {
   /** Mode of targets that set none. */
@@ -76,6 +88,8 @@ export interface GatewayConfig {
   readonly rateLimits?: RateLimitsConfig | undefined;
   /** undefined: one process (no replicas, no Redis). */
   readonly cluster?: ClusterConfig | undefined;
+  /** undefined: no target may set `oauth`. */
+  readonly oauth?: GatewayOAuthConfig | undefined;
   /** undefined: no policy (everyone reaches everything the filters show); else default deny. */
   readonly policy?: { readonly rules: readonly PolicyRule[] } | undefined;
   /**

@@ -71,6 +71,10 @@ export const catalog = Object.freeze({
   GW_UPSTREAM_UNREACHABLE: entry(JsonRpcCode.InternalError, 502, 'Upstream server could not be reached'),
   GW_UPSTREAM_HTTP_ERROR: entry(JsonRpcCode.InternalError, 502, 'Upstream server answered with an HTTP error'),
   GW_UPSTREAM_SESSION_EXPIRED: entry(JsonRpcCode.InternalError, 502, 'Upstream session expired'),
+  // Each user's own upstream account (mcpServers.<name>.oauth): -32042 is MCP 2025-11-25's
+  // URLElicitationRequiredError, so a client that takes URL elicitation shows `data.elicitations`.
+  GW_UPSTREAM_AUTH_REQUIRED: entry(JsonRpcCode.UrlElicitationRequired, 403, 'Connect your account at this upstream first: open the URL given'),
+  GW_UPSTREAM_AUTH_FAILED: entry(JsonRpcCode.InternalError, 502, 'Connecting an account at the upstream failed'),
   GW_TOKEN_EXCHANGE_FAILED: entry(JsonRpcCode.InternalError, 502, 'Token exchange for the upstream failed'),
   GW_CREDENTIAL_NOT_EXCHANGEABLE: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: this server needs a token the gateway exchanges, and this credential cannot be exchanged'),
   // A 2026-07-28 upstream behind the bridge (upstream/modern-bridge.ts).

@@ -18,6 +18,9 @@ import type { PinRegistry } from '../governance/pin-registry.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
 import type { AuditTrail } from '../observe/audit/setup.ts';
 import type { ConsoleSources } from './console-sources.ts';
+import { registerOAuthRoutes } from './oauth-routes.ts';
+import { registerConnectionsPage } from './connections-page.ts';
+import type { GatewayUserOAuth } from '../upstream/oauth/setup.ts';
 import { meterBytes } from './byte-meter.ts';
 import { createEndpointTable, type EndpointTable } from '../session/endpoint-table.ts';
 import type { SessionStore } from '../session/store.ts';
@@ -70,6 +73,8 @@ export interface HttpServerOptions {
   audit?: AuditTrail | undefined;
   /** What the operator's console reads and changes (console-sources.ts); undefined: no console. */
   console?: ConsoleSources | undefined;
+  /** Each user's own upstream accounts (the Runtime's): `/oauth/*` routes; undefined: none. */
+  oauth?: GatewayUserOAuth | undefined;
   /** The step-up rules in force (the Runtime's, following reloads); built from `config` (fixed) when absent. */
   stepUp?: (() => StepUpRules | undefined) | undefined;
 }
@@ -130,7 +135,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
-  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation, cluster, pins, stepUp, audit, console: consoleSources } = options;
+  const { config, store, logger, isReady, endpoints, stateless: given, health, observer = NOOP_OBSERVER, metrics, status, sharedBuckets, generation, cluster, pins, stepUp, audit, console: consoleSources, oauth } = options;
   const log = logger.child({ component: 'http' });
   const app = fastify({
     // No fastify logger: it would build a child logger for every request even with request
@@ -214,6 +219,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const { code, body } = await readiness(store, health, named);
     return reply.code(code).send(generation === undefined ? body : { ...body, generation: generation() });
   });
+  if (oauth !== undefined) registerOAuthRoutes(app, oauth, log);
+  if (oauth !== undefined && config.auth !== undefined) registerConnectionsPage(app, config, config.auth, origins, oauth, log);
   registerAdminRoutes(app, { config, metrics, status, pins, audit, flushBytes, observer, origins, logger: log, console: consoleSources, consoleKeys: cluster?.ring.map((keys) => keys.console) });
 
   void app.register(async (mcp) => {

@@ -31,6 +31,7 @@ import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts
 import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts';
 import { createSpares, type Spares } from '../upstream/spares.ts';
 import { createTokenCache } from '../upstream/token-cache.ts';
+import { createGatewayUserOAuth, type GatewayUserOAuth } from '../upstream/oauth/setup.ts';
 import { compileStepUp, type StepUpRules } from '../router/step-up.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
 import { stepUpCheckOf } from './chain/step-up.ts';
@@ -61,6 +62,8 @@ export interface Runtime {
   readonly services: SessionServices;
   /** This replica's place in the cluster (gateway.cluster); undefined: one process. */
   readonly cluster: Cluster | undefined;
+  /** Each user's own upstream accounts (gateway.oauth); undefined: not configured. */
+  readonly oauth: GatewayUserOAuth | undefined;
   /** The pins (governance/), once some target has pinning on; undefined until then. */
   readonly pins: PinRegistry | undefined;
   /** The step-up rules in force (mcpServers.<name>.requiredScopes; reloads replace them); undefined: none. */
@@ -89,7 +92,8 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   const agents = createAgentPool();
   const pools = createSharedPools();
   const tokens = createTokenCache({ logger });
-  const upstreams = createUpstreamFactory(agents, pools, tokens);
+  const oauth = createGatewayUserOAuth(config, logger, cluster);
+  const upstreams = createUpstreamFactory(agents, pools, tokens, oauth?.client);
   const breakers = createBreakers(config.targets.values(), logger);
   const health = createTargetHealth({ targets: config.targets.values(), breakers, config: config.health });
   const cursors = createCursorCodec();
@@ -131,6 +135,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     stateless,
     services,
     cluster,
+    oauth,
     get pins() {
       return pinning.registry;
     },

@@ -18,6 +18,8 @@ export interface ResponseHead {
   readonly contentType: string;
   /** `Mcp-Session-Id` (the first when repeated). */
   readonly sessionId: string | undefined;
+  /** `WWW-Authenticate` of a 401 or 403 (an upstream's OAuth challenge: RFC 6750 section 3); undefined otherwise. */
+  readonly challenge?: string | undefined;
 }
 
 /**
@@ -135,7 +137,7 @@ export function dispatchExchange(agent: Dispatcher, options: DispatchOptions): P
       const text = chunks.length === 0 ? '' : chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
       chunks = [];
       const h = head!;
-      resolve({ statusCode: h.statusCode, contentType: h.contentType, sessionId: h.sessionId, text, overflow, broken, streamed });
+      resolve({ statusCode: h.statusCode, contentType: h.contentType, sessionId: h.sessionId, challenge: h.challenge, text, overflow, broken, streamed });
     };
     const fail = (err: Error) => {
       if (settled) return;
@@ -152,6 +154,7 @@ export function dispatchExchange(agent: Dispatcher, options: DispatchOptions): P
       onHeaders(statusCode, raw) {
         const type = rawHeader(raw, 'content-type') ?? '';
         head = { statusCode, contentType: type.split(';', 1)[0]!.trim().toLowerCase(), sessionId: rawHeader(raw, 'mcp-session-id') };
+        if (statusCode === 401 || statusCode === 403) head = { ...head, challenge: rawHeader(raw, 'www-authenticate') };
         plan = options.plan(head);
         return true;
       },

@@ -68,6 +68,9 @@ export async function postExchange(wire: StreamableWire, body: string, post: Pos
     throw new GatewayError('GW_UPSTREAM_SESSION_EXPIRED', `Upstream "${name}" no longer knows its session`, { target: name, status });
   }
   if (status === 401) wire.options.credentialRejected?.();
+  // A 403 insufficient_scope may be answered by a new consent for more scopes (oauth.perUser).
+  const instead = status === 403 && res.challenge !== undefined ? await wire.options.scopeRefused?.(res.challenge) : undefined;
+  if (instead !== undefined) throw instead;
   if (status >= 400) throw toHttpError(name, status, res.text, logger);
   if (exchange.waiting.size === 0 && parser === undefined) return; // 202 for notifications and responses
   if (parser !== undefined) {

@@ -38,6 +38,11 @@ export interface RemoteTransportOptions {
   credential?: (() => Promise<string>) | undefined;
   /** The upstream answered 401 to the credential: forget it, so the next request gets a fresh one. */
   credentialRejected?: (() => void) | undefined;
+  /**
+   * The upstream answered 403 with this challenge: the error the request fails with instead of
+   * GW_UPSTREAM_HTTP_ERROR (a consent for more scopes, `insufficient_scope`); undefined: the usual.
+   */
+  scopeRefused?: ((challenge: string) => Promise<GatewayError | undefined>) | undefined;
 }
 
 /** How much of an error body is read to quote the upstream's message. */

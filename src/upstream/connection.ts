@@ -12,6 +12,7 @@ import { connectionSecrets } from './secrets.ts';
 import { principalEnv, principalHeaders, subjectTokenOf } from './identity.ts';
 import type { Caller } from './caller.ts';
 import type { TokenCache } from './token-cache.ts';
+import type { UserOAuth } from './oauth/user-oauth.ts';
 import { createLegacySseTransport } from '../transport/legacy-sse.ts';
 import { createStdioTransport } from '../transport/stdio.ts';
 import { upstreamHeaders } from '../transport/http-body.ts';
@@ -51,6 +52,8 @@ export interface UpstreamOptions {
   caller?: Caller | undefined;
   /** Exchanged tokens per (target, principal), for targets with `tokenExchange`. */
   tokens?: TokenCache | undefined;
+  /** Each user's own upstream tokens, for targets with `oauth.perUser` (oauth/user-oauth.ts). */
+  userOAuth?: UserOAuth | undefined;
   /** What the gateway learnt of its HTTP targets' eras (`protocol: auto`); none: ask every time. */
   eras?: EraMemory | undefined;
 }
@@ -62,7 +65,7 @@ export type UpstreamTransport = Transport & { readonly pid?: number | undefined;
 
 /** The target's transport, and what to do once it is closed for good (give its agent back). */
 function createTransport(
-  { target, logger, agents, caller, tokens, eras }: UpstreamOptions,
+  { target, logger, agents, caller, tokens, userOAuth, eras }: UpstreamOptions,
   scrub: (text: string) => string,
 ): { transport: UpstreamTransport; done(): void } {
   const principal = caller?.principal;
@@ -78,14 +81,20 @@ function createTransport(
     released = true;
   };
   // The caller's own token (its latest) is only the subject of the exchange; the upstream sees the exchanged one.
-  const credential =
-    target.tokenExchange !== undefined && tokens !== undefined
+  // With `oauth.perUser` the principal's own token from the vault (or GW_UPSTREAM_AUTH_REQUIRED).
+  const perUser = target.oauth !== undefined && userOAuth !== undefined;
+  // The token this connection sent last: a late 401 for an older one (a DELETE after a refresh) changes nothing.
+  let sent: string | undefined;
+  const credential = perUser
+    ? async () => (sent = await userOAuth.tokenFor(target, principal))
+    : target.tokenExchange !== undefined && tokens !== undefined
       ? () => tokens.tokenFor(target, principal, subjectTokenOf(principal, caller?.authorization))
       : undefined;
-  const credentialRejected = credential !== undefined ? () => tokens?.forget(target, principal) : undefined;
+  const credentialRejected = perUser ? () => userOAuth.rejected(target, principal, sent) : credential !== undefined ? () => tokens?.forget(target, principal) : undefined;
   // Forwarded (forwardAuthorization): the caller's Authorization as this connection opens.
   const authorization = caller?.authorization;
-  const remote = { target, logger, authorization, agent, agents, extraHeaders: principalHeaders(target.principalHeaders, principal), credential, credentialRejected };
+  const scopeRefused = perUser ? (challenge: string) => userOAuth.insufficientScope(target, principal, challenge) : undefined;
+  const remote = { target, logger, authorization, agent, agents, extraHeaders: principalHeaders(target.principalHeaders, principal), credential, credentialRejected, scopeRefused };
   if (target.type === 'sse') return { transport: createLegacySseTransport(remote), done };
   const legacy = () => createStreamableHttpTransport(remote);
   const protocol = target.protocol ?? 'auto';

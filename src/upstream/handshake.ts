@@ -4,7 +4,7 @@
  * Also the gateway's own requests during a start, whose answers come back to it, not to a client.
  */
 import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
-import { isObject } from '../jsonrpc/envelope.ts';
+import { isErrorResponse, isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -59,6 +59,9 @@ export function askUpstream(
   );
 }
 
+/** The gateway's own start failures that are the caller's to act on, not the target's (see composedHandshake). */
+const SAID_AS_THEY_ARE: ReadonlySet<string> = new Set(['GW_CREDENTIAL_NOT_EXCHANGEABLE', 'GW_UPSTREAM_AUTH_REQUIRED', 'GW_UPSTREAM_AUTH_FAILED']);
+
 /** Runs the composed handshake on a started connection; resolves with the initialize result. */
 export async function composedHandshake(
   next: UpstreamConnection,
@@ -75,11 +78,12 @@ export async function composedHandshake(
   };
   const answer = await askUpstream(next, { jsonrpc: '2.0', id: 0, method: 'initialize', params: structuredClone(params) }, timeouts, logger, fail);
   const result: unknown = 'result' in answer ? answer.result : undefined;
-  // The caller's credential cannot be exchanged: its own error, not "the target is unavailable".
-  if (own?.code === 'GW_CREDENTIAL_NOT_EXCHANGEABLE') throw own;
   if (!isObject(result)) {
-    // The gateway's own failure (the child exited, timed out...): its words and exit details, not a
-    // JSON dump; never an upstream's error answer that merely copies a GW_* code.
+    // The gateway's own errors that are not the target's failure (the caller's credential cannot be
+    // exchanged; the caller must connect their own account) are said as they are; other failures of
+    // its own (the child exited, timed out...) keep their words and exit details. Never an
+    // upstream's error answer that merely copies a GW_* code (it could name any consent URL).
+    if (own !== undefined && SAID_AS_THEY_ARE.has(own.code)) throw own;
     if (own !== undefined) throw unavailable(next.target.name, own.message, own);
     throw unavailable(next.target.name, `initialize refused: ${JSON.stringify(answer.error ?? answer)}`);
   }

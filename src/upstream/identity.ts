@@ -65,5 +65,5 @@ export const principalEnv = (templates: Readonly<Record<string, string>>, princi
  */
 export function hasPrincipalIdentity(target: TargetConfig): boolean {
   if (target.type === 'stdio') return Object.keys(target.principalEnv).length > 0;
-  return Object.keys(target.principalHeaders).length > 0 || target.tokenExchange !== undefined || target.forwardAuthorization;
+  return Object.keys(target.principalHeaders).length > 0 || target.tokenExchange !== undefined || target.oauth !== undefined || target.forwardAuthorization;
 }

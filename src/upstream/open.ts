@@ -13,6 +13,7 @@ import { createEraMemory } from './era-probe.ts';
 import type { Caller } from './caller.ts';
 import type { SharedPools } from './shared-pool.ts';
 import type { TokenCache } from './token-cache.ts';
+import type { UserOAuth } from './oauth/user-oauth.ts';
 
 export interface OpenUpstreamOptions {
   target: TargetConfig;
@@ -33,9 +34,9 @@ export type UpstreamFactory = (options: OpenUpstreamOptions) => UpstreamConnecti
 
 /**
  * The gateway's factory: real transports over its agents, its shared pools where a target asks,
- * its exchanged tokens for targets with `tokenExchange`.
+ * its exchanged tokens for targets with `tokenExchange`, each user's own for targets with `oauth`.
  */
-export function createUpstreamFactory(agents: AgentPool, pools: SharedPools, tokens?: TokenCache): UpstreamFactory {
+export function createUpstreamFactory(agents: AgentPool, pools: SharedPools, tokens?: TokenCache, userOAuth?: UserOAuth): UpstreamFactory {
   // What the probes learnt of the HTTP targets' eras, for as long as this gateway lives.
   const eras = createEraMemory();
   return ({ target, logger, poolLogger, caller }) => {
@@ -44,6 +45,6 @@ export function createUpstreamFactory(agents: AgentPool, pools: SharedPools, tok
       const perPrincipal = Object.keys(target.principalEnv).length > 0;
       return pools.poolFor({ target, logger: poolLogger, versions: SUPPORTED_PROTOCOL_VERSIONS, ...(perPrincipal ? { principal: caller?.principal } : {}) }).lease();
     }
-    return createUpstreamConnection({ target, logger, agents, caller, tokens, eras });
+    return createUpstreamConnection({ target, logger, agents, caller, tokens, userOAuth, eras });
   };
 }

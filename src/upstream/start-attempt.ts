@@ -9,7 +9,7 @@
  * ending (the client deleted it while its upstream started) says nothing about the target.
  */
 import type { GatewayError } from '../errors/gateway-error.ts';
-import type { RestartPolicy } from '../config/types.ts';
+import type { RestartPolicy, TargetConfig } from '../config/types.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 
 /**
@@ -31,8 +31,17 @@ export interface StartAttempt {
   ended(error?: GatewayError): void;
 }
 
-/** `closing`: the session is ending (its own close, not the upstream's failure). */
-export function createStartAttempt(breaker: CircuitBreaker | undefined, closing: () => boolean): StartAttempt {
+/**
+ * A 401 or 403 to one user's own token (`oauth.perUser`) says that user must connect or refresh,
+ * not that the target is down: counted, one user whose grant is gone would open the circuit for all.
+ */
+export function countsForTarget(target: TargetConfig): ((error: GatewayError) => boolean) | undefined {
+  if (target.type === 'stdio' || target.oauth === undefined) return undefined;
+  return (error) => !(error.code === 'GW_UPSTREAM_HTTP_ERROR' && (error.details.status === 401 || error.details.status === 403));
+}
+
+/** `closing`: the session is ending (its own close, not the upstream's failure); `counts`: whether a cause is the target's. */
+export function createStartAttempt(breaker: CircuitBreaker | undefined, closing: () => boolean, counts?: (error: GatewayError) => boolean): StartAttempt {
   let failure: GatewayError | undefined;
   let done = false;
   return {
@@ -51,7 +60,7 @@ export function createStartAttempt(breaker: CircuitBreaker | undefined, closing:
       if (done) return;
       done = true;
       const cause = failure ?? (closing() ? undefined : error);
-      if (cause !== undefined) breaker?.startFailed(cause);
+      if (cause !== undefined && counts?.(cause) !== false) breaker?.startFailed(cause);
     },
   };
 }

@@ -16,8 +16,11 @@ import type { ConnectionHealth } from './connection-health.ts';
 import { composedHandshake, replayLogLevel, unavailable } from './handshake.ts';
 import { createRootsSettle, type RootsSettle } from './roots-settle.ts';
 import type { SpareSource, WarmChild } from './spares.ts';
-import { backoffMs, createStartAttempt, type StartAttempt } from './start-attempt.ts';
+import { backoffMs, countsForTarget, createStartAttempt, type StartAttempt } from './start-attempt.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
+
+/** Start failures a client acts on itself: not folded into GW_TARGET_UNAVAILABLE. */
+const KEPT_AS_THEY_ARE: ReadonlySet<string> = new Set(['GW_TARGET_UNAVAILABLE', 'GW_CREDENTIAL_NOT_EXCHANGEABLE', 'GW_UPSTREAM_AUTH_REQUIRED', 'GW_UPSTREAM_AUTH_FAILED']);
 
 /** A supervised upstream's state, shared by its supervisor and its starts. */
 export interface SupervisedState {
@@ -140,7 +143,7 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
     const roots = createRootsSettle(params);
     s.settle = roots;
     let next: UpstreamConnection | undefined;
-    const attempt = createStartAttempt(breaker, () => s.closed);
+    const attempt = createStartAttempt(breaker, () => s.closed, countsForTarget(target));
     try {
       next = await begin(roots, attempt);
       const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger, attempt.failed);
@@ -157,8 +160,8 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
       const error = toGatewayError(err);
       attempt.ended(error);
       if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
-      // The caller's own credential is not the target's failure: said as it is.
-      throw error.code === 'GW_TARGET_UNAVAILABLE' || error.code === 'GW_CREDENTIAL_NOT_EXCHANGEABLE' ? error : unavailable(name, error.message, error);
+      // The caller's own credential, or an account the caller must connect first (oauth.perUser), is not the target's failure: said as it is.
+      throw KEPT_AS_THEY_ARE.has(error.code) ? error : unavailable(name, error.message, error);
     }
   };
 

@@ -28,7 +28,7 @@ import { askUpstream, unavailable } from './handshake.ts';
 import type { Caller } from './caller.ts';
 import type { UpstreamFactory } from './open.ts';
 import type { SpareSource } from './spares.ts';
-import { createStartAttempt } from './start-attempt.ts';
+import { countsForTarget, createStartAttempt } from './start-attempt.ts';
 import { createStarter, type SupervisedState } from './supervisor-start.ts';
 import { createConnectionHealth } from './connection-health.ts';
 import { handshakeTimeouts as startupTimeouts } from './startup-deadline.ts';
@@ -122,6 +122,8 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   const s: SupervisedState = { connection: undefined, starting: undefined, capabilities: undefined, instructions: undefined, handshake: undefined, clientInit: undefined, closed: false, starts: 0, settle: undefined };
   let opening: Promise<UpstreamConnection> | undefined;
   let failure: GatewayError | undefined;
+  /** The caller has yet to connect their own account here (oauth.perUser): shown as the failure, but the next use tries again. */
+  let accountNeeded: GatewayError | undefined;
   /** The client's initialize was answered from a warm spare: it never went upstream. */
   let warmed = false;
   const health = createConnectionHealth(target, breaker);
@@ -199,7 +201,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       return s.handshake;
     },
     get failure() {
-      return failure;
+      return failure ?? accountNeeded;
     },
     get transparent() {
       return s.clientInit !== undefined && !warmed;
@@ -223,11 +225,16 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       opening ??= open(true).catch((err: unknown) => {
         opening = undefined;
         const error = toGatewayError(err);
-        // A failed start is final unless the restart policy allows another attempt.
-        if (!mayStartAgain()) failure = error;
+        // A failed start is final unless the restart policy allows another attempt; a caller who has
+        // not connected their own account yet (oauth.perUser) may do so and call again.
+        if (error.code === 'GW_UPSTREAM_AUTH_REQUIRED') accountNeeded = error;
+        else if (!mayStartAgain()) failure = error;
         throw error;
       });
-      return opening;
+      return opening.then((connection) => {
+        accountNeeded = undefined;
+        return connection;
+      });
     },
     async openWith(request) {
       s.clientInit = isObject(request.params) ? structuredClone(request.params) : {};
@@ -239,7 +246,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       }
       breaker?.admit('start');
       options.reserveChild?.(target);
-      const attempt = createStartAttempt(breaker, () => s.closed);
+      const attempt = createStartAttempt(breaker, () => s.closed, countsForTarget(target));
       let next: UpstreamConnection;
       try {
         next = await begin(undefined, attempt);

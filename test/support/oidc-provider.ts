@@ -13,7 +13,9 @@
  * Login and consent are automated by this module's own interaction handler (not the provider's
  * development pages): `/interaction/<uid>` logs in the configured account and grants what the
  * client asked for, then resumes the authorization. The test's user agent (`followAuthorization`)
- * follows the redirects over HTTP with a cookie jar until the redirect URI, and returns its `code`.
+ * follows the redirects over HTTP with a cookie jar until the redirect URI, and returns its `code`
+ * (`followAuthorization`) or that URL itself (`consent`, for a client whose redirect URI is a real
+ * callback, logging in the account the test names).
  *
  * `rotate()` swaps in a provider with a new signing key (the old one still published, as during a
  * real rotation): the same issuer, a new `kid`.
@@ -42,6 +44,14 @@ export interface AuthorizationServer {
   issue(clientId: string, resource: string, scope?: string): Promise<string>;
   /** Follows an authorization URL through login and consent; resolves with the code. */
   followAuthorization(url: URL | string): Promise<string>;
+  /**
+   * A browser's way through an authorization URL: login as `account` (default: the server's),
+   * consent, and resolves with the URL the server sends it back to (the client's redirect URI with
+   * `code`, `state`, `iss`), not yet visited.
+   */
+  consent(url: URL | string, account?: string): Promise<URL>;
+  /** Access and refresh tokens revoked through the revocation endpoint (RFC 7009). */
+  readonly revocations: number;
   /** Publishes a new signing key and signs with it from now on; resolves with its kid. */
   rotate(): Promise<string>;
   close(): Promise<void>;
@@ -56,6 +66,8 @@ export interface AuthorizationServerOptions {
   accessTokenTtlSec?: number;
   /** Static clients for `issue()` and token exchange (default `gateway`, `svc-a`, `svc-b`). */
   clients?: string[];
+  /** Issue refresh tokens to clients allowed the grant, without `offline_access` (default false). */
+  refreshTokens?: boolean;
 }
 
 interface SigningKey {
@@ -120,11 +132,13 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   let jwksFetches = 0;
   let exchanges = 0;
   let lastSubjectToken: string | undefined;
+  let revocations = 0;
   const keys: SigningKey[] = [await newKey('k1')];
 
   let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => void res.writeHead(503).end();
   const server = createServer((req, res) => {
     if (req.url === '/jwks') jwksFetches++;
+    if (req.url === '/token/revocation' && req.method === 'POST') revocations++;
     handle(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -148,6 +162,8 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
       features: {
         devInteractions: { enabled: false },
         registration: { enabled: true },
+        // A client revokes only its own tokens (RFC 7009 section 2.1).
+        revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
         clientCredentials: { enabled: true },
         resourceIndicators: {
           enabled: true,
@@ -159,6 +175,7 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
       // Its keys are ES256 only (the default RS256 would need an RSA key).
       clientDefaults: { id_token_signed_response_alg: 'ES256', grant_types: ['authorization_code'], response_types: ['code'] },
       pkce: { required: () => true },
+      ...(options.refreshTokens === true ? { issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) => client.grantTypeAllowed('refresh_token') } : {}),
       scopes: ['openid', 'offline_access', ...scope.split(' ')],
       findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
       interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
@@ -213,7 +230,9 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   async function autoApprove(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const details = await provider.interactionDetails(req, res);
     if (details.prompt.name === 'login') {
-      return provider.interactionFinished(req, res, { login: { accountId: account } }, { mergeWithLastSubmission: false });
+      // The browser says who logs in (a cookie `consent()` sets), as a user typing their name would.
+      const chosen = /(?:^|;\s*)test-account=([\w.-]+)/.exec(req.headers.cookie ?? '')?.[1] ?? account;
+      return provider.interactionFinished(req, res, { login: { accountId: chosen } }, { mergeWithLastSubmission: false });
     }
     const grant = new provider.Grant({ accountId: details.session!.accountId, clientId: details.params.client_id as string });
     const asked = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
@@ -248,7 +267,16 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
       if (!res.ok || body.access_token === undefined) throw new Error(`client credentials failed: ${res.status} ${JSON.stringify(body)}`);
       return body.access_token;
     },
-    followAuthorization: (url) => followRedirects(new URL(url)),
+    followAuthorization: async (url) => {
+      const back = await followRedirects(new URL(url));
+      const code = back.searchParams.get('code');
+      if (code === null) throw new Error(`authorization failed: ${back.searchParams.get('error')} ${back.searchParams.get('error_description')}`);
+      return code;
+    },
+    consent: (url, who) => followRedirects(new URL(url), who),
+    get revocations() {
+      return revocations;
+    },
     async rotate() {
       const key = await newKey(`k${keys.length + 1}`);
       keys.push(key);
@@ -261,10 +289,10 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
 
 /**
  * A user agent for the authorization endpoint: follows redirects (keeping cookies, as a browser
- * would) until one leaves the authorization server with a `code`, at most 10 hops.
+ * would) until one leaves the authorization server, at most 10 hops; resolves with where it leads.
  */
-async function followRedirects(start: URL): Promise<string> {
-  const jar = new Map<string, string>();
+async function followRedirects(start: URL, account?: string): Promise<URL> {
+  const jar = new Map<string, string>(account === undefined ? [] : [['test-account', account]]);
   let url = start;
   for (let hop = 0; hop < 10; hop++) {
     const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
@@ -278,11 +306,7 @@ async function followRedirects(start: URL): Promise<string> {
     if (location === null) throw new Error(`authorization stopped at ${url.pathname}: ${res.status} ${await res.text()}`);
     await res.arrayBuffer();
     url = new URL(location, url);
-    if (url.origin !== start.origin) {
-      const code = url.searchParams.get('code');
-      if (code === null) throw new Error(`authorization failed: ${url.searchParams.get('error')} ${url.searchParams.get('error_description')}`);
-      return code;
-    }
+    if (url.origin !== start.origin) return url;
   }
   throw new Error('authorization did not finish within 10 redirects');
 }

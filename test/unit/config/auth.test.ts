@@ -49,11 +49,33 @@ describe('mcpServers.<name>.tokenExchange', () => {
     ['an Authorization header', { headers: { Authorization: 'Bearer x' } }],
     ['an Authorization template', { principalHeaders: { authorization: '{sub}' } }],
   ])('refuses it beside %s: the exchanged token is the Authorization', (_label, extra) => {
-    expect(remote({ tokenExchange: te, ...extra })).toThrow('"tokenExchange" sets the upstream\'s Authorization itself');
+    expect(remote({ tokenExchange: te, ...extra })).toThrow('"tokenExchange" and "oauth" set the upstream\'s Authorization themselves');
   });
 
   it('needs its endpoint, client id and secret', () => {
     expect(remote({ tokenExchange: { clientId: 'gw', clientSecret: 's' } })).toThrow('tokenEndpoint');
     expect(remote({ tokenExchange: { ...te, clientSecret: '' } })).toThrow('must not be empty');
+  });
+});
+
+describe('mcpServers.<name>.oauth (each user\'s own account)', () => {
+  const KEY = 'k'.repeat(32);
+  const auth = { apiKeys: [{ name: 'a', key: 'a-key-0123456789abcdef' }] };
+  const parse = (server: Record<string, unknown>, gateway: Record<string, unknown> = { auth, oauth: { key: KEY } }) => () =>
+    parseConfig({ gateway, mcpServers: { up: { type: 'http', url: 'https://up.example/mcp', ...server } } });
+
+  it('needs gateway.oauth and gateway.auth', () => {
+    expect(parse({ oauth: { perUser: true } }, { auth })).toThrow('needs gateway.oauth');
+    expect(parse({ oauth: { perUser: true } }, { oauth: { key: KEY } })).toThrow('needs gateway.auth');
+    expect(parse({ oauth: { perUser: true } })).not.toThrow();
+  });
+
+  it('refuses a short vault key, a secret without a client id, perUser other than true, and a second Authorization', () => {
+    expect(parse({ oauth: { perUser: true } }, { auth, oauth: { key: 'short' } })).toThrow('at least 32 characters');
+    expect(parse({ oauth: { perUser: true, clientSecret: 's' } })).toThrow('"clientSecret" needs "clientId"');
+    expect(parse({ oauth: { perUser: false } })).toThrow('expected true');
+    expect(parse({ oauth: { perUser: true }, forwardAuthorization: true })).toThrow('"oauth" set the upstream');
+    expect(parse({ oauth: { perUser: true }, tokenExchange: { tokenEndpoint: 'https://as.example/token', clientId: 'gw', clientSecret: 's' } })).toThrow('use one');
+    expect(parse({ oauth: { perUser: true, scopes: ['a b'] } })).toThrow('without spaces');
   });
 });

@@ -11,6 +11,9 @@ import { hookSchema } from '../../../src/config/hooks-schema.ts';
 import { virtualServerSchema } from '../../../src/config/overrides-schema.ts';
 import { gatewaySchema, httpServerSchema, sseServerSchema, stdioServerSchema } from '../../../src/config/schema.ts';
 
+const oauthDefaults = flatten((gatewaySchema.parse({ oauth: { key: 'k'.repeat(32) } }) as { oauth: Record<string, unknown> }).oauth);
+for (const key of ['key', 'publicUrl']) oauthDefaults.set(key, undefined);
+
 const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
 
 /** Rows of the key tables between two headings: key -> default cell. */
@@ -57,6 +60,7 @@ for (const key of ['sandbox', 'sandbox.readable', 'limits', 'limits.memoryMiB', 
 // tokenExchange is optional: parsed with its required keys so its defaults are checked too.
 const tokenExchange = { tokenEndpoint: 'http://as/token', clientId: 'c', clientSecret: 's' };
 const remoteDefaults = flatten(httpServerSchema.parse({ type: 'http', url: 'http://x/mcp', tokenExchange, redact: {} }));
+for (const key of ['oauth.perUser', 'oauth.scopes', 'oauth.clientId', 'oauth.clientSecret']) remoteDefaults.set(key, undefined);
 remoteDefaults.set('redact', undefined);
 for (const key of ['url', 'pinning', 'tokenExchange.tokenEndpoint', 'tokenExchange.clientId', 'tokenExchange.clientSecret', 'tokenExchange.audience', 'tokenExchange.resource', 'tokenExchange.scope']) {
   remoteDefaults.set(key, undefined);
@@ -102,7 +106,8 @@ const sections = [
   { name: 'gateway.auth', defaults: authDefaults, rows: () => documentedRows('## `gateway.auth`', '## `gateway.policy`') },
   { name: 'gateway.policy rules', defaults: ruleDefaults, rows: () => documentedRows('## `gateway.policy`', '## `gateway.rateLimits`') },
   { name: 'gateway.rateLimits', defaults: rateDefaults, rows: () => documentedRows('## `gateway.rateLimits`', '## `gateway.cluster`') },
-  { name: 'gateway.cluster', defaults: clusterDefaults, rows: () => documentedRows('## `gateway.cluster`', '## `gateway.virtualServers`') },
+  { name: 'gateway.cluster', defaults: clusterDefaults, rows: () => documentedRows('## `gateway.cluster`', '## `gateway.oauth`') },
+  { name: 'gateway.oauth', defaults: oauthDefaults, rows: () => documentedRows('## `gateway.oauth`', '## `gateway.virtualServers`') },
   { name: 'gateway.virtualServers', defaults: virtualDefaults, rows: () => documentedRows('## `gateway.virtualServers`', '## `gateway.audit`') },
   { name: 'gateway.audit', defaults: auditDefaults, rows: () => documentedRows('## `gateway.audit`', '## Environment variables') },
 ];
@@ -127,7 +132,8 @@ describe.each(sections)('docs/configuration.md, $name keys', ({ defaults, rows }
 describe('docs/configuration.md, remote servers', () => {
   it('documents http and sse in one table because their keys are the same (but `protocol`, http only)', () => {
     // `pinning` is optional with no default: it has a row, and no parsed value to compare.
-    const sse = [...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse', tokenExchange, redact: {} })).keys(), 'redact'].filter((key) => !aggregateDefaults.has(key));
+    const oauth = [...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse', oauth: { perUser: true, scopes: ['a'], clientId: 'c', clientSecret: 's' } })).keys()].filter((key) => key.startsWith('oauth.'));
+    const sse = [...flatten(sseServerSchema.parse({ type: 'sse', url: 'http://x/sse', tokenExchange, redact: {} })).keys(), 'redact', ...oauth].filter((key) => !aggregateDefaults.has(key));
     expect(sse.sort()).toEqual([...remoteDefaults.keys()].filter((key) => key !== 'protocol' && key !== 'pinning' && (sse.includes(key) || !key.startsWith('tokenExchange.'))).sort());
     expect(docs).toMatch(/\| `protocol` \| [^|]*`http` only/);
   });

@@ -20,8 +20,9 @@ describe('error catalog and docs/errors.md', () => {
   });
 
   it('uses no invented code in the spec-reserved -32020..-32099 range or -32000..-32019', () => {
-    // The only codes there are the spec's own (2026-07-28), each for the meaning the spec gives it.
+    // The only codes there are the spec's own (2026-07-28; -32042 is 2025-11-25's URL elicitation required), each for the meaning the spec gives it.
     const spec = new Map<string, number>([
+      ['GW_UPSTREAM_AUTH_REQUIRED', -32042],
       ['GW_HEADER_MISMATCH', -32020],
       ['GW_PROTOCOL_VERSION_NOT_SUPPORTED', -32022],
     ]);
