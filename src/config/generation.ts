@@ -6,7 +6,8 @@
  * Stable: object keys sorted, maps and lists in their order (config order is meaningful), unset
  * keys left out. What is one replica's own by design is left out too: where it listens, its
  * cluster identity (`replicaId`, `advertiseUrl`) and where on its disk it keeps the pins file
- * (`pinning.file`: an absolute path resolved next to each replica's config file), and the host of
+ * (`pinning.file` and `packages.cacheDir`: absolute paths resolved next to each replica's config
+ * file), and the host of
  * its own `advertiseUrl` in `allowedHosts` (each replica lists its own address, for the probes of
  * its orchestrator). Secrets (child env values, upstream headers, token
  * exchange client secrets, API key hashes, cluster keys, the Redis URL, which may carry a password) enter only as
@@ -58,6 +59,10 @@ export function canonicalConfig(config: GatewayConfig, secretKey: string): strin
   if (config.pinning !== undefined) {
     const { file: _own, ...pinning } = config.pinning;
     top.pinning = pinning;
+  }
+  if (config.packages !== undefined) {
+    const { cacheDir: _own, ...packages } = config.packages;
+    top.packages = packages;
   }
   return JSON.stringify(canonical(top, hide, false));
 }

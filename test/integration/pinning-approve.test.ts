@@ -76,5 +76,5 @@ describe('approving a pinned change by its whole hash only', () => {
       const outcome = await path.call('echo', { text: 'ok' });
       return 'text' in outcome ? outcome : undefined;
     });
-  });
+  }, 120_000);
 });
