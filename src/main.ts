@@ -6,8 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createToolLimits } from './auth/rate-limit.ts';
-import { createCluster, type Cluster } from './cluster/cluster.ts';
-import { startSharedState, type SharedState } from './cluster/shared-state.ts';
+import type { Cluster } from './cluster/cluster.ts';
+import type { SharedState } from './cluster/shared-state.ts';
 import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
 import { configGeneration, generationKey } from './config/generation.ts';
@@ -20,7 +20,8 @@ import { createLogger, type Logger } from './log/logger.ts';
 import { claimNamesOf } from './router/policy.ts';
 import { VERSION } from './session/gateway-info.ts';
 import { createRuntime, type Runtime } from './session/runtime.ts';
-import { createTracingSdk } from './telemetry/sdk.ts';
+import type { TracingSdk } from './telemetry/sdk.ts';
+import { resolveTraceSettings } from './telemetry/settings.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
 
 export interface RunningGateway {
@@ -97,7 +98,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     exitHookInstalled = true;
   }
   let ready = true;
-  const tracing = createTracingSdk(config.telemetry?.traces, options.env ?? process.env, logger, VERSION);
+  const tracing = await openTracing(config, options.env ?? process.env, logger);
   let current = config;
   // The generation follows reloads; its secrets' HMAC key is fixed for the process (config/generation.ts).
   const secretKey = generationKey(config, () => randomBytes(32).toString('base64url'));
@@ -200,10 +201,19 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
  */
 async function openCluster(config: GatewayConfig, generation: () => string, logger: Logger): Promise<{ cluster?: Cluster; shared?: SharedState }> {
   if (config.cluster === undefined) return {};
+  // Loaded only with a cluster (ioredis and the rest: tens of ms at every start otherwise).
+  const [{ createCluster }, { startSharedState }] = await Promise.all([import('./cluster/cluster.ts'), import('./cluster/shared-state.ts')]);
   const cluster = createCluster(config.cluster, logger);
   await cluster.redis.ready(config.cluster.redis.commandTimeoutMs).catch(() => undefined);
   const shared = startSharedState(cluster.redis, config.cluster, cluster.replicaId, generation, logger.child({ replicaId: cluster.replicaId }));
   return { cluster, shared };
+}
+
+/** The OpenTelemetry SDK when traces are on (telemetry/settings.ts), loaded only then: it costs tens of ms at start. */
+async function openTracing(config: GatewayConfig, env: Readonly<Record<string, string | undefined>>, logger: Logger): Promise<TracingSdk | undefined> {
+  if (resolveTraceSettings(config.telemetry?.traces, env) === undefined) return undefined;
+  const { createTracingSdk } = await import('./telemetry/sdk.ts');
+  return createTracingSdk(config.telemetry?.traces, env, logger, VERSION);
 }
 
 /** What a reload cannot change in a running gateway: the listener, limits, origin and host checks. */
