@@ -26,6 +26,15 @@ function defined(item: ItemOverride): ItemOverride {
 }
 
 /**
+ * The target's own override name of a picked item that the pick renames again (`as`): the item
+ * still carries it, so a policy or filter written with it holds on the virtual server too
+ * (router/overrides.ts passesEvery).
+ */
+function alsoNamed(base: ItemOverride, as: string | undefined): readonly string[] | undefined {
+  return as !== undefined && base.name !== undefined && base.name !== as ? [base.name] : undefined;
+}
+
+/**
  * Per virtual server, per picked target: the target's own exposure (its filters still apply), no
  * prefix, only the picked names, and overrides made of the picks (over the target's overrides of
  * the same items; its overrides of items not picked do not apply there).
@@ -55,6 +64,7 @@ export function toVirtuals(
         ...defined(base),
         ...defined({ title: pick.title, description: pick.description, annotations }),
         name: pickedName(own, 'tools', pick.tool, pick.as),
+        also: alsoNamed(base, pick.as),
       });
     }
     for (const pick of virtual.prompts) {
@@ -63,7 +73,12 @@ export function toVirtuals(
       const p = of(pick.server);
       p.prompts.push(pick.prompt);
       const base = own?.prompts[pick.prompt] ?? {};
-      p.promptOverrides[pick.prompt] = defined({ ...defined(base), ...defined({ title: pick.title, description: pick.description }), name: pickedName(own, 'prompts', pick.prompt, pick.as) });
+      p.promptOverrides[pick.prompt] = defined({
+        ...defined(base),
+        ...defined({ title: pick.title, description: pick.description }),
+        name: pickedName(own, 'prompts', pick.prompt, pick.as),
+        also: alsoNamed(base, pick.as),
+      });
     }
     for (const pick of virtual.resources) if (exposure.has(pick.server)) of(pick.server).resources.push(pick.uri);
     const targets = new Map<string, TargetExposureConfig>();

@@ -154,6 +154,11 @@ export interface ItemOverride {
   readonly description?: string | undefined;
   /** Tools only: merged key by key over the server's annotations. */
   readonly annotations?: Readonly<Record<string, string | boolean | undefined>> | undefined;
+  /**
+   * Other names the item carries, never written in a file: a virtual server's pick of a tool its
+   * target's own overrides renamed keeps that name here, so a rule written with it still holds.
+   */
+  readonly also?: readonly string[] | undefined;
 }
 
 /** One target's overrides, keyed by the server's own names (router/overrides.ts applies them). */

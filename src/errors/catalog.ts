@@ -87,12 +87,16 @@ export const catalog = Object.freeze({
   GW_CIRCUIT_OPEN: entry(JsonRpcCode.InternalError, 503, 'Target is failing; the gateway is not trying it until its cooldown ends'),
   GW_UNKNOWN_TOOL: entry(JsonRpcCode.InvalidParams, 400, 'Unknown tool'),
   GW_UNKNOWN_PROMPT: entry(JsonRpcCode.InvalidParams, 400, 'Unknown prompt'),
+  // A task this session did not create (session/chain/tasks.ts).
+  GW_UNKNOWN_TASK: entry(JsonRpcCode.InvalidParams, 400, 'Unknown task'),
   // SEP-2164: resource not found is -32602 (Invalid params), not the older -32002 (server-error range).
   GW_RESOURCE_NOT_FOUND: entry(JsonRpcCode.InvalidParams, 404, 'Resource not found'),
   // Pinning (docs/governance.md): the item exists, but its definition is not the one approved.
   GW_DEFINITION_CHANGED: entry(JsonRpcCode.InvalidParams, 409, 'Definition changed since it was approved; refused until an operator approves it'),
   GW_INVALID_CURSOR: entry(JsonRpcCode.InvalidParams, 400, 'Invalid cursor'),
   GW_INVALID_PARAMS: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params'),
+  // A resource URI with no spelling safe to judge (router/canonical.ts; docs/security.md).
+  GW_INVALID_URI: entry(JsonRpcCode.InvalidParams, 400, 'Invalid params: the resource URI has no canonical spelling'),
   GW_METHOD_NOT_FOUND: entry(JsonRpcCode.MethodNotFound, 404, 'Method not found'),
 
   // Guardrail hooks of a target (mcpServers.<name>.hooks; docs/governance.md, "Guardrail hooks").

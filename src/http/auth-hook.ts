@@ -86,11 +86,13 @@ function challenge(auth: AuthConfig, origin: string, resourcePath: string, failu
 export type StepUpRequest = Pick<FastifyRequest, 'headers'> & { readonly url?: string | undefined };
 
 /**
- * The step-up challenge (SEP-2350) of a request whose call needs `missing` scopes: 403's
- * `WWW-Authenticate` naming only those, and the metadata of the path the request came by.
+ * The step-up challenge (SEP-2350) of a request whose call needs `required` scopes (some of which
+ * its token lacks): 403's `WWW-Authenticate` naming every one of them, the base scopes included
+ * (session/chain/step-up.ts), so a client asking for exactly these keeps what it had; and the
+ * metadata of the path the request came by.
  */
-export function stepUpChallenge(request: StepUpRequest, auth: AuthConfig, origins: OriginPolicy, missing: readonly string[]): string {
-  return challenge(auth, originOf(request, auth, origins), resourcePathOf(request.url ?? ''), new AuthFailure(403, 'step-up', missing), true);
+export function stepUpChallenge(request: StepUpRequest, auth: AuthConfig, origins: OriginPolicy, required: readonly string[]): string {
+  return challenge(auth, originOf(request, auth, origins), resourcePathOf(request.url ?? ''), new AuthFailure(403, 'step-up', required), true);
 }
 
 /** 401 (or 403 insufficient_scope) with its challenge and a JSON-RPC error body. */

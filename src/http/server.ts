@@ -198,7 +198,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   );
 
   app.get('/healthz', async () => ({ status: 'ok' }));
-  const fixedStepUp = stepUp === undefined ? compileStepUp(config.requiredScopes) : undefined;
+  const fixedStepUp = stepUp === undefined ? compileStepUp(config.requiredScopes, config.auth?.scopes) : undefined;
   const stepUpRules = stepUp ?? (() => fixedStepUp);
   registerResourceMetadata(app, config.auth, origins, () => stepUpRules()?.scopes ?? []);
   // Open without credentials (load balancers); with gateway.auth it names no target (readiness.ts).

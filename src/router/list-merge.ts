@@ -7,7 +7,8 @@ import type { JsonObject } from '../jsonrpc/types.ts';
 import type { FanOutOutcome } from './fan-out.ts';
 import type { NameFilter } from './glob.ts';
 import type { Collision, NameTable } from './name-table.ts';
-import { clientName, overrideItem, passesBoth, serverName, type Overrides } from './overrides.ts';
+import { canonicalUri } from './canonical.ts';
+import { clientName, overrideItem, passesEvery, serverName, type Overrides } from './overrides.ts';
 import { encodeResourceUri } from './resource-uri.ts';
 
 /** The four list methods and where their items and keys are. */
@@ -99,13 +100,14 @@ export function mergePage(
             shadowed.push({ exposed: key, kept, dropped: { target: outcome.target, name: key } });
             continue;
           }
-          if (!passesBoth(filter, key, client)) continue;
+          if (!passesEvery(filter, exposure.overrides, nameKind, key, client)) continue;
           if (exposure.overrides !== undefined) overrideItem(exposure.overrides, nameKind, record, client);
           const exposed = table.expose(outcome.target, exposure.prefix, client);
           if (exposed === undefined) continue;
           record[kind.field] = exposed;
         } else {
-          if (!filter(key)) continue;
+          // Judged in the canonical spelling the rules are written in (router/canonical.ts).
+          if (!filter(canonicalUri(key) ?? key)) continue;
           record[kind.field] = encodeResourceUri(outcome.target, key);
         }
         if (held?.has(key) === true) continue;

@@ -86,6 +86,18 @@ export function passesBoth(filter: NameFilter, original: string, client: string)
 }
 
 /**
+ * True when `filter` lets the item through under every name it carries: its server's `original`,
+ * its `client` name, and the names other overrides gave it (a virtual server's pick of a tool its
+ * target renamed carries the target's override name too: `ItemOverride.also`). The one check of
+ * names for lists and calls, on every path, so a rule written with any of them holds.
+ */
+export function passesEvery(filter: NameFilter, overrides: Overrides | undefined, kind: OverrideKind, original: string, client: string): boolean {
+  if (!passesBoth(filter, original, client)) return false;
+  const also = overrides?.[kind].byOriginal.get(original)?.also;
+  return also === undefined || also.every((name) => filter(name));
+}
+
+/**
  * Rewrites a listed item (a tool or prompt, its `name` the server's) in place for the client:
  * its name, title, description and annotations as the override says. Fields not overridden, and
  * fields the gateway does not know, pass through untouched.

@@ -11,6 +11,7 @@
  * an unknown one.
  */
 import type { PolicyRule } from '../config/types.ts';
+import { canonicalGlob, foldName } from './canonical.ts';
 import { compileGlobs, PASS_ALL, type NameFilter } from './glob.ts';
 import type { Exposure } from './list-merge.ts';
 import { ANONYMOUS, type Principal } from '../upstream/caller.ts';
@@ -49,6 +50,19 @@ interface CompiledRule {
   readonly names: Record<Kind, RegExp>;
 }
 
+/**
+ * A rule's globs for one kind of name: resource globs in the canonical URI spelling
+ * (router/canonical.ts) the chain's entrance gives every URI; a deny rule's tool and prompt globs
+ * fold (foldName: NFKC) and every deny glob ignores case, so a look-alike of a denied name or
+ * path (on a server that reads names or paths without regard to case) is denied too.
+ */
+function namesOf(rule: PolicyRule, kind: Kind): RegExp {
+  const globs = kind === 'resources' ? rule.resources.map(canonicalGlob) : rule.effect === 'deny' ? rule[kind].map(foldName) : rule[kind];
+  const re = compileGlobs(globs);
+  if (re === undefined) return /(?!)/;
+  return rule.effect === 'deny' ? new RegExp(re.source, 'si') : re;
+}
+
 function compileRule(rule: PolicyRule): CompiledRule {
   const re = (globs: readonly string[]) => compileGlobs(globs) ?? /(?!)/;
   return {
@@ -56,14 +70,15 @@ function compileRule(rule: PolicyRule): CompiledRule {
     principals: re(rule.principals),
     servers: re(rule.servers),
     claims: Object.entries(rule.claims).map(([name, globs]) => [name, re(globs)] as const),
-    names: { tools: re(rule.tools), prompts: re(rule.prompts), resources: re(rule.resources) },
+    names: { tools: namesOf(rule, 'tools'), prompts: namesOf(rule, 'prompts'), resources: namesOf(rule, 'resources') },
   };
 }
 
 function filterOf(kind: Kind, allows: CompiledRule[], denies: CompiledRule[]): NameFilter {
   const denied = denies.filter((r) => r.rule[kind].length > 0);
   if (denied.length === 0 && allows.some((r) => matchAll(r.rule[kind]))) return PASS_ALL;
-  return (name) => allows.some((r) => r.names[kind].test(name)) && !denied.some((r) => r.names[kind].test(name));
+  const fold = kind === 'resources' ? (name: string) => name : foldName;
+  return (name) => allows.some((r) => r.names[kind].test(name)) && !denied.some((r) => r.names[kind].test(fold(name)));
 }
 
 /**

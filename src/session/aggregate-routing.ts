@@ -7,11 +7,10 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { NameOwner } from '../router/name-table.ts';
-import { passesBoth, serverName } from '../router/overrides.ts';
+import { serverName } from '../router/overrides.ts';
 import { decodeResourceUri } from '../router/resource-uri.ts';
 import { refreshNames, type ListContext } from './aggregate-lists.ts';
 import type { Member } from './member.ts';
-import { checkCall } from './pinning.ts';
 
 export interface Route {
   readonly member: Member;
@@ -36,10 +35,10 @@ async function byName(ctx: ListContext, kind: 'tools' | 'prompts', name: string)
   }
   const member = owner === undefined ? undefined : ctx.member(owner.target);
   if (owner !== undefined && member !== undefined) {
-    // The table holds the client's name (after overrides): the server's is restored here, and
-    // both must pass the filters (router/overrides.ts).
+    // The table holds the client's name (after overrides): the server's is restored here; the
+    // chain's entrance judges every name it carries (chain/entrance.ts).
     const original = serverName(member.exposure.overrides, kind, owner.name);
-    if (original !== undefined && passesBoth(member.exposure[kind], original, owner.name)) return { member, owner: { target: owner.target, name: original } };
+    if (original !== undefined) return { member, owner: { target: owner.target, name: original } };
   }
   // A target that is down cannot list its names: recognise its prefix so the error names it.
   for (const m of ctx.members()) {
@@ -48,10 +47,11 @@ async function byName(ctx: ListContext, kind: 'tools' | 'prompts', name: string)
   throw new GatewayError(spec.code, `Unknown ${spec.word}: ${name}`);
 }
 
-function byUri(ctx: ListContext, encoded: string, check: boolean): { member: Member; uri: string } {
+/** The member an encoded URI names and its own URI (the chain's entrance judges it against the filters). */
+function byUri(ctx: ListContext, encoded: string): { member: Member; uri: string } {
   const decoded = decodeResourceUri(encoded);
   const member = decoded === undefined ? undefined : ctx.member(decoded.target);
-  if (decoded === undefined || member === undefined || (check && !member.exposure.resources(decoded.uri))) {
+  if (decoded === undefined || member === undefined) {
     throw new GatewayError('GW_RESOURCE_NOT_FOUND', `Resource not found: ${encoded}`, { uri: encoded });
   }
   return { member, uri: decoded.uri };
@@ -72,14 +72,12 @@ export async function resolveRoute(ctx: ListContext, request: JsonRpcRequest): P
       const kind = request.method === 'tools/call' ? 'tools' : 'prompts';
       const { member, owner } = await byName(ctx, kind, stringParam(params, 'name'));
       (params as JsonObject).name = owner.name;
-      // Pinning (off: no gate, nothing runs): judged on the server's own name.
-      if (member.pins !== undefined) await checkCall(member, request);
       return { member };
     }
     case 'resources/read':
     case 'resources/subscribe':
     case 'resources/unsubscribe': {
-      const { member, uri } = byUri(ctx, stringParam(params, 'uri'), true);
+      const { member, uri } = byUri(ctx, stringParam(params, 'uri'));
       (params as JsonObject).uri = uri;
       return { member };
     }
@@ -92,7 +90,7 @@ export async function resolveRoute(ctx: ListContext, request: JsonRpcRequest): P
         return { member };
       }
       if (ref.type === 'ref/resource') {
-        const { member, uri } = byUri(ctx, stringParam(ref, 'uri'), true);
+        const { member, uri } = byUri(ctx, stringParam(ref, 'uri'));
         ref.uri = uri;
         return { member };
       }

@@ -25,7 +25,7 @@ import { listPage, type ListContext } from './aggregate-lists.ts';
 import { resolveRoute } from './aggregate-routing.ts';
 import { learn, learnerOf, learntOf, type AggregateView, type KnownTargets } from './aggregate-view.ts';
 import { createSessionCore } from './core.ts';
-import type { CoreParts, Flavour, LocalAnswer, StepUpCheck } from './flavour.ts';
+import type { CoreParts, Flavour, LocalAnswer } from './flavour.ts';
 import { createMember, type Member } from './member.ts';
 import type { Session } from './session.ts';
 import { coreOptionsOf, type SessionSeed } from './store.ts';

@@ -6,6 +6,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { JsonObject } from '../jsonrpc/types.ts';
 import { aggregateOf, defaultExposure, type GatewayConfig, type TargetConfig, type TargetExposureConfig } from '../config/types.ts';
+import { canonicalGlob } from '../router/canonical.ts';
 import { createNameFilter, type NameFilter } from '../router/glob.ts';
 import { compileOverrides } from '../router/overrides.ts';
 import { restrict, type Policy, type PolicySubject } from '../router/policy.ts';
@@ -125,7 +126,8 @@ const both = (a: NameFilter, b: NameFilter): NameFilter => (name) => a(name) && 
 function compileExposure(settings: TargetExposureConfig): Exposure {
   const tools = createNameFilter(settings.tools.allow, settings.tools.deny);
   const prompts = createNameFilter(settings.prompts.allow, settings.prompts.deny);
-  const resources = createNameFilter(settings.resources.allow, settings.resources.deny);
+  // URI globs in the canonical spelling every request's URI is judged in (router/canonical.ts).
+  const resources = createNameFilter(settings.resources.allow.map(canonicalGlob), settings.resources.deny.map(canonicalGlob));
   const overrides = compileOverrides(settings.overrides);
   const picks = settings.picks;
   if (picks === undefined) return { prefix: settings.prefix, tools, prompts, resources, overrides };
@@ -134,7 +136,7 @@ function compileExposure(settings: TargetExposureConfig): Exposure {
     prefix: settings.prefix,
     tools: both(tools, pickFilter(picks.tools, settings.overrides, 'tools')),
     prompts: both(prompts, pickFilter(picks.prompts, settings.overrides, 'prompts')),
-    resources: picks.resources.length === 0 ? NOTHING : both(resources, createNameFilter(picks.resources)),
+    resources: picks.resources.length === 0 ? NOTHING : both(resources, createNameFilter(picks.resources.map(canonicalGlob))),
     overrides,
   };
 }

@@ -14,6 +14,8 @@
 import type { JsonRpcNotification } from '../jsonrpc/types.ts';
 import { withEra2025 } from './era-2025.ts';
 import { createEventLog } from './event-log.ts';
+import type { ChainGates } from './chain/gates.ts';
+import { createServerAsked } from './chain/server-asked.ts';
 import type { CoreOptions, CoreParts, Flavour, Pending } from './flavour.ts';
 import { checkInflight } from './inflight.ts';
 import { ownsChild } from './limits.ts';
@@ -28,6 +30,9 @@ import { createStreamSet } from './streams.ts';
  * Builds a session: the era-neutral core, the flavour `build` makes from its parts, and the 2025
  * layer (era-2025.ts) on top.
  */
+/** No gate configured: the chain runs its entrance, pinning and the send only. */
+const NO_GATES: ChainGates = Object.freeze({});
+
 export function createSessionCore(options: CoreOptions, build: (parts: CoreParts) => Flavour): Session {
   const { id, endpoint, limits, logger, onended, caller } = options;
   let protocolVersion: string | undefined;
@@ -55,7 +60,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
             transport: caller.transport,
           },
         };
-  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced, limitTool: options.limitTool, stepUp: options.stepUp, guard: options.guard });
+  const requests = createRequests(streams, logger, { budget, audit: options.audit, observer, traced, gates: options.gates ?? NO_GATES, namespaced: options.namespaced });
   const { inflight } = requests;
   let ended = false;
   let endPromise: Promise<void> | undefined;
@@ -70,6 +75,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     live: () => !ended && protocolVersion !== undefined,
     namespaced: options.namespaced,
     held: caller.held === true,
+    judge: createServerAsked(options.gates ?? NO_GATES, options.audit),
   });
 
   /** Any other notification concerns every member the session has opened. */

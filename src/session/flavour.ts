@@ -11,7 +11,8 @@ import type { ObservedRequest } from '../log/observer.ts';
 import type { NameTable } from '../router/name-table.ts';
 import type { Span } from '../telemetry/tracing.ts';
 import type { Caller, Principal } from '../upstream/caller.ts';
-import type { CallGuard } from './hooks/guard.ts';
+import type { ChainGates } from './chain/gates.ts';
+import type { TaskOrigin } from './chain/tasks.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionServices } from './services.ts';
@@ -45,6 +46,13 @@ export interface Pending extends ObservedRequest {
   subject: string | undefined;
   /** Who sent this request, with its own token's scopes (step-up judges them, not the session's first token). */
   readonly caller: Principal | undefined;
+  /** What the request names (a tool, prompt or URI) as the client spelled it, before routing: a refusal's message says it. */
+  readonly asked: string | undefined;
+  /**
+   * Task-augmented calls and task requests only (chain/tasks.ts): the call that creates a task
+   * (remembered when its answer names one), or the call a `tasks/result` is the result of.
+   */
+  task: TaskOrigin | undefined;
   startedAt: number;
   sentAt: number;
   upstreamMs: number;
@@ -112,34 +120,6 @@ export interface CoreOptions {
    * requests keep their input names (server-messages.ts).
    */
   caller: Caller;
-  /** See SessionSeed.limitTool. */
-  limitTool?: ToolLimit | undefined;
-  /** See SessionSeed.stepUp. */
-  stepUp?: StepUpCheck | undefined;
-  /** See SessionSeed.guard. */
-  guard?: CallGuard | undefined;
+  /** See SessionSeed.gates. */
+  gates?: ChainGates | undefined;
 }
-
-/**
- * Takes one `tools/call` of `tool` (the server's own name) on `target` from the session's
- * principal; throws GW_RATE_LIMITED when over the limit. Judged after routing, so every path and
- * spelling of one tool (a server path, an aggregate's prefixed name, WebSocket, 2026) is one bucket.
- */
-export type ToolLimit = (target: string, tool: string) => Promise<void> | undefined;
-
-/**
- * Takes the per-tool token of a `tools/call` (after routing: the aggregate restored the server's
- * own name, so every spelling is one bucket); other requests take none. Throws GW_RATE_LIMITED, or
- * returns the promise of a shared store's verdict.
- */
-export function takeToolToken(limit: ToolLimit | undefined, target: string, request: JsonRpcRequest): Promise<void> | undefined {
-  if (limit === undefined || request.method !== 'tools/call' || typeof request.params?.name !== 'string') return undefined;
-  return limit(target, request.params.name);
-}
-
-/**
- * The scopes a request routed to `target` (names restored to the server's own) needs that the
- * principal's token lacks (router/step-up.ts); undefined when none. Judged after routing, like
- * ToolLimit, so every path and spelling of one item meets one rule.
- */
-export type StepUpCheck = (target: string, request: JsonRpcRequest, caller: Principal | undefined) => readonly string[] | undefined;

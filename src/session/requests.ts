@@ -5,13 +5,14 @@
  * withdrawing a request the client no longer wants (a cancel, or a cancelOnClose stream that lost
  * its client). With tracing on, each request gets a SERVER span and its upstream call a CLIENT
  * child whose W3C context goes upstream with it (telemetry/tracing.ts); off, none of that runs.
- * The way from a routed request to its member (step-up, tool limit, hooks, connect and send) is
- * request-pipeline.ts.
+ * The way from a routed request to its member and of its answer back (the judgments: entrance,
+ * step-up, limit, pinning, hooks, send, response hooks, redaction) is the chain (chain/chain.ts);
+ * the audit line of every request is written here, as it ends.
  */
 import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import { isAudited, namedBy, subjectOf } from '../jsonrpc/methods.ts';
-import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import {
   eraOf,
@@ -22,15 +23,16 @@ import {
   type TraceCarrier,
 } from '../telemetry/tracing.ts';
 import type { Observer, RequestOutcome } from '../log/observer.ts';
-import type { Flavour, LocalAnswer, Pending, StepUpCheck, ToolLimit } from './flavour.ts';
+import type { Flavour, LocalAnswer, Pending } from './flavour.ts';
 import type { Principal } from '../upstream/caller.ts';
-import type { CallGuard } from './hooks/guard.ts';
+import type { ChainGates } from './chain/gates.ts';
 import type { InflightBudget } from './inflight.ts';
 import type { Member } from './member.ts';
 import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 import { endSpans, endSpansWith } from './request-spans.ts';
-import { createPipeline, type Traced } from './request-pipeline.ts';
+import { createChain, type Traced } from './chain/chain.ts';
+import { askedOf } from '../router/exposure.ts';
 
 const DUPLICATE = 'A request with this id is already in flight in this session';
 
@@ -72,15 +74,13 @@ export interface RequestsOptions {
   readonly observer: Observer;
   /** Tracing on (spans per request and upstream call); undefined: off. */
   readonly traced: Traced | undefined;
-  /** The per-tool rate limit, judged once the call's target and own tool name are known; undefined: none. */
-  readonly limitTool?: ToolLimit | undefined;
-  /** Step-up (router/step-up.ts), judged once the call's target and own name are known; undefined: none. */
-  readonly stepUp?: StepUpCheck | undefined;
-  /** The targets' hooks and redaction, judged after routing and before answering; undefined: none. */
-  readonly guard?: CallGuard | undefined;
+  /** The chain's gates (rate limit, step-up, hooks and redaction), judged once a request is routed. */
+  readonly gates: ChainGates;
+  /** Several targets behind one endpoint (CoreOptions.namespaced). */
+  readonly namespaced: boolean;
 }
 
-export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced, limitTool, stepUp, guard }: RequestsOptions): Requests {
+export function createRequests(streams: StreamSet, logger: Logger, { budget, audit, observer, traced, gates, namespaced }: RequestsOptions): Requests {
   const inflight = new Map<string, Pending>();
   // Clock reads only for someone who reads them.
   const timed = observer.observing;
@@ -109,7 +109,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     if (a === undefined || audit === undefined) return;
     const ms = Math.round((performance.now() - a.started) * 10) / 10;
     // The request's own era (a 2026 request on a held session is 2026), not its session's.
-    audit.info({ method: rec.method, era: eraOf(rec.protocolVersion), [subjectOf(rec.method)?.kind as string]: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
+    audit.info({ method: rec.method, era: eraOf(rec.protocolVersion), [subjectOf(rec.method)?.kind ?? 'tool']: a.name, target: rec.member?.name, outcome, ...(code ? { code } : {}), ms }, 'audit');
   };
 
   const deliver = (rec: Pending, answer: JsonObject) => {
@@ -137,19 +137,20 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
     deliver(rec, (requests.flavour as Flavour).answer(rec, response) as unknown as JsonObject);
   };
 
-  const forward = createPipeline({ streams, logger, observer, timed, traced, limitTool, stepUp, guard, fail, answer, record, release });
+  /** Filtered or denied by policy: the client sees "unknown", the audit line says what it was. */
+  const refuse = (rec: Pending, refusal: JsonRpcErrorObject) => {
+    record(rec, 'denied');
+    if (rec.span !== undefined) endSpans(rec, refusal);
+    deliver(rec, { jsonrpc: '2.0', id: rec.clientId as JsonObject[string], error: refusal as unknown as JsonObject });
+  };
+
+  const forward = createChain({ streams, logger, observer, timed, traced, gates, namespaced, fail, answer, refuse, record, release });
 
   const answerLocally = (rec: Pending, to: LocalAnswer) => {
-    if ('local' in to) {
-      if (timed) record(rec, 'ok');
-      if (rec.span !== undefined) endSpans(rec, undefined);
-      deliver(rec, { jsonrpc: '2.0', id: rec.clientId as JsonObject[string], result: to.local });
-    } else {
-      // Filtered or denied by policy: the client sees "unknown", the audit line says what it was.
-      record(rec, 'denied');
-      if (rec.span !== undefined) endSpans(rec, to.refuse);
-      deliver(rec, { jsonrpc: '2.0', id: rec.clientId as JsonObject[string], error: to.refuse as unknown as JsonObject });
-    }
+    if ('refuse' in to) return refuse(rec, to.refuse);
+    if (timed) record(rec, 'ok');
+    if (rec.span !== undefined) endSpans(rec, undefined);
+    deliver(rec, { jsonrpc: '2.0', id: rec.clientId as JsonObject[string], result: to.local });
   };
 
   const requests: Requests = {
@@ -185,6 +186,8 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
         upstreamSpan: undefined,
         subject: timed ? observedSubject(request) : undefined,
         caller,
+        asked: askedOf(request),
+        task: undefined,
         startedAt: timed ? performance.now() : 0,
         sentAt: 0,
         upstreamMs: 0,

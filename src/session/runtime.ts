@@ -32,7 +32,7 @@ import { createSpares, type Spares } from '../upstream/spares.ts';
 import { createTokenCache } from '../upstream/token-cache.ts';
 import { compileStepUp, type StepUpRules } from '../router/step-up.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
-import { stepUpCheckOf } from './step-up.ts';
+import { stepUpCheckOf } from './chain/step-up.ts';
 import { createCallGuard } from './hooks/guard.ts';
 import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
@@ -105,12 +105,12 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   // Sealed ids name the owner and the principal; without a cluster the store's UUIDs as ever.
   const newId = cluster && ((principal: string) => cluster.sealer.seal({ replica: cluster.replicaId, local: randomUUID(), principal }));
   const pinning = createPinning(config, logger, services.observer);
-  let stepUp = compileStepUp(config.requiredScopes);
+  let stepUp = compileStepUp(config.requiredScopes, config.auth?.scopes);
   // Hooks cost nothing until a target has some: the client dials nothing before its first call.
   const hookClient = createHookClient();
   const guard = createCallGuard({ client: hookClient, observer: services.observer, logger });
   guard.retain(config.targets.values());
-  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, stepUp: stepUpCheckOf(() => stepUp), guard });
+  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, gates: { stepUp: stepUpCheckOf(() => stepUp), guard } });
   spares.fill();
   // In a cluster any replica reads which one holds a parked 2026 call (docs/scaling.md, "The 2026 era across replicas").
   const stateKeys = cluster && { keys: cluster.ring.map((keys) => keys.state), replica: cluster.replicaId };
@@ -146,7 +146,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
       health.retain(next.targets.values());
       pinning.reload(next);
       endpoints.update(next);
-      stepUp = compileStepUp(next.requiredScopes);
+      stepUp = compileStepUp(next.requiredScopes, next.auth?.scopes);
       agents.retain(next.targets.values());
       spares.retain(next.targets.values());
       guard.retain(next.targets.values());

@@ -18,6 +18,7 @@ import type { NameTable } from '../router/name-table.ts';
 import { encodeResourceUri } from '../router/resource-uri.ts';
 import type { Member } from './member.ts';
 import type { OutStream, StreamSet } from './streams.ts';
+import type { ServerAsked } from './chain/server-asked.ts';
 
 /** list_changed from several targets within this window reaches the downstream once. */
 export const LIST_CHANGED_COALESCE_MS = 20;
@@ -42,6 +43,8 @@ export interface ServerMessagesOptions {
    * (`_meta` META_INPUT_KEY, for mrtr.ts); any other downstream never sees that key.
    */
   held: boolean;
+  /** The chain's judgment of what an upstream asks the client (chain/server-asked.ts); undefined: none. */
+  judge?: ServerAsked | undefined;
 }
 
 export interface ServerMessages {
@@ -61,12 +64,15 @@ interface Asked {
   readonly member: Member;
   readonly upstreamId: RequestId;
   readonly stream: OutStream;
+  readonly method: string;
+  /** When it was asked (for its audit line); 0 without one. */
+  readonly started: number;
 }
 
 /** Pass-through notifications that belong to no request: the standalone stream. */
 const BROADCAST = new Set([...Object.values(LIST_CHANGED), 'notifications/resources/updated']);
 
-export function createServerMessages({ streams, limits, logger, tables, live, namespaced, held }: ServerMessagesOptions): ServerMessages {
+export function createServerMessages({ streams, limits, logger, tables, live, namespaced, held, judge }: ServerMessagesOptions): ServerMessages {
   const asked = new Map<number, Asked>();
   // Per member (not per name: a reload may replace a member under the same name), upstream id -> ours.
   const askedIds = new WeakMap<Member, Map<string, number>>();
@@ -123,8 +129,9 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
       const upstreamId = request.id;
       request.id = downstreamId;
       if (!held) withoutInputKey(request);
+      const started = judge === undefined ? 0 : judge.asked(member, request);
       // Recorded before it goes out: a receiver may answer at once (a held session's bridge does).
-      asked.set(downstreamId, { member, upstreamId, stream });
+      asked.set(downstreamId, { member, upstreamId, stream, method: request.method, started });
       const ids = idsOf(member);
       ids.set(idKey(upstreamId), downstreamId);
       if (!emit(request, stream)) {
@@ -175,6 +182,7 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
       asked.delete(downstreamId);
       idsOf(entry.member).delete(idKey(entry.upstreamId));
       response.id = entry.upstreamId;
+      judge?.answered(entry.member, entry.method, entry.started, response);
       await entry.member.reply(response).catch(() => undefined);
     },
 

@@ -15,7 +15,7 @@ import { LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 import { dropRawText } from '../jsonrpc/wire-text.ts';
 import type { JsonObject } from '../jsonrpc/types.ts';
 import type { TargetConfig } from '../config/types.ts';
-import { filterList, filters, hiddenNamed } from '../router/exposure.ts';
+import { filterList, filters, restoreNames } from '../router/exposure.ts';
 import { PASS_ALL } from '../router/glob.ts';
 import type { PinGate } from '../governance/pin-gate.ts';
 import type { Exposure } from '../router/list-merge.ts';
@@ -25,7 +25,7 @@ import { createSessionCore } from './core.ts';
 import { createMember } from './member.ts';
 import { coreOptionsOf, type SessionSeed } from './store.ts';
 import type { Session } from './session.ts';
-import { checkCall, withholdChanged } from './pinning.ts';
+import { withholdChanged } from './pinning.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 
 /** What the store gives every session (SessionSeed), and which target it passes through to. */
@@ -114,12 +114,9 @@ export function createSingleSession(options: SingleSessionOptions): Session {
         return result;
       },
       route(request) {
-        if (!guarded) return member;
-        const refuse = filtered ? hiddenNamed(request, exposure) : undefined;
-        if (refuse !== undefined) return Promise.resolve({ refuse });
-        // Pinning: a changed definition is refused (a throw), or its list is read first (a promise).
-        const pinned = pins === undefined ? undefined : checkCall(member, request);
-        return pinned === undefined ? member : pinned.then(() => member);
+        // Only resolution here (an override's name to the server's); the chain judges (chain/chain.ts).
+        const refuse = exposure.overrides === undefined ? undefined : restoreNames(request, exposure);
+        return refuse === undefined ? member : Promise.resolve({ refuse });
       },
       answer(rec, response) {
         // Pass-through: only the id changed, so a large answer's own text is forwarded (wire-text.ts).

@@ -11,9 +11,8 @@ import type { Logger } from '../log/logger.ts';
 import type { SessionCloseCause } from '../log/observer.ts';
 import type { Caller, Principal } from '../upstream/caller.ts';
 import type { PinGate } from '../governance/pin-gate.ts';
-import type { StepUpCheck, ToolLimit } from './flavour.ts';
+import type { ChainGates } from './chain/gates.ts';
 import type { SessionServices } from './services.ts';
-import type { CallGuard } from './hooks/guard.ts';
 import type { Session, SessionCore } from './session.ts';
 import { countChildren, expiry, pickVictim, type SessionPolicy } from './limits.ts';
 import { createRoomKeeper } from './room.ts';
@@ -36,14 +35,10 @@ export interface SessionSeed {
   readonly services: SessionServices;
   /** Where the session's audit lines go (logging.audit); undefined: none. */
   readonly audit?: Logger | undefined;
-  /** The per-tool rate limit, bound to the session's principal; absent: none. */
-  readonly limitTool?: ToolLimit | undefined;
+  /** The chain's gates (chain/gates.ts): the rate limit bound to the session's principal, step-up, hooks; absent: none. */
+  readonly gates?: ChainGates | undefined;
   /** A target's pinning gate (governance/pin-gate.ts), undefined for a target with pinning off; absent: pinning off everywhere. */
   readonly pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
-  /** Step-up (mcpServers.<name>.requiredScopes, as reloaded): absent, nothing is judged. */
-  readonly stepUp?: StepUpCheck | undefined;
-  /** The targets' guardrail hooks and redaction (session/hooks/, the Runtime's); absent: none. */
-  readonly guard?: CallGuard | undefined;
 }
 
 /** A caller without credentials (no gateway.auth, no Authorization). */
@@ -53,14 +48,14 @@ const NOBODY: Caller = Object.freeze({ principal: undefined, authorization: unde
 type CallerRecord = { -readonly [K in keyof Caller]: Caller[K] };
 
 /** What every kind of session passes on to its core from what its factory got. */
-export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'services' | 'limitTool' | 'stepUp' | 'guard' | 'caller'> {
+export interface CoreSource extends Pick<SessionSeed, 'id' | 'limits' | 'onended' | 'audit' | 'services' | 'gates' | 'caller'> {
   readonly endpoint: string;
 }
 
 /** The session-core options every kind of session shares, with its own `logger`. */
 export function coreOptionsOf(options: CoreSource, logger: Logger) {
-  const { id, endpoint, limits, onended, audit, services, limitTool, stepUp, guard, caller } = options;
-  return { id, endpoint, limits, logger, onended, audit, services, limitTool, stepUp, guard, caller };
+  const { id, endpoint, limits, onended, audit, services, gates, caller } = options;
+  return { id, endpoint, limits, logger, onended, audit, services, gates, caller };
 }
 
 /**
@@ -108,13 +103,11 @@ export interface SessionStoreOptions {
   newId?: ((principal: string) => string) | undefined;
   /** See SessionSeed.pins (the Runtime's). */
   pins?: ((target: TargetConfig) => PinGate | undefined) | undefined;
-  /** Step-up over the rules in force (session/step-up.ts); absent: none. */
-  stepUp?: StepUpCheck | undefined;
-  /** The targets' guardrails (session/hooks/guard.ts); absent: none. */
-  guard?: CallGuard | undefined;
+  /** Step-up and the targets' guardrails (chain/gates.ts; the per-tool limit is `limitTool`, bound here per principal); absent: none. */
+  gates?: Omit<ChainGates, 'limitTool'> | undefined;
 }
 
-export function createSessionStore({ config, logger, services, limitTool, newId, pins, stepUp, guard }: SessionStoreOptions): SessionStore {
+export function createSessionStore({ config, logger, services, limitTool, newId, pins, gates }: SessionStoreOptions): SessionStore {
   const { inflight, observer, spares } = services;
   const sessions = new Map<string, Session>();
   /** The principal each session is bound to (only when auth is on). */
@@ -178,10 +171,11 @@ export function createSessionStore({ config, logger, services, limitTool, newId,
         reserveChild: reserve,
         services,
         audit: audit ? bound.child({ audit: true, session: id }) : undefined,
-        limitTool: limitTool && ((target: string, tool: string) => limitTool(caller.principal?.id ?? 'anonymous', target, tool)),
+        gates: {
+          ...gates,
+          limitTool: limitTool && ((target: string, tool: string) => limitTool(caller.principal?.id ?? 'anonymous', target, tool)),
+        },
         pins,
-        stepUp,
-        guard,
       });
       sessions.set(id, session);
       observer.sessionOpened(session);

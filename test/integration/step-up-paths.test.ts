@@ -31,7 +31,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const url = (path: string) => new URL(path, su.gw.url);
 const metadata = (path: string) => `resource_metadata="${su.gw.url}/.well-known/oauth-protected-resource${path}"`;
 const call = (id: string, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { text: id } } });
-const STEP_UP = { code: -32600, data: { code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['files:write'] } };
+const STEP_UP = { code: -32600, data: { code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['mcp', 'files:write'], missingScopes: ['files:write'] } };
 
 /** A 2025 session on `path` opened with a token of `client` holding `scope`. */
 async function session(path: string, scope = 'mcp', client = 'svc-a', version = '2025-11-25') {
@@ -41,7 +41,7 @@ async function session(path: string, scope = 'mcp', client = 'svc-a', version = 
 
 function expectChallenge(answer: RawAnswer, path: string, id: string): void {
   expect(answer.status, answer.text).toBe(403);
-  expect(answer.headers.get('www-authenticate')).toBe(`Bearer error="insufficient_scope", ${metadata(path)}, scope="files:write"`);
+  expect(answer.headers.get('www-authenticate')).toBe(`Bearer error="insufficient_scope", ${metadata(path)}, scope="mcp files:write"`);
   expect(answer.json).toMatchObject({ jsonrpc: '2.0', id, error: STEP_UP });
 }
 
@@ -75,13 +75,13 @@ describe('step-up on every path to one tool', () => {
   it('prompts by name and resources by URI, on the server path and through the aggregate', async () => {
     const get = (id: string, name: string) => ({ jsonrpc: '2.0', id, method: 'prompts/get', params: { name } });
     const read = (id: string, uri: string) => ({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri } });
-    const challenge = (path: string) => `Bearer error="insufficient_scope", ${metadata(path)}, scope="files:admin"`;
+    const challenge = (path: string) => `Bearer error="insufficient_scope", ${metadata(path)}, scope="mcp files:admin"`;
     const own = await session('/servers/everything/mcp');
     for (const request of [get('p-own', 'simple-prompt'), read('r-own', 'demo://resource/dynamic/text/1')]) {
       const answer = await own.request(request);
       expect(answer.status, answer.text).toBe(403);
       expect(answer.headers.get('www-authenticate')).toBe(challenge('/servers/everything/mcp'));
-      expect(answer.json).toMatchObject({ error: { data: { code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['files:admin'] } } });
+      expect(answer.json).toMatchObject({ error: { data: { code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['mcp', 'files:admin'], missingScopes: ['files:admin'] } } });
     }
     const agg = await session('/mcp');
     for (const request of [get('p-agg', 'everything__simple-prompt'), read('r-agg', 'everything+demo://resource/dynamic/text/1')]) {

@@ -1,13 +1,17 @@
 /**
  * Acceptance of per-tool step-up (SEP-2350, the 2026-07-28 authorization rule) with the real
- * authorization server the auth tests use (oidc-provider) and the SDK v2 client: a call to a tool
- * that needs `files:write` with a token holding only `mcp` gets 403 insufficient_scope naming only
- * the missing scope; the SDK's own auth flow re-authorizes (client credentials) with the union of
- * scopes and retries, and the call succeeds on the same session. With `stepUp: jsonrpc` the same
+ * authorization server the auth tests use (oidc-provider) and the SDK v2 and v1 clients: a call to
+ * a tool that needs `files:write` with a token holding only `mcp` gets 403 insufficient_scope
+ * naming every scope the call needs (`mcp files:write`); the SDK v2 re-authorizes with the union
+ * of scopes, the SDK v1 with exactly the challenged ones (so the base scope must be named), and
+ * the call succeeds on the same session. With `stepUp: jsonrpc` the same
  * call gets the documented JSON-RPC error at HTTP 200. What the refused calls never did is read
  * from what the recorder children received.
  */
 import { Client, ClientCredentialsProvider, ProtocolError, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import type { OAuthClientProvider as OAuthClientProviderV1 } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as StreamableHTTPV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
 import { rpc, textOf } from '../support/recorder.ts';
@@ -109,12 +113,37 @@ describe('step-up over HTTP (the default)', () => {
     const refused = seen.filter((s) => s.status === 403);
     expect(refused).toHaveLength(1);
     expect(refused[0]!.challenge).toBe(
-      `Bearer error="insufficient_scope", resource_metadata="${http.gw.url}/.well-known/oauth-protected-resource/servers/files/mcp", scope="files:write"`,
+      `Bearer error="insufficient_scope", resource_metadata="${http.gw.url}/.well-known/oauth-protected-resource/servers/files/mcp", scope="mcp files:write"`,
     );
     expect(scopesOf(provider.tokens()?.scope), 'the new token holds the union').toEqual(['files:write', 'mcp']);
     expect(transport.sessionId, 'the same session carries on').toBe(session);
     // The refused attempt never reached the upstream; the retry did, once.
     expect(callsMarked(http.received(), 'stepped-up-2025')).toHaveLength(1);
+  });
+
+  it('the SDK v1 client asks for exactly the challenged scopes: the challenge names the base scope too, so the user consents once and the call succeeds', async () => {
+    const url = new URL('/servers/files/mcp', http.gw.url);
+    const user = await userClient();
+    // The same in-memory user agent: the two SDKs' provider interfaces agree on what it implements.
+    const provider = user.provider as unknown as OAuthClientProviderV1;
+    const first = new StreamableHTTPV1(url, { authProvider: provider });
+    await expect(new ClientV1({ name: 'step-up-v1', version: '1' }).connect(first)).rejects.toThrow(/unauthorized/i);
+    await first.finishAuth(await user.code());
+    expect(scopesOf(user.scope())).toEqual(['mcp']);
+
+    const transport = new StreamableHTTPV1(url, { authProvider: provider });
+    const client = new ClientV1({ name: 'step-up-v1', version: '1' });
+    await client.connect(transport);
+    clients.push(client as unknown as Client);
+    const session = transport.sessionId;
+    await expect(client.callTool({ name: 'echo', arguments: { text: 'v1-stepped-up' } })).rejects.toThrow(/unauthorized/i);
+    // The SDK v1 asks for what the challenge names and nothing else: the base scope must be in it.
+    expect(scopesOf(user.authorizations.at(-1)?.searchParams.get('scope') ?? '')).toEqual(['files:write', 'mcp']);
+    await transport.finishAuth(await user.code());
+    expect(scopesOf(user.scope())).toEqual(['files:write', 'mcp']);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'v1-stepped-up' } }))).toBe('v1-stepped-up');
+    expect(transport.sessionId).toBe(session);
+    expect(callsMarked(http.received(), 'v1-stepped-up')).toHaveLength(1);
   });
 
   it('a user re-consents: the SDK v2 client sends the user to authorize the union, then the call succeeds on the same session', async () => {
@@ -147,7 +176,7 @@ describe('step-up over HTTP (the default)', () => {
     const refused = seen.filter((s) => s.status === 403);
     expect(refused).toHaveLength(1);
     expect(refused[0]!.challenge).toContain(`resource_metadata="${http.gw.url}/.well-known/oauth-protected-resource/mcp"`);
-    expect(refused[0]!.challenge).toContain('scope="files:write"');
+    expect(refused[0]!.challenge).toContain('scope="mcp files:write"');
     expect(scopesOf(provider.tokens()?.scope)).toEqual(['files:write', 'mcp']);
     expect(callsMarked(http.received(), 'stepped-up-2026')).toHaveLength(1);
   });
@@ -162,7 +191,7 @@ describe('step-up over HTTP (the default)', () => {
     const denied = await call('narrow-after-wide', narrow);
     expect(denied.status).toBe(403);
     expect(denied.headers.get('mcp-session-id')).toBe(session.id);
-    expect(denied.json).toMatchObject({ id: 'narrow-after-wide', error: { code: -32600, data: { code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['files:write'] } } });
+    expect(denied.json).toMatchObject({ id: 'narrow-after-wide', error: { code: -32600, data: { code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['mcp', 'files:write'], missingScopes: ['files:write'] } } });
     const allowed = await call('wide-again', wide);
     expect(allowed.status).toBe(200);
     expect(textOf(allowed.json.result)).toBe('wide-again');
@@ -186,7 +215,7 @@ describe('stepUp: jsonrpc', () => {
     expect(answer.json).toEqual({
       jsonrpc: '2.0',
       id: 7,
-      error: { code: -32600, message: 'Forbidden: this call needs scopes the token lacks; re-authorize with them', data: { code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['files:write'] } },
+      error: { code: -32600, message: 'Forbidden: this call needs scopes the token lacks; re-authorize with them', data: { code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['mcp', 'files:write'], missingScopes: ['files:write'] } },
     });
     expect(callsMarked(jsonrpc.received(), 'jsonrpc-mode')).toEqual([]);
     expect(await session.delete()).toBe(200);
@@ -196,7 +225,7 @@ describe('stepUp: jsonrpc', () => {
     const { client, seen } = await sdkClient(jsonrpc.gw.url, '/servers/files/mcp', '2025-11-25');
     const refused = await client.callTool({ name: 'echo', arguments: { text: 'sdk-jsonrpc' } }).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(ProtocolError);
-    expect(refused).toMatchObject({ code: -32600, data: { code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['files:write'] } });
+    expect(refused).toMatchObject({ code: -32600, data: { code: 'GW_STEP_UP_REQUIRED', requiredScopes: ['mcp', 'files:write'], missingScopes: ['files:write'] } });
     expect(seen.some((s) => s.status === 403)).toBe(false);
     // The session goes on: a tool needing nothing more still works.
     expect(textOf(await client.callTool({ name: 'whoami', arguments: {} }))).toContain('pid');

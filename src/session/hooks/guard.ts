@@ -31,9 +31,15 @@ export interface CallGuard {
   request(key: object, principal: string | undefined, target: TargetConfig, request: JsonRpcRequest): Promise<JsonRpcRequest> | undefined;
   /**
    * The answer to deliver once the response-phase hooks let it through; undefined: deliver
-   * `response` (redacted in place if the target redacts).
+   * `response` (redacted in place if the target redacts). `params`: the params the hooks see when
+   * none were kept under `key` (a task's result is judged with the params of the call that made it).
    */
-  response(key: object, principal: string | undefined, target: TargetConfig, method: string, response: JsonRpcResponse): Promise<JsonRpcResponse> | undefined;
+  response(key: object, principal: string | undefined, target: TargetConfig, method: string, response: JsonRpcResponse, params?: JsonObject): Promise<JsonRpcResponse> | undefined;
+  /**
+   * Redacts, in place, what an upstream of `target` asks the client (a sampling or elicitation
+   * request's params: they reach the model as a tool result does); the number of matches replaced.
+   */
+  redactAsked(target: TargetConfig, params: JsonObject): number;
   /**
    * The targets of the config in force (start, reload): a target's hooks and redaction are read
    * from here, so a reload reaches live sessions at once; a session of a target the reload removed
@@ -168,7 +174,7 @@ export function createCallGuard({ client, observer, logger }: CallGuardOptions):
       }
       return judgeRequest(key, hooks, keep, principal, target.name, request);
     },
-    response(key, principal, member, method, response) {
+    response(key, principal, member, method, response, given) {
       if (!guarded && !hasGuardrails(member)) return undefined;
       const target = effective(member);
       if (!hasGuardrails(target) || !('result' in response) || !isObject(response.result)) return undefined;
@@ -178,9 +184,18 @@ export function createCallGuard({ client, observer, logger }: CallGuardOptions):
         redactIn(compiled.redact, target.name, method, response.result);
         return undefined;
       }
-      const params = paramsOf.get(key);
+      const params = paramsOf.get(key) ?? given;
       paramsOf.delete(key);
       return judgeResponse(hooks, compiled.redact, params, principal, target.name, method, response);
+    },
+    redactAsked(member, params) {
+      if (!guarded && member.redact === undefined) return 0;
+      const target = effective(member);
+      if (target.redact === undefined) return 0;
+      // Every string of the params (a message's content, an elicitation's text): walked in place as structured content is.
+      const replaced = compile(target).redact?.({ structuredContent: params }) ?? 0;
+      if (replaced > 0) observer.hooked(target.name, 'request', 'redacted');
+      return replaced;
     },
     retain(targets) {
       current = new Map([...targets].map((target) => [target.name, target]));

@@ -10,6 +10,7 @@ import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
 import { META } from '../../jsonrpc/era.ts';
 import type { JsonObject, JsonRpcRequest } from '../../jsonrpc/types.ts';
+import { canonicalUri } from '../../router/canonical.ts';
 import type { Exchange } from './exchange.ts';
 
 /** What a listen stream asked for (SubscriptionFilter). */
@@ -24,6 +25,8 @@ interface Listener {
   readonly id: JsonRpcRequest['id'];
   readonly scope: string;
   readonly filter: Filter;
+  /** The filter's resourceSubscriptions, canonical (undefined: none granted). */
+  readonly granted: ReadonlySet<string> | undefined;
   readonly exchange: Exchange;
 }
 
@@ -54,7 +57,10 @@ function grantOf(params: unknown): Filter {
   return granted as Filter;
 }
 
-function wants(filter: Filter, notification: JsonObject): boolean {
+/** The granted URIs in canonical spelling (router/canonical.ts): an update names the URI as the upstream got it, which is the canonical one the chain forwarded. */
+const canonicalOf = (uris: readonly string[]): ReadonlySet<string> => new Set(uris.map((u) => canonicalUri(u) ?? u));
+
+function wants(filter: Filter, granted: ReadonlySet<string> | undefined, notification: JsonObject): boolean {
   switch (notification.method) {
     case 'notifications/tools/list_changed':
       return filter.toolsListChanged === true;
@@ -64,7 +70,7 @@ function wants(filter: Filter, notification: JsonObject): boolean {
       return filter.resourcesListChanged === true;
     case 'notifications/resources/updated': {
       const uri = isObject(notification.params) ? notification.params.uri : undefined;
-      return typeof uri === 'string' && (filter.resourceSubscriptions?.includes(uri) ?? false);
+      return typeof uri === 'string' && granted !== undefined && granted.has(canonicalUri(uri) ?? uri);
     }
     default:
       return false;
@@ -101,7 +107,8 @@ export function createListeners(max: number): Listeners {
         if (!exchange.closed) exchange.end();
         return onend();
       }
-      const listener: Listener = { id: request.id, scope, filter, exchange };
+      const granted = filter.resourceSubscriptions === undefined ? undefined : canonicalOf(filter.resourceSubscriptions);
+      const listener: Listener = { id: request.id, scope, filter, granted, exchange };
       listeners.add(listener);
       exchange.onclose = () => {
         if (listeners.delete(listener)) onend();
@@ -111,7 +118,7 @@ export function createListeners(max: number): Listeners {
       exchange.event(JSON.stringify(ack));
     },
     notify(scope, notification) {
-      for (const l of listeners) if (l.scope === scope && !l.exchange.closed && wants(l.filter, notification)) l.exchange.event(tagged(notification, l.id));
+      for (const l of listeners) if (l.scope === scope && !l.exchange.closed && wants(l.filter, l.granted, notification)) l.exchange.event(tagged(notification, l.id));
     },
     get size() {
       return listeners.size;

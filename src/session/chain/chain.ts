@@ -1,0 +1,196 @@
+/**
+ * The chain: the one ordered way every routed request takes to its member and every answer takes
+ * back (docs/architecture.md, "The chain"). The session core (requests.ts) routes a request (the
+ * owner known, the server's own names restored) and hands it here; then, in this order:
+ *
+ *   entrance   URIs in canonical spelling, filters / policy / virtual picks on every name (entrance.ts);
+ *              a task id must be one of this session's (task-stage.ts)
+ *   step-up    scopes the item needs beyond the token's (SEP-2350; step-up.ts)
+ *   limit      the per-tool rate limit (gates.ts)
+ *   pinning    a changed definition refused, an unread list read first (../pinning.ts)
+ *   hooks      the target's request hooks (../hooks/guard.ts)
+ *   send       the member's connection (opened on first use), breaker and correlator
+ *   response   the target's response hooks, then redaction (../hooks/guard.ts); a `tasks/result`
+ *              judged as the `tools/call` that created the task
+ *   answer     the flavour's view of it (lists filtered, pins withheld), then the audit line (requests.ts)
+ *
+ * The stages are a list built once per session from the gates configured: a gateway without
+ * step-up, limits or hooks has no such stage, and a stage that has nothing to judge for a request
+ * returns undefined at once, so the hot path allocates nothing here. A stage throws to refuse, or
+ * returns a promise to go on later (with the request it resolves to, if it replaced it).
+ */
+import { GatewayError } from '../../errors/gateway-error.ts';
+import type { TraceContext } from '../../jsonrpc/trace-context.ts';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from '../../jsonrpc/types.ts';
+import type { Logger } from '../../log/logger.ts';
+import type { Observer, RequestOutcome } from '../../log/observer.ts';
+import { setSpanTarget, startUpstreamSpan, traceContextOf, type RequestOrigin, type Tracing } from '../../telemetry/tracing.ts';
+import type { PendingHandler } from '../../upstream/correlator.ts';
+import type { Pending } from '../flavour.ts';
+import { bare } from '../../router/exposure.ts';
+import type { Member } from '../member.ts';
+import { checkCall } from '../pinning.ts';
+import { endSpans } from '../request-spans.ts';
+import type { StreamSet } from '../streams.ts';
+import { enter, Hidden } from './entrance.ts';
+import { createTaskStage, type TaskStage } from './task-stage.ts';
+import { takeToolToken, type ChainGates, type StepUpNeed } from './gates.ts';
+import { stepUpRefusal } from './step-up.ts';
+
+/** Tracing on: the gateway's tracer and what the spans say of the session. */
+export interface Traced {
+  readonly tracing: Tracing;
+  readonly origin: RequestOrigin;
+}
+
+/** What the chain needs of requests.ts: its options, and how a request is failed, answered, refused, recorded and released. */
+export interface ChainParts {
+  readonly streams: StreamSet;
+  readonly logger: Logger;
+  readonly observer: Observer;
+  /** Clock reads only for someone who reads them (observer.observing). */
+  readonly timed: boolean;
+  readonly traced: Traced | undefined;
+  readonly gates: ChainGates;
+  /** Several targets behind one endpoint: a hidden name is refused as the aggregate refuses an unknown one. */
+  readonly namespaced: boolean;
+  readonly fail: (rec: Pending, err: unknown) => void;
+  /** A member's answer, as the client gets it. */
+  readonly answer: (rec: Pending, response: JsonRpcResponse) => void;
+  /** The gateway's own refusal of what the filters or policy hide (no member involved). */
+  readonly refuse: (rec: Pending, refusal: JsonRpcErrorObject) => void;
+  readonly record: (rec: Pending, outcome: RequestOutcome, code?: string) => void;
+  readonly release: (rec: Pending) => void;
+}
+
+/** Sends a routed request down the chain to `member`; whatever happens ends in `fail`, `answer`, `refuse` or a step-up challenge. */
+export type ForwardRequest = (rec: Pending, member: Member, request: JsonRpcRequest) => void;
+
+/** A request stage: undefined to go on at once, a promise to go on once it settles (with its request, if replaced); a throw refuses. */
+type Stage = (rec: Pending, member: Member, request: JsonRpcRequest) => Promise<JsonRpcRequest | void> | undefined;
+
+/** A step-up stage's refusal: the scopes to name in the challenge. */
+class StepUpNeeded extends Error {
+  readonly need: StepUpNeed;
+  constructor(need: StepUpNeed) {
+    super('step-up');
+    this.need = need;
+  }
+}
+
+/** The request stages the gates call for, in chain order (see the file comment). */
+function stagesOf(gates: ChainGates, tasks: TaskStage): Stage[] {
+  const { stepUp, limitTool, guard } = gates;
+  const stages: Stage[] = [
+    (rec, member, request) => {
+      enter(request, member.exposure, rec.asked);
+      tasks.enter(rec, member, request);
+      return undefined;
+    },
+  ];
+  if (stepUp !== undefined) {
+    stages.push((rec, member, request) => {
+      const need = stepUp(member.name, request, rec.caller);
+      if (need !== undefined) throw new StepUpNeeded(need);
+      return undefined;
+    });
+  }
+  // Shared buckets (a cluster) answer later; a call cancelled meanwhile is never sent.
+  if (limitTool !== undefined) stages.push((_rec, member, request) => takeToolToken(limitTool, member.name, request));
+  // Pinning (off: no gate on the member, one read): a changed definition throws, an unread list is read first.
+  stages.push((_rec, member, request) => (member.pins === undefined ? undefined : checkCall(member, request)));
+  if (guard !== undefined) stages.push((rec, member, request) => guard.request(rec, rec.session.principal, member.target, request));
+  return stages;
+}
+
+export function createChain(parts: ChainParts): ForwardRequest {
+  const { streams, logger, observer, timed, traced, gates, namespaced, fail, answer, refuse, record, release } = parts;
+  const guard = gates.guard;
+  const tasks = createTaskStage();
+  const stages = stagesOf(gates, tasks);
+
+  const handler: PendingHandler<Pending> = {
+    onresponse(response, rec) {
+      if (rec.probe) rec.member?.breaker?.succeeded();
+      if (timed) {
+        rec.upstreamMs = performance.now() - rec.sentAt;
+        if (rec.method.endsWith('/list') && 'result' in response && rec.member !== undefined) {
+          observer.listed(rec.member.name, rec.method, response.result, rec.subject === undefined);
+        }
+      }
+      // Hot path: one read when the request has nothing to do with tasks (task-stage.ts).
+      const as = rec.task === undefined ? undefined : tasks.answered(rec, response);
+      // Hot path: one read when no target of the gateway has hooks or redaction (hooks/).
+      const judged =
+        guard === undefined || rec.member === undefined ? undefined : guard.response(rec, rec.session.principal, rec.member.target, as?.method ?? rec.method, response, as?.params);
+      if (judged === undefined) return answer(rec, response);
+      judged.then((judgedResponse) => rec.cancelled || answer(rec, judgedResponse), (err: unknown) => rec.cancelled || fail(rec, err));
+    },
+    onerror(error, rec) {
+      fail(rec, error);
+    },
+    onprogress(notification, rec) {
+      if (!rec.cancelled) streams.send(rec.stream, notification as unknown as JsonObject, false);
+    },
+  };
+
+  const send = (rec: Pending, member: Member, request: JsonRpcRequest) => {
+    if (rec.cancelled) return;
+    const connection = member.connection;
+    if (connection === undefined) return fail(rec, new GatewayError('GW_UPSTREAM_CLOSED', undefined, { target: member.name }));
+    rec.member = member;
+    // Hot path: one read while the circuit is closed. Open for timeouts: refused, or the probe.
+    const breaker = member.breaker;
+    if (breaker !== undefined && breaker.state !== 'closed') {
+      try {
+        rec.probe = breaker.admit('request');
+      } catch (err) {
+        return fail(rec, err);
+      }
+    }
+    let trace: TraceContext | undefined;
+    if (rec.span !== undefined && traced !== undefined) {
+      setSpanTarget(rec.span, member.name);
+      rec.upstreamSpan = startUpstreamSpan(traced.tracing, rec.span, request, member.target);
+      trace = traceContextOf(traced.tracing, rec.upstreamSpan ?? rec.span);
+    }
+    if (timed) rec.sentAt = performance.now();
+    rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts, trace === undefined ? undefined : { trace });
+  };
+
+  /** SEP-2350: the caller's token lacks scopes this call needs; nothing goes upstream (step-up.ts). */
+  const challenge = (rec: Pending, member: Member, need: StepUpNeed) => {
+    rec.member = member;
+    const refusal = stepUpRefusal(rec, need, logger);
+    record(rec, 'denied', 'GW_STEP_UP_REQUIRED');
+    if (rec.span !== undefined) endSpans(rec, refusal.error);
+    release(rec);
+    if (!rec.cancelled) streams.challenge(rec.stream, refusal as unknown as JsonObject, need.required);
+  };
+
+  const refused = (rec: Pending, member: Member, err: unknown) => {
+    if (err instanceof StepUpNeeded) return challenge(rec, member, err.need);
+    if (err instanceof Hidden) return namespaced ? fail(rec, err.error) : refuse(rec, bare(err.error));
+    fail(rec, err);
+  };
+
+  const run = (rec: Pending, member: Member, request: JsonRpcRequest, from: number): void => {
+    for (let i = from; i < stages.length; i++) {
+      let later: Promise<JsonRpcRequest | void> | undefined;
+      try {
+        later = (stages[i] as Stage)(rec, member, request);
+      } catch (err) {
+        return refused(rec, member, err);
+      }
+      if (later !== undefined) {
+        later.then((next) => rec.cancelled || run(rec, member, next ?? request, i + 1), (err: unknown) => rec.cancelled || refused(rec, member, err));
+        return;
+      }
+    }
+    // Hot path: an open member takes the request at once; only a first use (or a restart) waits.
+    if (member.connection !== undefined) return send(rec, member, request);
+    member.connect().then(() => send(rec, member, request), (err: unknown) => fail(rec, err));
+  };
+
+  return (rec, member, request) => run(rec, member, request, 0);
+}
