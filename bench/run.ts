@@ -90,7 +90,7 @@ function connectorFor(system: RunningSystem, sc: Scenario): Connector {
   const connections = Math.min(512, sc.sessions * sc.inFlight + 16);
   // The reference keeps its 2025 session: the plain HTTP server speaks no 2026.
   if (sc.wire === 'http-2026' && system.name !== 'direct-http') return statelessConnector(system.url as string, connections, system.headers);
-  return httpConnector(system.url as string, connections, system.headers);
+  return httpConnector(system.url as string, connections, system.headers, sc.client);
 }
 
 const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');

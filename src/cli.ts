@@ -8,22 +8,26 @@
  */
 import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
-import { parseCliArgs, USAGE, type ConfigSource } from './config/cli-args.ts';
-import { isConfigError } from './config/config-error.ts';
-import { endpointUrls } from './config/endpoints.ts';
+import type { ConfigSource } from './config/cli-args.ts';
 import type { ConfigOverrides } from './config/normalise.ts';
-import { resolveConfig } from './config/resolve.ts';
-import { watchConfigFile } from './config/watch.ts';
 import type { GatewayConfig } from './config/types.ts';
-import { installCrashGuard } from './log/crash-guard.ts';
-import { createLogger, type Logger } from './log/logger.ts';
-import { createPrettyDestination } from './log/pretty.ts';
-import { startGateway, type RunningGateway } from './main.ts';
-import { runPinsCommand } from './governance/command.ts';
-import { runAuditCommand } from './observe/audit/command.ts';
-import { runRegistryCommand } from './registry/command.ts';
-import { preparePackages } from './transport/package-cache.ts';
-import { runServersCommand } from './transport/servers-command.ts';
+import { enableCompileCache } from './log/compile-cache.ts';
+import type { Logger } from './log/logger.ts';
+import type { RunningGateway } from './main.ts';
+
+// Before the gateway's modules load (they are imported below, not statically): their compiled
+// code is then cached for the next start (log/compile-cache.ts; issue 34, start-up).
+enableCompileCache();
+const { parseCliArgs, USAGE } = await import('./config/cli-args.ts');
+const { isConfigError } = await import('./config/config-error.ts');
+const { endpointUrls } = await import('./config/endpoints.ts');
+const { resolveConfig } = await import('./config/resolve.ts');
+const { watchConfigFile } = await import('./config/watch.ts');
+const { installCrashGuard } = await import('./log/crash-guard.ts');
+const { createLogger } = await import('./log/logger.ts');
+const { createPrettyDestination } = await import('./log/pretty.ts');
+const { startGateway } = await import('./main.ts');
+const { preparePackages } = await import('./transport/package-cache.ts');
 
 const registryIo = {
   out: (text: string) => void process.stdout.write(text),
@@ -45,10 +49,11 @@ async function main(argv: readonly string[]): Promise<void> {
     const command = parseCliArgs(argv);
     if (command.kind === 'help') return void process.stdout.write(`${USAGE}\n`);
     if (command.kind === 'version') return void process.stdout.write(`${readVersion()}\n`);
-    if (command.kind === 'registry') return void (process.exitCode = await runRegistryCommand(command.argv, registryIo));
-    if (command.kind === 'pins') return void (process.exitCode = await runPinsCommand(command.argv, registryIo));
-    if (command.kind === 'servers') return void (process.exitCode = await runServersCommand(command.argv, registryIo));
-    if (command.kind === 'audit') return void (process.exitCode = await runAuditCommand(command.argv, registryIo));
+    // Rarely run: loaded only when asked for.
+    if (command.kind === 'registry') return void (process.exitCode = await (await import('./registry/command.ts')).runRegistryCommand(command.argv, registryIo));
+    if (command.kind === 'pins') return void (process.exitCode = await (await import('./governance/command.ts')).runPinsCommand(command.argv, registryIo));
+    if (command.kind === 'servers') return void (process.exitCode = await (await import('./transport/servers-command.ts')).runServersCommand(command.argv, registryIo));
+    if (command.kind === 'audit') return void (process.exitCode = await (await import('./observe/audit/command.ts')).runAuditCommand(command.argv, registryIo));
     ({ source, overrides } = command);
     config = await resolveConfig(source, overrides);
     if (command.kind === 'validate') return void process.stdout.write(describeConfig(config));

@@ -7,8 +7,8 @@
 import { applyLockedPackages, preparePackages } from './transport/package-cache.ts';
 import { randomBytes } from 'node:crypto';
 import { createToolLimits } from './auth/rate-limit.ts';
-import { createCluster, type Cluster } from './cluster/cluster.ts';
-import { startSharedState, type SharedState } from './cluster/shared-state.ts';
+import type { Cluster } from './cluster/cluster.ts';
+import type { SharedState } from './cluster/shared-state.ts';
 import { auditConfigOf } from './config/audit-normalise.ts';
 import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
@@ -26,7 +26,8 @@ import { claimNamesOf } from './router/policy.ts';
 import { VERSION } from './session/gateway-info.ts';
 import { createRuntime, type Runtime } from './session/runtime.ts';
 import type { UserOAuth } from './upstream/oauth/user-oauth.ts';
-import { createOtlpAuditSink, createTracingSdk } from './telemetry/sdk.ts';
+import type { TracingSdk } from './telemetry/sdk.ts';
+import { resolveTraceSettings } from './telemetry/settings.ts';
 import { killAllChildrenNow } from './transport/stdio.ts';
 
 export interface RunningGateway {
@@ -113,8 +114,9 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
     exitHookInstalled = true;
   }
   let ready = true;
-  const tracing = createTracingSdk(config.telemetry?.traces, options.env ?? process.env, logger, VERSION);
-  const audit = createAuditTrailOf(auditConfigOf(config), logger, (sink) => createOtlpAuditSink(sink, options.env ?? process.env, logger, VERSION));
+  const env = options.env ?? process.env;
+  const tracing = await openTracing(config, env, logger);
+  const audit = await openAuditTrail(config, env, logger);
   let current = config;
   // The generation follows reloads; its secrets' HMAC key is fixed for the process (config/generation.ts).
   const secretKey = generationKey(config, () => randomBytes(32).toString('base64url'));
@@ -231,10 +233,30 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
  */
 async function openCluster(config: GatewayConfig, generation: () => string, logger: Logger): Promise<{ cluster?: Cluster; shared?: SharedState }> {
   if (config.cluster === undefined) return {};
+  // Loaded only with a cluster (ioredis and the rest: tens of ms at every start otherwise).
+  const [{ createCluster }, { startSharedState }] = await Promise.all([import('./cluster/cluster.ts'), import('./cluster/shared-state.ts')]);
   const cluster = createCluster(config.cluster, logger);
   await cluster.redis.ready(config.cluster.redis.commandTimeoutMs).catch(() => undefined);
   const shared = startSharedState(cluster.redis, config.cluster, cluster.replicaId, generation, logger.child({ replicaId: cluster.replicaId }));
   return { cluster, shared };
+}
+
+/** The OpenTelemetry SDK when traces are on (telemetry/settings.ts), loaded only then: it costs tens of ms at start. */
+async function openTracing(config: GatewayConfig, env: Readonly<Record<string, string | undefined>>, logger: Logger): Promise<TracingSdk | undefined> {
+  if (resolveTraceSettings(config.telemetry?.traces, env) === undefined) return undefined;
+  const { createTracingSdk } = await import('./telemetry/sdk.ts');
+  return createTracingSdk(config.telemetry?.traces, env, logger, VERSION);
+}
+
+/** The audit trail (gateway.audit), with the OpenTelemetry SDK loaded only for an `otlp` sink. */
+async function openAuditTrail(config: GatewayConfig, env: Readonly<Record<string, string | undefined>>, logger: Logger) {
+  const settings = auditConfigOf(config);
+  if (settings === undefined) return undefined;
+  const sdk = settings.sinks.some((sink) => sink.type === 'otlp') ? await import('./telemetry/sdk.ts') : undefined;
+  return createAuditTrailOf(settings, logger, (sink) => {
+    if (sdk === undefined) throw new Error('unreachable: an otlp sink without the SDK loaded');
+    return sdk.createOtlpAuditSink(sink, env, logger, VERSION);
+  });
 }
 
 /** What a reload cannot change in a running gateway: the listener, limits, origin and host checks. */

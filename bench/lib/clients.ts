@@ -35,12 +35,19 @@ interface Answer {
   error?: { code?: number; message?: string };
 }
 
-const initializeBody = (id: number) =>
+/** What a client declares in its initialize: the version it asks for and its capabilities. */
+export interface ClientKind {
+  readonly protocolVersion: string;
+  readonly capabilities: Record<string, unknown>;
+}
+const BARE: ClientKind = { protocolVersion: PROTOCOL_VERSION, capabilities: {} };
+
+const initializeBody = (id: number, client: ClientKind = BARE) =>
   JSON.stringify({
     jsonrpc: '2.0',
     id,
     method: 'initialize',
-    params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'switchboard-bench', version: '1' } },
+    params: { protocolVersion: client.protocolVersion, capabilities: client.capabilities, clientInfo: { name: 'switchboard-bench', version: '1' } },
   });
 const INITIALIZED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
 
@@ -80,7 +87,7 @@ export function answerFromBody(contentType: string, text: string, id: number): A
 let initIds = 1_000_000_000;
 
 /** Streamable HTTP (2025 era) on an undici Pool with `connections` keep-alive connections. */
-export function httpConnector(url: string, connections: number, headers: Record<string, string> = {}): Connector {
+export function httpConnector(url: string, connections: number, headers: Record<string, string> = {}, client: ClientKind = BARE): Connector {
   const target = new URL(url);
   // 30 s: a call that takes longer is a hung system, reported as a failure instead of waiting 5 min.
   const pool = new Pool(target.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
@@ -98,7 +105,7 @@ export function httpConnector(url: string, connections: number, headers: Record<
     pids: [],
     async open() {
       const initId = initIds++;
-      const init = await post(initializeBody(initId), {});
+      const init = await post(initializeBody(initId, client), {});
       if (init.status !== 200) throw new Error(`initialize: HTTP ${init.status} ${init.text.slice(0, 300)}`);
       const answer = answerFromBody(init.type, init.text, initId);
       const version = answer.result?.protocolVersion;

@@ -1,4 +1,5 @@
 /** The scenarios of a benchmark run, and which systems take part in each. */
+import type { ClientKind } from './clients.ts';
 import type { SystemName } from './systems.ts';
 
 export interface Scenario {
@@ -12,6 +13,8 @@ export interface Scenario {
   readonly bytes: number;
   readonly systems: readonly SystemName[];
   readonly about: string;
+  /** What the clients declare in their initialize (open scenarios); none: no capabilities, the newest version. */
+  readonly client?: ClientKind;
 }
 
 const MiB = 1024 * 1024;
@@ -44,6 +47,28 @@ export function scenarios(rampSessions: number, openSessions = 50): Scenario[] {
     { name: '2026-1x1', kind: 'load', wire: 'http-2026', sessions: 1, inFlight: 1, bytes: 0, systems: STATELESS, about: '2026-07-28 (stateless) over the bridge to stdio: 1 call in flight' },
     { name: '2026-1x32', kind: 'load', wire: 'http-2026', sessions: 1, inFlight: 32, bytes: 0, systems: STATELESS, about: '2026-07-28 (stateless) over the bridge to stdio: 32 calls in flight' },
     { name: 'open', kind: 'open', wire: 'http', sessions: openSessions, inFlight: 1, bytes: 0, systems: OPEN, about: `open ${openSessions} sessions one at a time (initialize + initialized), each checked and closed, 250 ms apart` },
+    {
+      name: 'open-roots',
+      kind: 'open',
+      wire: 'http',
+      sessions: openSessions,
+      inFlight: 1,
+      bytes: 0,
+      systems: OPEN,
+      client: { protocolVersion: '2025-06-18', capabilities: { roots: { listChanged: true } } },
+      about: `as open, by a client declaring roots on 2025-06-18`,
+    },
+    {
+      name: 'open-full',
+      kind: 'open',
+      wire: 'http',
+      sessions: openSessions,
+      inFlight: 1,
+      bytes: 0,
+      systems: OPEN,
+      client: { protocolVersion: '2025-11-25', capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} } },
+      about: `as open, by a client declaring roots, sampling and elicitation on 2025-11-25`,
+    },
     { name: 'ws-ramp', kind: 'ramp', wire: 'ws', sessions: rampSessions, inFlight: 1, bytes: 0, systems: ['direct-http', 'switchboard-http', 'switchboard-shared'], about: `WebSocket: open ${rampSessions} sessions` },
   ];
 }

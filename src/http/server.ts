@@ -228,8 +228,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     // replica authenticated, and passed its Origin and Host checks there.
     registerHopGuard(mcp, cluster?.signer, log);
     // Before the body is read: refuse foreign Origins and Hosts (DNS rebinding) cheaply.
-    mcp.addHook('onRequest', async (request) => {
+    // A callback hook, not an async one: two promises fewer per request (issue 34); fastify
+    // treats a throw here as it treats a rejection.
+    mcp.addHook('onRequest', (request, _reply, done) => {
       if (!request.hop) origins.check(request.headers);
+      done();
     });
     // Then who is calling, still before any body is read (no-op without gateway.auth).
     // Tokens keep the claims the policy names at start; a reload naming others fails closed (router/policy.ts).

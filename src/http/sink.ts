@@ -122,12 +122,12 @@ export function createHttpSink(raw: ServerResponse, sessionId: string | undefine
   };
 
   if (challenge !== undefined) {
-    sink.challenge = (body, scopes) => {
+    sink.challenge = (message, scopes) => {
       if (closed) return;
       finish();
       const headers: Record<string, string> = { 'www-authenticate': challenge(raw.req, scopes) };
       if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
-      writeJson(raw, 403, body, headers);
+      writeJson(raw, 403, JSON.stringify(message), headers);
     };
   }
 

@@ -26,9 +26,10 @@ export interface ResponseSink {
   readonly channel?: boolean;
   /**
    * Present where the response can still refuse with an HTTP status: answers with 403
-   * insufficient_scope for want of `scopes` (SEP-2350 step-up), `body` the JSON-RPC error.
+   * insufficient_scope for want of `scopes` (SEP-2350 step-up), `message` the JSON-RPC error (as
+   * the object it is: the sink serializes it, or, on the 2026 edge, reshapes it without a parse).
    */
-  challenge?(body: string, scopes: readonly string[]): void;
+  challenge?(message: JsonObject, scopes: readonly string[]): void;
   /**
    * A sink that shapes what it writes itself (the 2026 edge, session/stateless/relay.ts) takes each
    * message of its stream as the object it is, instead of `json`/`event` text: nothing is

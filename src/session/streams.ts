@@ -199,7 +199,7 @@ export function createStreamSet({ log, logger, priming, keepFinished, onabandon 
       if (stream.mode !== PENDING || stream.options.batch || stream.complete || sink?.challenge === undefined || sink.closed) return set.send(stream, message, true);
       stream.mode = JSON_MODE;
       stream.remaining = 0;
-      sink.challenge(JSON.stringify(message), scopes);
+      sink.challenge(message, scopes);
       finish(stream);
     },
     send(stream, message, final) {

@@ -35,9 +35,10 @@ export interface StdinQueue {
   /** Hands everything still queued to the pipe, room or not (it is bounded), then ends stdin. */
   end(): void;
   /**
-   * Undefined while nothing waits for the pipe (the common case: no allocation); else one promise
-   * shared by every caller, settled once everything queued has been handed to the pipe (or
-   * dropped). Lets a sender pace itself on a slow child, as waiting for `drain` did.
+   * Undefined while the pipe has room (the common case: no allocation, also while lines wait only
+   * for this turn's coalesced write); else, while it needs draining, one promise shared by every
+   * caller, settled once everything queued has been handed to the pipe (or dropped). Lets a sender
+   * pace itself on a slow child, as waiting for `drain` did.
    */
   waitForRoom(): Promise<void> | undefined;
   /** Characters queued and not yet handed to the pipe. */
@@ -128,7 +129,7 @@ export function createStdinQueue(stdin: Writable, maxQueuedBytes: number): Stdin
       settleRoom();
     },
     waitForRoom() {
-      if (head === lines.length && !stdin.writableNeedDrain) return undefined;
+      if (!stdin.writableNeedDrain) return undefined;
       if (room === undefined) {
         let resolve!: () => void;
         const promise = new Promise<void>((r) => (resolve = r));

@@ -33,6 +33,9 @@ export { killAllChildrenNow } from './process-tree.ts';
  */
 const PIPE_CLOSE_WAIT_MS = 500;
 
+/** What `send` returns while the pipe has room: one settled promise for every call. */
+const SENT: Promise<void> = Promise.resolve();
+
 export interface StdioTransportOptions {
   target: StdioTargetConfig;
   /** One logger per upstream, already bound to the target; the transport adds `upstreamPid`. */
@@ -104,20 +107,14 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       startPromise ??= new Promise<void>(spawnChild);
       return startPromise;
     },
-    async send(message: JsonRpcMessage, options?: SendOptions) {
-      const stdin = child?.stdin;
-      const usable = state === 'open' && !closeRequested && failure === undefined && exitInfo === undefined;
-      if (!usable || stdin === undefined || !stdin.writable || queue === undefined) throw closedError(name, state === 'new' || state === 'starting');
-      const id = 'method' in message && 'id' in message && typeof message.id === 'number' ? message.id : undefined;
-      // stdio has no headers (per-message ones are dropped) and one pipe for every message (a cancel
-      // is the correlator's notification, or withdraw): trace context rides in the request's _meta
-      // (semconv MCP, "Context propagation").
-      const trace = options?.trace;
-      if (trace !== undefined && id !== undefined) setTraceMeta(message as JsonRpcRequest, trace);
-      if (!queue.push(serializeMessage(message), id)) throw busyError(target, queue.queuedBytes, log);
-      // Paced like a write that waits for 'drain': resolves once the queue has reached the pipe.
-      const room = queue.waitForRoom();
-      if (room !== undefined) await room;
+    // Not async: a call costs no promise of its own when the pipe has room (issue 34); a failure
+    // is still a rejection, as the Transport contract says.
+    send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
+      try {
+        return sendNow(message, options);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
     withdraw(upstreamId: number) {
       return queue?.withdraw(upstreamId) ?? false;
@@ -127,6 +124,21 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       return closePromise;
     },
   };
+
+  /** Queues the message's line; throws when it cannot be sent. Paced like a write that waits for 'drain'. */
+  function sendNow(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
+    const stdin = child?.stdin;
+    const usable = state === 'open' && !closeRequested && failure === undefined && exitInfo === undefined;
+    if (!usable || stdin === undefined || !stdin.writable || queue === undefined) throw closedError(name, state === 'new' || state === 'starting');
+    const id = 'method' in message && 'id' in message && typeof message.id === 'number' ? message.id : undefined;
+    // stdio has no headers (per-message ones are dropped) and one pipe for every message (a cancel
+    // is the correlator's notification, or withdraw): trace context rides in the request's _meta
+    // (semconv MCP, "Context propagation").
+    const trace = options?.trace;
+    if (trace !== undefined && id !== undefined) setTraceMeta(message as JsonRpcRequest, trace);
+    if (!queue.push(serializeMessage(message), id)) throw busyError(target, queue.queuedBytes, log);
+    return queue.waitForRoom() ?? SENT;
+  }
 
   function spawnChild(resolve: () => void, reject: (err: unknown) => void): void {
     if (state === 'closed') {

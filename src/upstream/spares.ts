@@ -18,7 +18,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { TargetConfig } from '../config/types.ts';
 import { toGatewayError } from '../errors/gateway-error.ts';
-import type { JsonObject, JsonRpcRequest } from '../jsonrpc/types.ts';
+import type { JsonObject } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Breakers } from './breakers.ts';
 import type { UpstreamConnection } from './connection.ts';
@@ -26,18 +26,24 @@ import { composedHandshake } from './handshake.ts';
 import type { UpstreamFactory } from './open.ts';
 import { createRootsSettle } from './roots-settle.ts';
 import { backoffMs, createStartAttempt } from './start-attempt.ts';
+import { answerWaiting, fits, kindFor, sparesWanted } from './spare-fit.ts';
 import { handshakeTimeouts } from './startup-deadline.ts';
 
-/** A started, initialized child, ready for the session that takes it. */
+export { fits, sparesWanted } from './spare-fit.ts';
+
+/** A started child, ready for the session that takes it. */
 export interface WarmChild {
   readonly connection: UpstreamConnection;
-  /** The upstream's answer to the spare's initialize. */
-  readonly result: JsonObject;
+  /** The upstream's answer to the spare's initialize; undefined: spawned only, the session initializes it. */
+  readonly result: JsonObject | undefined;
 }
 
 /** What a session's supervisor asks of the spares. */
 export interface SpareSource {
-  /** A spare of `target` that fits a session initializing with `params`, now removed from the pool; undefined: none. */
+  /**
+   * A spare of `target` for a session initializing with `params`, now removed from the pool: an
+   * initialized one that fits, else a spawned one; undefined: none.
+   */
   take(target: TargetConfig, params: JsonObject): WarmChild | undefined;
 }
 
@@ -85,18 +91,14 @@ interface Shelf {
   timer: NodeJS.Timeout | undefined;
   /** When each waiting spare became ready. */
   readonly since: Map<UpstreamConnection, number>;
+  /** The kind the next spare started will be (kindFor, from the last taker). */
+  kind: 'initialized' | 'spawned';
 }
 
 /** 50 ms: past a session's initialize answer and its client's `initialized`, short beside a spawn. */
 const REFILL_DELAY_MS = 50;
 /** 60 s: a spare that waited this long before it was lost was not part of a crash loop. */
 const STABLE_MS = 60_000;
-
-/** How many spares `target` wants: 0 unless it is a per-session stdio target without principalEnv. */
-export function sparesWanted(target: TargetConfig): number {
-  if (target.type !== 'stdio' || target.upstream?.mode === 'shared' || Object.keys(target.principalEnv).length > 0) return 0;
-  return target.upstream?.spares ?? 0;
-}
 
 export function createSpares(options: SparesOptions): Spares {
   const { initParams, breakers } = options;
@@ -151,18 +153,21 @@ export function createSpares(options: SparesOptions): Spares {
       if (waited >= STABLE_MS) shelf.losses = 0;
       lost(shelf, `exited while waiting: ${reason.message}`);
     };
+    const { kind } = shelf;
     try {
       await connection.start();
-      const result = await composedHandshake(connection, initParams, createRootsSettle(initParams), handshakeTimeouts(target), logger, attempt.failed);
+      const result = kind === 'initialized' ? await composedHandshake(connection, initParams, createRootsSettle(initParams), handshakeTimeouts(target), logger, attempt.failed) : undefined;
       if (!shelf.starting.delete(connection) || !current(shelf)) {
         attempt.ended();
         await connection.close('spare no longer wanted');
         return;
       }
-      attempt.succeeded();
+      // A spawned spare has proven nothing yet: the breaker hears its handshake from the session.
+      if (result === undefined) attempt.ended();
+      else attempt.succeeded();
       shelf.ready.push({ connection, result });
       shelf.since.set(connection, Date.now());
-      logger.debug({ target: target.name, pid: connection.pid }, 'spare ready');
+      logger.debug({ target: target.name, pid: connection.pid, kind }, 'spare ready');
     } catch (err) {
       const wanted = shelf.starting.delete(connection);
       attempt.ended(toGatewayError(err));
@@ -205,7 +210,7 @@ export function createSpares(options: SparesOptions): Spares {
   };
 
   const shelve = (target: TargetConfig) => {
-    if (sparesWanted(target) > 0) shelves.set(target.name, { target, ready: [], starting: new Set(), losses: 0, timer: undefined, since: new Map() });
+    if (sparesWanted(target) > 0) shelves.set(target.name, { target, ready: [], starting: new Set(), losses: 0, timer: undefined, since: new Map(), kind: 'spawned' });
   };
   for (const target of options.targets) shelve(target);
 
@@ -219,12 +224,14 @@ export function createSpares(options: SparesOptions): Spares {
       const shelf = shelves.get(target.name);
       // A session of another config of this target (before or after a reload) starts its own.
       if (shelf === undefined || !(shelf.target === target || isDeepStrictEqual(shelf.target, target))) return undefined;
-      const at = shelf.ready.findIndex((w) => fits(params, initParams, w.result));
+      const initialized = shelf.ready.findIndex((w) => w.result !== undefined && fits(params, initParams, w.result));
+      const at = initialized !== -1 ? initialized : shelf.ready.findIndex((w) => w.result === undefined);
       if (at === -1) return undefined;
       const [warm] = shelf.ready.splice(at, 1);
       if (warm === undefined) return undefined;
       shelf.since.delete(warm.connection);
       shelf.losses = 0;
+      shelf.kind = kindFor(params, initParams);
       fill();
       return warm;
     },
@@ -278,23 +285,3 @@ export function createSpares(options: SparesOptions): Spares {
   return spares;
 }
 
-/**
- * Whether a spare initialized with `spareParams` (answered with `result`) serves a session whose
- * initialize says `params` as a fresh child would: the same declared capabilities (the server may
- * act on them: roots, sampling, elicitation), and a protocol version the server would answer the
- * same way (the one the spare asked for, or the one the server chose, which it therefore speaks).
- * The clientInfo differs and is documented (docs/upstreams.md).
- */
-export function fits(params: JsonObject, spareParams: JsonObject, result: JsonObject): boolean {
-  if (!isDeepStrictEqual(params.capabilities ?? {}, spareParams.capabilities ?? {})) return false;
-  return params.protocolVersion === spareParams.protocolVersion || params.protocolVersion === result.protocolVersion;
-}
-
-/** A waiting spare has no client: it may be pinged; anything else it asks is refused. */
-function answerWaiting(connection: UpstreamConnection, request: JsonRpcRequest): void {
-  const answer =
-    request.method === 'ping'
-      ? { jsonrpc: '2.0' as const, id: request.id, result: {} }
-      : { jsonrpc: '2.0' as const, id: request.id, error: { code: -32601, message: 'No client is connected yet' } };
-  void connection.correlator.send(answer).catch(() => undefined);
-}

@@ -64,10 +64,12 @@ export interface StartContext {
 export interface Starter {
   /** The target's restart policy (`onExit: restart`, within `maxRestarts`) allows a fresh start. */
   mayStartAgain(): boolean;
-  begin(roots: RootsSettle | undefined, attempt: StartAttempt): Promise<UpstreamConnection>;
+  begin(roots: RootsSettle | undefined, attempt: StartAttempt, spawned?: UpstreamConnection): Promise<UpstreamConnection>;
   ready(next: UpstreamConnection, result: JsonObject): void;
   adopt(params: JsonObject): WarmChild | undefined;
-  open(admitted?: boolean): Promise<UpstreamConnection>;
+  /** The breaker admits a start, or refuses it (GW_CIRCUIT_OPEN) and ends `spawned`, a spare taken for it. */
+  admitOrDrop(spawned: WarmChild | undefined): void;
+  open(admitted?: boolean, taken?: WarmChild): Promise<UpstreamConnection>;
   restartWithBackoff(reason: GatewayError): Promise<UpstreamConnection>;
 }
 
@@ -78,10 +80,14 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
   const policy = 'restart' in target ? target.restart : undefined;
   const mayStartAgain = () => policy !== undefined && policy.onExit === 'restart' && s.starts <= policy.maxRestarts;
 
-  /** A new connection wired to the hooks, started (spawned or dialled), not yet handshaken. */
-  const begin = async (roots: RootsSettle | undefined, attempt: StartAttempt): Promise<UpstreamConnection> => {
+  /**
+   * A new connection wired to the hooks, started (spawned or dialled), not yet handshaken; or
+   * `spawned`, a spare taken uninitialized (spares.ts), wired the same way.
+   */
+  const begin = async (roots: RootsSettle | undefined, attempt: StartAttempt, spawned?: UpstreamConnection): Promise<UpstreamConnection> => {
     s.starts++;
-    const next = ctx.make();
+    const next = spawned ?? ctx.make();
+    if (spawned !== undefined) logger.debug({ pid: spawned.pid }, 'took a spawned spare');
     next.correlator.onrequest = (request) => {
       if (roots !== undefined && s.settle === roots) roots.asked(request);
       ctx.onrequest(request);
@@ -93,7 +99,7 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
     };
     s.starting = next;
     try {
-      await next.start();
+      if (spawned === undefined) await next.start();
     } catch (err) {
       s.starting = undefined;
       await next.close('start failed');
@@ -117,12 +123,14 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
   };
 
   /**
-   * A warm spare that fits `params`, wired in as if this start had made it (its handshake is done,
-   * the breaker heard it); undefined when none fits. Synchronous: it counts as this session's child at once.
+   * A warm spare for `params`: an initialized one that fits is wired in as if this start had made
+   * it (its handshake is done, the breaker heard it); a spawned one is returned as it is, for the
+   * caller to `begin` with (in the same turn: its exit is the spares' until then); undefined when
+   * there is none. Synchronous: it counts as this session's child at once.
    */
   const adopt = (params: JsonObject): WarmChild | undefined => {
     const warm = s.closed ? undefined : ctx.spares?.take(target, params);
-    if (warm === undefined) return undefined;
+    if (warm?.result === undefined) return warm;
     const next = warm.connection;
     s.starts++;
     next.correlator.onrequest = (request) => ctx.onrequest(request);
@@ -134,18 +142,18 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
   };
 
   /** The composed handshake: a first open, or a restart (replaying the client's params if it had its own). */
-  const open = async (admitted = false): Promise<UpstreamConnection> => {
+  const open = async (admitted = false, taken?: WarmChild): Promise<UpstreamConnection> => {
     const params = s.clientInit ?? ctx.initParams();
-    const warm = adopt(params);
-    if (warm !== undefined) return warm.connection;
+    const warm = taken ?? adopt(params);
+    if (warm?.result !== undefined) return warm.connection;
     // An open circuit refuses before anything is spawned or dialled (GW_CIRCUIT_OPEN, as it is).
-    if (!admitted) breaker?.admit('start');
+    if (!admitted) admitOrDrop(warm);
     const roots = createRootsSettle(params);
     s.settle = roots;
     let next: UpstreamConnection | undefined;
     const attempt = createStartAttempt(breaker, () => s.closed, countsForTarget(target));
     try {
-      next = await begin(roots, attempt);
+      next = await begin(roots, attempt, warm?.connection);
       const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger, attempt.failed);
       s.settle = undefined;
       if (s.closed) throw unavailable(name, 'the session ended');
@@ -162,6 +170,16 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
       if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
       // The caller's own credential, or an account the caller must connect first (oauth.perUser), is not the target's failure: said as it is.
       throw KEPT_AS_THEY_ARE.has(error.code) ? error : unavailable(name, error.message, error);
+    }
+  };
+
+  /** The breaker admits a start, or refuses it (GW_CIRCUIT_OPEN) and a spawned spare taken for it is ended. */
+  const admitOrDrop = (spawned: WarmChild | undefined) => {
+    try {
+      breaker?.admit('start');
+    } catch (err) {
+      void spawned?.connection.close('its circuit is open');
+      throw err;
     }
   };
 
@@ -182,5 +200,5 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
     throw unavailable(name, `it could not be restarted: ${reason.message}`);
   };
 
-  return { mayStartAgain, begin, ready, adopt, open, restartWithBackoff };
+  return { mayStartAgain, begin, ready, adopt, admitOrDrop, open, restartWithBackoff };
 }

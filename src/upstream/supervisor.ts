@@ -127,7 +127,7 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
   /** The client's initialize was answered from a warm spare: it never went upstream. */
   let warmed = false;
   const health = createConnectionHealth(target, breaker);
-  const { mayStartAgain, begin, ready, adopt, open, restartWithBackoff } = createStarter(
+  const { mayStartAgain, begin, ready, adopt, admitOrDrop, open, restartWithBackoff } = createStarter(
     {
       target,
       logger,
@@ -210,19 +210,20 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
       if (s.connection !== undefined) return Promise.resolve(s.connection);
       if (s.closed || member.retired) return Promise.reject(unavailable(name, 'it was removed from the configuration'));
       if (failure !== undefined) return Promise.reject(failure);
+      let warm: ReturnType<typeof adopt>;
       if (opening === undefined) {
-        const warm = adopt(s.clientInit ?? options.initParams());
-        if (warm !== undefined) return Promise.resolve(warm.connection);
+        warm = adopt(s.clientInit ?? options.initParams());
+        if (warm?.result !== undefined) return Promise.resolve(warm.connection);
         // No room for its child (the store's child caps), or its circuit is open: this use fails,
-        // a later one may start it.
+        // a later one may start it. A spawned spare taken is already counted: it needs no room.
         try {
-          breaker?.admit('start');
-          options.reserveChild?.(target);
+          admitOrDrop(warm);
+          if (warm === undefined) options.reserveChild?.(target);
         } catch (err) {
           return Promise.reject(toGatewayError(err));
         }
       }
-      opening ??= open(true).catch((err: unknown) => {
+      opening ??= open(true, warm).catch((err: unknown) => {
         opening = undefined;
         const error = toGatewayError(err);
         // A failed start is final unless the restart policy allows another attempt; a caller who has
@@ -239,17 +240,18 @@ export function createSupervisedUpstream<X extends object>(options: SupervisorOp
     async openWith(request) {
       s.clientInit = isObject(request.params) ? structuredClone(request.params) : {};
       const warm = adopt(s.clientInit);
-      if (warm !== undefined) {
+      if (warm?.result !== undefined) {
         // Answered from the spare's own handshake; the client's `initialized` is not sent again.
         warmed = true;
         return { jsonrpc: '2.0', id: request.id, result: structuredClone(warm.result) };
       }
-      breaker?.admit('start');
-      options.reserveChild?.(target);
+      // A spawned spare (or a new child) hears the client's own initialize, as without spares.
+      admitOrDrop(warm);
+      if (warm === undefined) options.reserveChild?.(target);
       const attempt = createStartAttempt(breaker, () => s.closed, countsForTarget(target));
       let next: UpstreamConnection;
       try {
-        next = await begin(undefined, attempt);
+        next = await begin(undefined, attempt, warm?.connection);
       } catch (err) {
         attempt.ended(toGatewayError(err));
         observer.upstream(name, 'start-failed', stderrOf(err));

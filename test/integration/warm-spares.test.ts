@@ -1,6 +1,7 @@
 /**
- * Warm spares (upstream.spares, upstream/spares.ts): children started and initialized before a
- * session asks, taken by the next session that fits, replaced, counted in the child caps, never for
+ * Warm spares (upstream.spares, upstream/spares.ts): children started before a session asks
+ * (spawned only, for the client's own initialize, or initialized where the last client fit the
+ * gateway's params), taken by the next session, replaced, counted in the child caps, never for
  * principalEnv targets, ended on reload and shutdown. Real gateway, real children, the SDK client.
  */
 import { randomUUID } from 'node:crypto';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, startTestGateway, type TestGateway, type TestGatewayOptions, type TestTarget } from '../support/gateway.ts';
 import { waitUntilGone } from '../support/processes.ts';
@@ -54,18 +56,21 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((gw) => gw.close()));
 });
 
-/** A test gateway whose log lines are kept: `ready(n)` waits for n spares (of `tag`'s target) ready. */
-async function start(options: TestGatewayOptions): Promise<TestGateway & { ready(target: string, n: number): Promise<number[]> }> {
+/**
+ * A test gateway whose log lines are kept: `ready(target, n, taken)` waits for n spares of `target`
+ * ready and alive, leaving out the pids in `taken` (spares sessions took since).
+ */
+async function start(options: TestGatewayOptions): Promise<TestGateway & { ready(target: string, n: number, taken?: readonly number[]): Promise<number[]> }> {
   const lines: string[] = [];
   const gw = await startTestGateway({ ...options, logLines: lines });
   running.push(gw);
-  const ready = (target: string, n: number) =>
+  const ready = (target: string, n: number, taken: readonly number[] = []) =>
     until(() => {
       const pids = lines
         .map((l) => JSON.parse(l) as { msg?: string; target?: string; pid?: number })
         .filter((l) => l.msg === 'spare ready' && l.target === target)
         .map((l) => l.pid as number)
-        .filter((pid) => pidsAlive().has(pid));
+        .filter((pid) => pidsAlive().has(pid) && !taken.includes(pid));
       return pids.length >= n && pids;
     }, `${n} spares of ${target} ready`);
   return Object.assign(gw, { ready });
@@ -75,12 +80,36 @@ function pidsAlive(): Set<number> {
   return new Set(readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number));
 }
 
-async function connect(url: URL, capabilities: Record<string, unknown> = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+interface Connected {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  /** The initialize params the client sent. */
+  sent: Record<string, unknown> | undefined;
+}
+
+/**
+ * An SDK client declaring `capabilities`; `version` (if given) replaces the protocol version its
+ * initialize asks for (the SDK asks its newest), as a host on an older SDK would send it.
+ */
+async function connect(url: URL, capabilities: Record<string, unknown> = {}, version?: string): Promise<Connected> {
   const client = new Client({ name: 'spare-test', version: '1' }, { capabilities });
   clients.push(client);
   const transport = new StreamableHTTPClientTransport(url);
+  const connected: Connected = { client, transport, sent: undefined };
+  const send = transport.send.bind(transport);
+  transport.send = (message: JSONRPCMessage, options) => {
+    if ('method' in message && message.method === 'initialize' && message.params !== undefined) {
+      if (version !== undefined) message.params.protocolVersion = version;
+      connected.sent = structuredClone(message.params);
+    }
+    return send(message, options);
+  };
   await client.connect(transport);
-  return { client, transport };
+  return connected;
+}
+
+async function historyOf(client: Client): Promise<Recorded[]> {
+  return JSON.parse(textOf(await client.callTool({ name: 'history', arguments: {} }))) as Recorded[];
 }
 
 async function whoami(client: Client): Promise<number> {
@@ -88,23 +117,51 @@ async function whoami(client: Client): Promise<number> {
 }
 
 describe('warm spares', () => {
-  it('a session is served by a child that was already running; the spare is replaced; the upstream saw the gateway initialize once', async () => {
+  it('a session is served by a child that was already running; the first spare hears the client\'s own initialize, its replacement (the client fit) the gateway\'s', async () => {
     const tag = randomUUID();
     const gw = await start({ targets: { t: target(tag, 1) } });
     const [spare] = await gw.ready('t', 1);
-    const { client } = await connect(gw.mcpUrl('t'));
-    expect(await whoami(client)).toBe(spare);
-    // Replaced after being taken: one more child, not the one in use.
-    const replacement = await until(() => pidsTagged(tag).find((pid) => pid !== spare), 'a replacement spare');
-    expect(replacement).not.toBe(spare);
-    // What the upstream heard: the gateway's initialize and one `initialized`, then the client's calls.
-    const history = JSON.parse(textOf(await client.callTool({ name: 'history', arguments: {} }))) as Recorded[];
+    const first = await connect(gw.mcpUrl('t'));
+    expect(await whoami(first.client)).toBe(spare);
+    // The first spare was spawned only: the upstream heard exactly the client's initialize.
+    const heard = await historyOf(first.client);
+    expect(heard.filter((m) => m.method === 'initialize').map((m) => m.params)).toEqual([first.sent]);
+    expect(heard.filter((m) => m.method === 'notifications/initialized')).toHaveLength(1);
+    // Replaced after being taken: one more child, not the one in use, initialized ahead (a bare client fit).
+    const [replacement] = await gw.ready('t', 1, [spare as number]);
+    const second = await connect(gw.mcpUrl('t'));
+    expect(await whoami(second.client)).toBe(replacement);
+    // What that upstream heard: the gateway's initialize and one `initialized`, then the client's calls.
+    const history = await historyOf(second.client);
     const init = history.find((m) => m.method === 'initialize');
     expect(init?.params?.clientInfo).toMatchObject({ name: 'switchboard' });
     expect(init?.params?.capabilities).toEqual({});
     expect(history.filter((m) => m.method === 'notifications/initialized')).toHaveLength(1);
     // The client got the server's own answer (the SDK checked its protocol version).
-    expect(client.getServerVersion()).toMatchObject({ name: 'recorder' });
+    expect(second.client.getServerVersion()).toMatchObject({ name: 'recorder' });
+  });
+
+  it('clients declaring roots (2025-06-18) and sampling, elicitation and roots (2025-11-25) take spawned spares; the server sees their own initialize', async () => {
+    const tag = randomUUID();
+    const gw = await start({ targets: { t: target(tag, 2) } });
+    const clientsOf = [
+      { capabilities: { roots: { listChanged: true } }, version: '2025-06-18' },
+      { capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} }, version: '2025-11-25' },
+    ];
+    const taken: number[] = [];
+    for (const { capabilities, version } of clientsOf) {
+      const spares = await gw.ready('t', 2, taken);
+      const c = await connect(gw.mcpUrl('t'), capabilities, version);
+      taken.push(await whoami(c.client));
+      expect(spares).toContain(taken.at(-1));
+      const heard = await historyOf(c.client);
+      const inits = heard.filter((m) => m.method === 'initialize').map((m) => m.params);
+      expect(inits).toEqual([c.sent]);
+      expect(inits[0]).toMatchObject({ protocolVersion: version, capabilities, clientInfo: { name: 'spare-test', version: '1' } });
+      expect(heard.filter((m) => m.method === 'notifications/initialized')).toHaveLength(1);
+      // The server speaks the client's version with it (the SDK's transport carries it in its header).
+      expect(c.transport.protocolVersion).toBe(version);
+    }
   });
 
   it('the aggregate endpoint takes a spare for its member too', async () => {
@@ -124,10 +181,14 @@ describe('warm spares', () => {
     expect(JSON.parse(textOf(answer.json.result)) as { pid: number }).toEqual({ pid: spare });
   });
 
-  it('a client declaring sampling gets a fresh child; the spare keeps waiting for a client it fits', async () => {
+  it('a client declaring sampling gets a fresh child when only an initialized spare waits; it keeps waiting for a client it fits', async () => {
     const tag = randomUUID();
     const gw = await start({ targets: { t: target(tag, 1) } });
-    const [spare] = await gw.ready('t', 1);
+    const [first] = await gw.ready('t', 1);
+    // A bare client takes the spawned spare: its replacement is initialized with the gateway's params.
+    const bare = await connect(gw.mcpUrl('t'));
+    expect(await whoami(bare.client)).toBe(first);
+    const [spare] = await gw.ready('t', 1, [first as number]);
     const { client } = await connect(gw.mcpUrl('t'), { sampling: {} });
     const pid = await whoami(client);
     expect(pid).not.toBe(spare);
@@ -178,7 +239,8 @@ describe('warm spares', () => {
     const dir = mkdtempSync(join(tmpdir(), 'spares-'));
     const spawnLog = join(dir, 'spawns');
     const lines: string[] = [];
-    const broken = { command: process.execPath, args: [fixture('misbehaving-server.mjs'), 'exit-during-init', `--spawn-log=${spawnLog}`] };
+    // It exits as it starts (a missing file): a spawned spare is lost as an initialized one would be.
+    const broken = { command: process.execPath, args: [fixture('misbehaving-server.mjs'), 'exit-unless-file', `--file=${join(dir, 'missing')}`, `--spawn-log=${spawnLog}`] };
     const restart = { onExit: 'end' as const, maxRestarts: 1, initialBackoffMs: 20, maxBackoffMs: 100 };
     try {
       const gw = await startTestGateway({ targets: { t: { ...broken, restart, upstream: { mode: 'per-session', children: 1, spares: 1 } } }, logLines: lines });
@@ -189,6 +251,27 @@ describe('warm spares', () => {
       const res = await post(gw.mcpUrl('t'), JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }));
       expect(res.json.error).toMatchObject({ data: { code: 'GW_UPSTREAM_EXITED' } });
       expect(readFileSync(spawnLog, 'utf8').trim().split('\n')).toHaveLength(3);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a spawned spare whose server exits on the client initialize fails that session as a fresh child would; the gateway keeps serving', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spares-'));
+    const spawnLog = join(dir, 'spawns');
+    const lines: string[] = [];
+    const broken = { command: process.execPath, args: [fixture('misbehaving-server.mjs'), 'exit-during-init', `--spawn-log=${spawnLog}`] };
+    try {
+      const gw = await startTestGateway({ targets: { t: { ...broken, upstream: { mode: 'per-session', children: 1, spares: 1 } } }, logLines: lines });
+      running.push(gw);
+      const spare = await until(() => lines.map((l) => JSON.parse(l) as { msg?: string; pid?: number }).find((l) => l.msg === 'spare ready')?.pid, 'the spare');
+      const init = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { roots: {} }, clientInfo: { name: 'x', version: '1' } } });
+      const res = await post(gw.mcpUrl('t'), init(1));
+      expect(res.json.error).toMatchObject({ data: { code: 'GW_UPSTREAM_EXITED' } });
+      expect(await waitUntilGone([spare], 15_000)).toEqual([]);
+      // Another session is answered the same way, by the replacement or a child of its own: nothing hangs.
+      const again = await post(gw.mcpUrl('t'), init(2));
+      expect(again.json.error).toMatchObject({ data: { code: 'GW_UPSTREAM_EXITED' } });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

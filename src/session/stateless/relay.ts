@@ -250,9 +250,7 @@ export function createRelay(exchange: Exchange, call: number, clientId: RequestI
     },
   };
   if (challenge !== undefined) {
-    relay.challenge = (body, scopes) => {
-      const message: unknown = JSON.parse(body);
-      const answer = isObject(message) ? message : {};
+    relay.challenge = (answer, scopes) => {
       // Too late for a status (a stream began, or the call is parked): the refusal is its answer.
       if (finished || parked || streaming) return finish(answer);
       finished = true;

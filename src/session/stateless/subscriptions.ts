@@ -5,7 +5,6 @@
  * like any request, so its filters and the policy judge the URI (a denied one is refused exactly
  * like an unknown one); a URI is granted to a stream only once its subscribe succeeded.
  */
-import { isObject } from '../../jsonrpc/envelope.ts';
 import type { JsonRpcRequest } from '../../jsonrpc/types.ts';
 import type { ResponseSink } from '../streams.ts';
 import { CHANNEL_REQUEST } from '../streams.ts';
@@ -20,25 +19,26 @@ export interface UpstreamSubscriptions {
   drop(host: Host, uri: string): void;
 }
 
-/** A sink that resolves with whether the one answer it gets is a result (an error, or none: false). */
+/**
+ * A sink that resolves with whether the one answer it gets is a result (an error, or none: false).
+ * It takes the session's messages as objects (`take`): nothing is serialized for it or parsed back.
+ */
 function answerSink(settle: (ok: boolean) => void): ResponseSink {
   let done = false;
-  const take = (text: string) => {
-    if (done || text === '') return;
-    const message: unknown = JSON.parse(text);
-    // Progress or a log line on the way: not the answer.
-    if (!isObject(message) || typeof message.method === 'string') return;
-    done = true;
-    settle('result' in message);
-  };
   return {
     onclose: undefined,
     get closed() {
       return done;
     },
-    json: take,
+    take(message, final) {
+      // Progress or a log line on the way: not the answer.
+      if (done || !final) return;
+      done = true;
+      settle('result' in message);
+    },
+    json() {},
     sse() {},
-    event: (_id, data) => take(data),
+    event() {},
     end() {
       if (!done) settle(false);
       done = true;

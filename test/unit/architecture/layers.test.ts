@@ -27,7 +27,11 @@ function layerOf(path: string): string {
 }
 
 const sources = files(SRC).map((path) => ({ path, layer: layerOf(path), text: readFileSync(path, 'utf8') }));
-const importsOf = (text: string) => [...text.matchAll(/^\s*(?:import|export)[^'"]*from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+// Static imports and re-exports, and dynamic `import('...')` (a lazily loaded module is still a dependency).
+const importsOf = (text: string) => [
+  ...[...text.matchAll(/^\s*(?:import|export)[^'"]*from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!),
+  ...[...text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1]!),
+];
 
 describe('layers', () => {
   it('knows every folder under src/', () => {

@@ -28,7 +28,7 @@ function sink(canChallenge: boolean): ResponseSink & { out: Written } {
     event: (_id, data) => void out.events.push(data),
     end: () => void (closed = true),
   };
-  if (canChallenge) s.challenge = (body, scopes) => void (out.challenged.push([body, scopes]), (closed = true));
+  if (canChallenge) s.challenge = (message, scopes) => void (out.challenged.push([JSON.stringify(message), scopes]), (closed = true));
   return s;
 }
 

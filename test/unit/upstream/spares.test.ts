@@ -1,6 +1,7 @@
 /** When a warm spare serves a session as a fresh child would (upstream/spares.ts `fits`). */
 import { describe, expect, it } from 'vitest';
 import { fits, sparesWanted } from '../../../src/upstream/spares.ts';
+import { kindFor } from '../../../src/upstream/spare-fit.ts';
 import { stdioTarget } from '../../support/gateway.ts';
 
 const SPARE = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'switchboard', version: '1' } };
@@ -33,5 +34,13 @@ describe('sparesWanted', () => {
     expect(sparesWanted(stdioTarget('t', { command: 'x' }))).toBe(0);
     expect(sparesWanted(stdioTarget('t', { command: 'x', upstream: { mode: 'shared', children: 1, spares: 2 } }))).toBe(0);
     expect(sparesWanted(stdioTarget('t', { command: 'x', principalEnv: { U: '{sub}' }, upstream: { mode: 'per-session', children: 1, spares: 2 } }))).toBe(0);
+  });
+});
+
+describe('kindFor', () => {
+  it('an initialized spare follows a client that fits the gateway params; any other gets a spawned one', () => {
+    expect(kindFor({ protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'host' } }, SPARE)).toBe('initialized');
+    expect(kindFor({ protocolVersion: '2025-06-18', capabilities: {} }, SPARE)).toBe('spawned');
+    expect(kindFor({ protocolVersion: '2025-11-25', capabilities: { roots: {} } }, SPARE)).toBe('spawned');
   });
 });
