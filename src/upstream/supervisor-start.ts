@@ -130,7 +130,11 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
    */
   const adopt = (params: JsonObject): WarmChild | undefined => {
     const warm = s.closed ? undefined : ctx.spares?.take(target, params);
-    if (warm?.result === undefined) return warm;
+    if (warm === undefined) return undefined;
+    if (warm.result === undefined) {
+      logger.debug({ pid: warm.connection.pid, kind: 'spawned' }, 'took a warm spare');
+      return warm;
+    }
     const next = warm.connection;
     s.starts++;
     next.correlator.onrequest = (request) => ctx.onrequest(request);
