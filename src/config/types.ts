@@ -9,6 +9,8 @@ export type * from './target-types.ts';
 import type { HealthConfig, PinMode, TargetConfig } from './target-types.ts';
 export type * from './access-types.ts';
 export type * from './audit-types.ts';
+export * from './admin-types.ts';
+import type { AdminConfig } from './admin-types.ts';
 import type { AuditConfig } from './audit-types.ts';
 import type { AuthConfig, PolicyRule, RateLimitsConfig, RequiredScopesConfig } from './access-types.ts';
 
@@ -263,39 +265,3 @@ export function defaultExposure(name: string, eager = false): TargetExposureConf
 export function aggregateOf(config: GatewayConfig): AggregateConfig {
   return config.aggregate ?? { separator: '__', listTimeoutMs: 10_000, exposure: new Map(), groups: new Map() };
 }
-
-/** The operator's pages (`gateway.admin`): see docs/configuration.md. */
-export interface AdminConfig {
-  readonly metrics: boolean;
-  readonly status: boolean;
-  /** With gateway.auth: the scope a credential needs for these pages. */
-  readonly scope: string;
-  /** Without gateway.auth: served beyond a loopback listener too. */
-  readonly exposeWithoutAuth: boolean;
-  readonly maxLabelValues: number;
-  readonly recentErrors: number;
-  readonly maxStatusStreams: number;
-  /** The operator's console (http/console-routes.ts); undefined: not served. */
-  readonly console?: ConsoleConfig | undefined;
-}
-
-/** `gateway.admin.console`: docs/operations.md, "The console". */
-export interface ConsoleConfig {
-  readonly enabled: boolean;
-  readonly clientId?: string | undefined;
-  readonly clientSecret?: string | undefined;
-  readonly issuer?: string | undefined;
-  readonly operatorClaim?: { readonly name: string; readonly values: readonly string[] } | undefined;
-  readonly sessionTtlSec: number;
-}
-
-/** What `gateway.admin: {}` means (and a config built in code without it). */
-export const ADMIN_DEFAULTS: AdminConfig = Object.freeze({
-  metrics: true,
-  status: true,
-  scope: 'switchboard:admin',
-  exposeWithoutAuth: false,
-  maxLabelValues: 64,
-  recentErrors: 50,
-  maxStatusStreams: 8,
-});
