@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createToolLimits } from './auth/rate-limit.ts';
 import { createCluster, type Cluster } from './cluster/cluster.ts';
 import { startSharedState, type SharedState } from './cluster/shared-state.ts';
-import { auditConfigOf } from './config/audit-normalise.ts';
+import { auditConfigOf, RING_ONLY } from './config/audit-normalise.ts';
 import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
 import { configDiff } from './config/diff.ts';
@@ -114,7 +114,9 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
   }
   let ready = true;
   const tracing = createTracingSdk(config.telemetry?.traces, options.env ?? process.env, logger, VERSION);
-  const audit = createAuditTrailOf(auditConfigOf(config), logger, (sink) => createOtlpAuditSink(sink, options.env ?? process.env, logger, VERSION));
+  // The console's recent calls are the trail's ring: with the console on, a trail with no sinks keeps it where none is configured.
+  const auditConfig = auditConfigOf(config) ?? (consoleExposure(config).served ? RING_ONLY : undefined);
+  const audit = createAuditTrailOf(auditConfig, logger, (sink) => createOtlpAuditSink(sink, options.env ?? process.env, logger, VERSION));
   let current = config;
   // The generation follows reloads; its secrets' HMAC key is fixed for the process (config/generation.ts).
   const secretKey = generationKey(config, () => randomBytes(32).toString('base64url'));
@@ -148,7 +150,10 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
     return needRestart;
   };
   const reloads = options.loadConfig === undefined ? undefined : { load: options.loadConfig, diff: (next: GatewayConfig) => ({ ...configDiff(current, next), needRestart: restartOnlyChanges(current, next) }), apply };
-  const consoleSources = consoleExposure(config).served ? createConsoleSources({ runtime, config: () => current, status: observability.status, calls: observability.calls, reloads, accounts: accountsOf(runtime.oauth?.client) }) : undefined;
+  const consoleSources =
+    consoleExposure(config).served && audit !== undefined
+      ? createConsoleSources({ runtime, config: () => current, status: observability.status, trail: audit, reloads, accounts: accountsOf(runtime.oauth?.client), disconnect: disconnectOf(runtime.oauth?.client, () => current) })
+      : undefined;
   const app = createHttpServer({
     config,
     store,
@@ -256,6 +261,15 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   const claims = new Set(claimNamesOf(before.policy?.rules));
   if (claimNamesOf(after.policy?.rules).some((name) => !claims.has(name))) out.push('token claims named by the policy');
   return out;
+}
+
+/** The console's Disconnect: `server` must be a remote target of the config in force (the provider's accounts are per remote target). */
+function disconnectOf(oauth: Pick<UserOAuth, 'disconnect'> | undefined, config: () => GatewayConfig) {
+  if (oauth === undefined) return undefined;
+  return async (principal: string, server: string) => {
+    const target = config().targets.get(server);
+    return target !== undefined && target.type !== 'stdio' ? oauth.disconnect(principal, target) : false;
+  };
 }
 
 /** The console's upstream accounts (who connected which server, and when): never a token. */
