@@ -96,7 +96,7 @@ export function registerConsoleApi(api: FastifyInstance, options: ConsoleApiOpti
   const who = (request: FastifyRequest) => adminPrincipalOf(request) ?? 'local';
   const record: Shared['record'] = (request, action, fields, failed) => {
     audit.info({ event: 'console', action, by: who(request), ...fields }, 'audit');
-    options.sources.record(adminEntryOf(request, adminPrincipalOf(request), action, fields, failed));
+    options.sources.record(adminEntryOf(request, adminPrincipalOf(request), action, fields, failed === undefined ? undefined : { outcome: 'error', code: failed }));
   };
   const shared: Shared = { sources: options.sources, who, record };
   const { sources } = options;

@@ -27,8 +27,14 @@ function plain(details: AdminDetails): Record<string, string | number | boolean 
   return out;
 }
 
-/** The admin record of `action` by `by` (undefined: the local operator, no gateway.auth). */
-export function adminEntryOf(request: FastifyRequest, by: string | undefined, action: string, details: AdminDetails, failed?: string): AuditEntry {
+/** How an action ended when not as asked: `failed` (it found nothing to act on) or `denied` (the console refused it), with its GW_* code. */
+export interface AdminEnd {
+  readonly outcome: 'error' | 'denied';
+  readonly code: string;
+}
+
+/** The admin record of `action` by `by` (undefined: the local operator, no gateway.auth, or nobody known yet). */
+export function adminEntryOf(request: FastifyRequest, by: string | undefined, action: string, details: AdminDetails, end?: AdminEnd): AuditEntry {
   const server = typeof details.target === 'string' ? details.target : null;
   return {
     principal: by ?? null,
@@ -41,11 +47,11 @@ export function adminEntryOf(request: FastifyRequest, by: string | undefined, ac
     method: `admin/${action}`,
     server,
     upstreamAccount: typeof details.account === 'string' ? details.account : null,
-    decision: 'allow',
+    decision: end?.outcome === 'denied' ? 'deny' : 'allow',
     rule: null,
-    reason: null,
-    outcome: failed === undefined ? 'ok' : 'error',
-    code: failed ?? null,
+    reason: end?.outcome === 'denied' ? end.code : null,
+    outcome: end?.outcome ?? 'ok',
+    code: end?.code ?? null,
     latencyMs: 0,
     requestId: request.id,
     traceId: null,

@@ -136,5 +136,8 @@ describe("the console's upstream accounts", () => {
     expect((await api('POST', 'accounts/disconnect', { principal: 'key:alice' })).status).toBe(400);
     expect((await api('POST', 'accounts/disconnect', { principal: 'key:alice', server: 'nope' })).status).toBe(404);
     expect((await api('GET', 'accounts')).body.accounts).toMatchObject([{ principal: 'key:alice', server: 'docs' }]);
+    // The CSRF refusal is an admin record too: denied, with its code.
+    const refused = ((await api('GET', 'audit?limit=1000')).body.records as Array<Record<string, any>>).find((r) => r.method === 'admin/refused');
+    expect(refused).toMatchObject({ decision: 'deny', outcome: 'denied', code: 'GW_CSRF_REFUSED', reason: 'GW_CSRF_REFUSED', admin: { action: 'refused', details: { reason: 'csrf', path: '/admin/api/accounts/disconnect', origin: 'http://127.0.0.1:1' } } });
   });
 });
