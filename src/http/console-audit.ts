@@ -17,12 +17,17 @@ function credentialOf(by: string | undefined): AuditEntry['credential'] {
   return by.startsWith('key:') ? 'api-key' : 'jwt';
 }
 
-/** `details` as the record holds them: defined values only, lists copied. */
+/** A value a principal or a config chose (a token's subject, a reload's server names): at most this long, lists at most this many. */
+const MAX_DETAIL = 512;
+const cut = (value: string) => (value.length > MAX_DETAIL ? `${value.slice(0, MAX_DETAIL)}…` : value);
+
+/** `details` as the record holds them: defined values only, strings and lists bounded, lists copied. */
 function plain(details: AdminDetails): Record<string, string | number | boolean | null | string[]> {
   const out: Record<string, string | number | boolean | null | string[]> = {};
   for (const [key, value] of Object.entries(details)) {
     if (value === undefined) continue;
-    out[key] = typeof value === 'object' && value !== null ? [...value] : value;
+    if (typeof value === 'string') out[key] = cut(value);
+    else out[key] = typeof value === 'object' && value !== null ? value.slice(0, MAX_DETAIL).map(cut) : value;
   }
   return out;
 }

@@ -33,9 +33,10 @@ let sampled = 0;
 
 async function client(path: string, key: string): Promise<Client> {
   const c = new Client({ name: 'audit-judgment', version: '1' }, { capabilities: { sampling: {} } });
-  c.setRequestHandler(CreateMessageRequestSchema, async () => {
+  c.setRequestHandler(CreateMessageRequestSchema, async (request) => {
     sampled++;
-    return { role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'test' };
+    const first = request.params.messages[0]?.content;
+    return { role: 'assistant', content: { type: 'text', text: `sampled: ${first !== undefined && 'text' in first ? String(first.text) : ''}` }, model: 'test' };
   });
   await c.connect(new StreamableHTTPClientTransport(new URL(path, gw.url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
   clients.push(c);
@@ -59,6 +60,9 @@ beforeAll(async () => {
     if (body.method === 'tools/call' && body.params?.arguments?.message === 'deny-me') return { action: 'deny', reason: 'not today' };
     const asked = JSON.stringify(body.params?.messages ?? '');
     if (body.method === 'sampling/createMessage' && asked.includes('forbidden')) return { action: 'deny', reason: 'no sampling of that' };
+    if (body.method === 'sampling/createMessage' && asked.includes('rewrite')) {
+      return { action: 'modify', params: { messages: [{ role: 'user', content: { type: 'text', text: 'rewritten by the hook' } }], maxTokens: 5 } };
+    }
     return { action: 'allow' };
   }, SECRET);
   const hook = (methods: string[]) => ({ url: `${hooks.url}/judge`, methods, phase: 'request', secret: SECRET });
@@ -95,7 +99,7 @@ beforeAll(async () => {
             { effect: 'allow', principals: ['key:bob'], servers: ['col'], tools: ['echo'] },
           ],
         },
-        rateLimits: { perTool: { perSecond: 0.001, burst: 2 } },
+        rateLimits: { perTool: { perSecond: 0.001, burst: 10 } },
         audit: { sinks: [{ type: 'log' }], recent: 1000 },
       },
     }),
@@ -135,15 +139,15 @@ describe('audit records name the rule that decided', () => {
     const alice = await client('/servers/col/mcp', KEYS.alice);
     await call(alice, 'touch', { uri: 'file:///x' });
     await call(alice, 'echo', { message: 'deny-me' });
-    for (let i = 0; i < 3; i++) await call(alice, 'log', { message: `n${i}` });
+    for (let i = 0; i < 11; i++) await call(alice, 'log', { message: `n${i}` });
     const all = await records('&principal=key:alice');
     expect(all.find((r) => r.tool === 'touch')).toMatchObject({ decision: 'deny', rule: 'step-up: files:write', reason: 'GW_STEP_UP_REQUIRED', code: 'GW_STEP_UP_REQUIRED' });
     expect(all.find((r) => r.tool === 'echo' && r.code === 'GW_HOOK_DENIED')).toMatchObject({ decision: 'deny', rule: 'mcpServers.col.hooks[0]', reason: 'GW_HOOK_DENIED' });
     const logs = all.filter((r) => r.tool === 'log');
     // A refusal that fails the call (the limit, a hook) ends as an error with its code; the judgment says deny.
-    expect(logs.map((r) => r.outcome).sort()).toEqual(['error', 'ok', 'ok']);
+    expect(logs.filter((r) => r.outcome === 'error')).toHaveLength(1);
     expect(logs.find((r) => r.code === 'GW_RATE_LIMITED')).toMatchObject({ decision: 'deny', rule: 'rateLimits.perTool', reason: 'GW_RATE_LIMITED' });
-    expect(logs.filter((r) => r.decision === 'allow')).toHaveLength(2);
+    expect(logs.filter((r) => r.decision === 'allow' && r.outcome === 'ok')).toHaveLength(10);
   });
 
   it('pinning names the changed item', async () => {
@@ -175,5 +179,27 @@ describe('audit records name the rule that decided', () => {
     const samplings = (await records('&server=col')).filter((r) => r.method === 'sampling/createMessage');
     expect(samplings.find((r) => r.decision === 'deny')).toMatchObject({ rule: 'mcpServers.col.hooks[1]', reason: 'GW_HOOK_DENIED', outcome: 'denied', principal: 'key:alice' });
     expect(samplings.find((r) => r.decision === 'allow')).toMatchObject({ outcome: 'ok' });
+  });
+
+  it('judges sampling the same way through the aggregate, and a modify reaches the client as the hook wrote it', async () => {
+    const aggregate = await client('/mcp', KEYS.alice);
+    const before = sampled;
+    const denied = await aggregate.callTool({ name: 'col__ask-sampling', arguments: { prompt: 'forbidden again' } });
+    expect(JSON.stringify(denied)).toContain('GW_HOOK_DENIED');
+    expect(sampled).toBe(before);
+    const rewritten = (await aggregate.callTool({ name: 'col__ask-sampling', arguments: { prompt: 'rewrite this' } })) as { content: Array<{ text: string }> };
+    expect(rewritten.content[0]?.text).toContain('sampled: rewritten by the hook');
+    expect(sampled).toBe(before + 1);
+    const denials = (await records('&server=col')).filter((r) => r.method === 'sampling/createMessage' && r.endpoint === 'aggregate:*' && r.decision === 'deny');
+    expect(denials).toHaveLength(1);
+  });
+
+  it("never tells the client which rule or hook refused it (the record does)", async () => {
+    const alice = await client('/servers/col/mcp', KEYS.alice);
+    const err = (await call(alice, 'echo', { message: 'deny-me' })) as { data?: Record<string, unknown> };
+    expect(err.data).toMatchObject({ code: 'GW_HOOK_DENIED', target: 'col', phase: 'request', reason: 'not today' });
+    expect(JSON.stringify(err.data)).not.toMatch(/hooks\[|"hook"/);
+    const denied = (await call(alice, 'secret_admin')) as Error;
+    expect(denied.message).not.toContain('policy.rules');
   });
 });
