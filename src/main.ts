@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createToolLimits } from './auth/rate-limit.ts';
 import type { Cluster } from './cluster/cluster.ts';
 import type { SharedState } from './cluster/shared-state.ts';
-import { auditConfigOf } from './config/audit-normalise.ts';
+import { auditConfigOf, RING_ONLY } from './config/audit-normalise.ts';
 import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
 import { configDiff } from './config/diff.ts';
@@ -150,7 +150,10 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
     return needRestart;
   };
   const reloads = options.loadConfig === undefined ? undefined : { load: options.loadConfig, diff: (next: GatewayConfig) => ({ ...configDiff(current, next), needRestart: restartOnlyChanges(current, next) }), apply };
-  const consoleSources = consoleExposure(config).served ? createConsoleSources({ runtime, config: () => current, status: observability.status, calls: observability.calls, reloads, accounts: accountsOf(runtime.oauth?.client) }) : undefined;
+  const consoleSources =
+    consoleExposure(config).served && audit !== undefined
+      ? createConsoleSources({ runtime, config: () => current, status: observability.status, trail: audit, reloads, accounts: accountsOf(runtime.oauth?.client), disconnect: disconnectOf(runtime.oauth?.client, () => current) })
+      : undefined;
   const app = createHttpServer({
     config,
     store,
@@ -250,7 +253,8 @@ async function openTracing(config: GatewayConfig, env: Readonly<Record<string, s
 
 /** The audit trail (gateway.audit), with the OpenTelemetry SDK loaded only for an `otlp` sink. */
 async function openAuditTrail(config: GatewayConfig, env: Readonly<Record<string, string | undefined>>, logger: Logger) {
-  const settings = auditConfigOf(config);
+  // The console's recent calls are the trail's ring: with the console on, a trail with no sinks keeps it where none is configured.
+  const settings = auditConfigOf(config) ?? (consoleExposure(config).served ? RING_ONLY : undefined);
   if (settings === undefined) return undefined;
   const sdk = settings.sinks.some((sink) => sink.type === 'otlp') ? await import('./telemetry/sdk.ts') : undefined;
   return createAuditTrailOf(settings, logger, (sink) => {
@@ -278,6 +282,15 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   const claims = new Set(claimNamesOf(before.policy?.rules));
   if (claimNamesOf(after.policy?.rules).some((name) => !claims.has(name))) out.push('token claims named by the policy');
   return out;
+}
+
+/** The console's Disconnect: `server` must be a remote target of the config in force (the provider's accounts are per remote target). */
+function disconnectOf(oauth: Pick<UserOAuth, 'disconnect'> | undefined, config: () => GatewayConfig) {
+  if (oauth === undefined) return undefined;
+  return async (principal: string, server: string) => {
+    const target = config().targets.get(server);
+    return target !== undefined && target.type !== 'stdio' ? oauth.disconnect(principal, target) : false;
+  };
 }
 
 /** The console's upstream accounts (who connected which server, and when): never a token. */

@@ -13,6 +13,12 @@ const LOG_ONLY: AuditConfig = {
   capture: { arguments: false, results: false, maxBytes: 4_096, patterns: [] },
 };
 
+/**
+ * The trail the console keeps where none is configured (docs/operations.md, "The console"): no
+ * sinks, its recent ring only, so the console's recent calls and its actions are audit records.
+ */
+export const RING_ONLY: AuditConfig = { ...LOG_ONLY, sinks: [] };
+
 export function toAuditConfig(section: AuditSection | undefined, loggingAudit: boolean): AuditConfig | undefined {
   if (section === undefined) return loggingAudit ? LOG_ONLY : undefined;
   const sinks = section.sinks.map((sink): AuditSinkConfig => {

@@ -19,6 +19,7 @@ import type { Logger } from '../log/logger.ts';
 import { eraOf } from '../observe/metrics.ts';
 import { claimNamesOf, type PolicySubject } from '../router/policy.ts';
 import { adminPrincipalOf } from './admin-auth.ts';
+import { adminEntryOf, type AdminDetails } from './console-audit.ts';
 import type { ConsoleSources } from './console-sources.ts';
 
 const NO_STORE = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
@@ -84,14 +85,20 @@ function changeOf(body: Record<string, unknown>): { target: string; kind: PinKin
 interface Shared {
   readonly sources: ConsoleSources;
   readonly who: (request: FastifyRequest) => string;
-  /** An audit line for a change or a sensitive read, naming who did it. */
-  readonly record: (request: FastifyRequest, action: string, fields: Record<string, unknown>) => void;
+  /** An audit record (and a log line) for a change or a sensitive read, naming who did it; `failed`: the GW_* code when it found nothing to act on. */
+  readonly record: (request: FastifyRequest, action: string, fields: AdminDetails, failed?: string) => void;
 }
+
+const OUTCOMES = new Set(['ok', 'error', 'denied', 'cancelled']);
 
 export function registerConsoleApi(api: FastifyInstance, options: ConsoleApiOptions): void {
   const audit = options.logger.child({ audit: true, component: 'console' });
   const who = (request: FastifyRequest) => adminPrincipalOf(request) ?? 'local';
-  const shared: Shared = { sources: options.sources, who, record: (request, action, fields) => audit.info({ event: 'console', action, by: who(request), ...fields }, 'audit') };
+  const record: Shared['record'] = (request, action, fields, failed) => {
+    audit.info({ event: 'console', action, by: who(request), ...fields }, 'audit');
+    options.sources.record(adminEntryOf(request, adminPrincipalOf(request), action, fields, failed === undefined ? undefined : { outcome: 'error', code: failed }));
+  };
+  const shared: Shared = { sources: options.sources, who, record };
   const { sources } = options;
   api.get('/api/servers', async (_request, reply) => send(reply, { servers: sources.servers() }));
   registerSessionRoutes(api, shared);
@@ -99,12 +106,30 @@ export function registerConsoleApi(api: FastifyInstance, options: ConsoleApiOpti
   registerPinRoutes(api, shared);
   registerAccessRoute(api, shared, options);
   api.get('/api/calls', async (request, reply) => {
-    const filter = { principal: text(request.query, 'principal'), server: text(request.query, 'server'), tool: text(request.query, 'tool'), outcome: text(request.query, 'outcome'), limit: count(request.query, 'limit', 200, 1_000) };
-    return send(reply, { calls: await sources.audit(filter) });
+    const outcome = text(request.query, 'outcome');
+    if (outcome !== undefined && !OUTCOMES.has(outcome)) throw bad('"outcome" must be ok, error, denied or cancelled');
+    const filter = { principal: text(request.query, 'principal'), server: text(request.query, 'server'), tool: text(request.query, 'tool'), outcome: outcome as 'ok' | undefined, limit: Math.max(1, count(request.query, 'limit', 200, 1_000)) };
+    return send(reply, { calls: sources.audit(filter) });
   });
+  registerAccountRoutes(api, shared);
+}
+
+function registerAccountRoutes(api: FastifyInstance, { sources, record }: Shared): void {
   api.get('/api/accounts', async (_request, reply) => {
     if (sources.accounts === undefined) return send(reply, { provider: false, accounts: [] });
     return send(reply, { provider: true, accounts: await sources.accounts() });
+  });
+  // Revokes at the upstream's authorization server where it offers RFC 7009, and forgets the tokens.
+  api.post('/api/accounts/disconnect', async (request, reply) => {
+    if (sources.disconnect === undefined) throw new GatewayError('GW_ROUTE_NOT_FOUND', 'Not Found: this gateway has no upstream OAuth provider');
+    const { principal, server } = bodyOf(request);
+    if (typeof principal !== 'string' || principal === '') throw bad('"principal" must be the principal id of the account');
+    if (typeof server !== 'string' || server === '') throw bad('"server" must be a server name');
+    const details = { target: server.slice(0, 128), account: principal.slice(0, 512) };
+    const disconnected = await sources.disconnect(principal, server);
+    record(request, 'disconnect-account', details, disconnected ? undefined : 'GW_ROUTE_NOT_FOUND');
+    if (!disconnected) throw new GatewayError('GW_ROUTE_NOT_FOUND', 'Not Found: no such account is connected');
+    return send(reply, { disconnected: true, principal, server });
   });
 }
 
@@ -186,7 +211,7 @@ function registerAccessRoute(api: FastifyInstance, { sources, record }: Shared, 
       const scopes = Array.isArray(body.scopes) ? body.scopes.filter((s): s is string => typeof s === 'string') : [];
       caller = { id: body.principal.slice(0, 512), scopes: new Set(scopes) };
     } else if (config.auth !== undefined) throw bad('give "principal" (with "scopes") or "token"');
-    record(request, 'read-access', { principal: caller?.id });
+    record(request, 'read-access', { principal: caller?.id ?? null });
     return send(reply, { principal: caller?.id ?? null, scopes: caller === undefined ? [] : [...caller.scopes], endpoints: sources.reach(caller) });
   });
 }

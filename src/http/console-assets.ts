@@ -136,13 +136,19 @@ export const CONSOLE_JS = `'use strict';
       var q = data ? query(data, ['principal', 'server', 'tool', 'outcome']) : '';
       return api('GET', 'calls?' + q).then(function (d) {
         fill('audit', [filters('audit', [{ name: 'principal', label: 'Principal' }, { name: 'server', label: 'Server' }, { name: 'tool', label: 'Tool' }, { name: 'outcome', label: 'Outcome', options: ['', 'ok', 'error', 'denied', 'cancelled'] }], loaders.audit),
-          table('Recent calls', ['When', 'Principal', 'Server', 'Method', 'Name', 'Outcome', 'Code', 'ms'], d.calls.map(function (c) { return row([when(c.at), c.principal || '–', c.server || '–', c.method, c.name || '–', c.outcome, c.code || '–', c.ms]); }), 'No calls recorded.')]);
+          table('Recent calls', ['When', 'Principal', 'Server', 'Method', 'Name', 'Outcome', 'Code', 'Rule', 'ms'], d.calls.map(function (c) { return row([when(c.at), c.principal || '–', c.server || '–', c.method, c.name || '–', c.outcome, c.code || c.reason || '–', c.rule || '–', c.ms]); }), 'No calls recorded.')]);
       });
     },
     accounts: function () {
       return api('GET', 'accounts').then(function (d) {
         if (!d.provider) return fill('accounts', [el('p', { class: 'muted', text: 'No upstream accounts: this gateway has no upstream OAuth provider.' })]);
-        fill('accounts', [table('Upstream accounts', ['Principal', 'Server', 'Connected'], d.accounts.map(function (a) { return row([a.principal, a.server, a.connectedAt]); }), 'No accounts connected.')]);
+        fill('accounts', [table('Upstream accounts', ['Principal', 'Server', 'Connected', 'Action'], d.accounts.map(function (a) {
+          var revoke = el('button', { type: 'button', class: 'danger', 'aria-label': 'Disconnect ' + a.principal + ' from ' + a.server, text: 'Disconnect', on: { click: function () {
+            if (!window.confirm('Disconnect ' + a.principal + ' from ' + a.server + '? Its tokens are revoked where the server offers it, and forgotten; the user must consent again.')) return;
+            api('POST', 'accounts/disconnect', { principal: a.principal, server: a.server }).then(function () { say('Disconnected ' + a.principal + ' from ' + a.server + '.'); return loaders.accounts(); }).catch(function (e) { say(e.message); });
+          } } });
+          return row([a.principal, a.server, a.connectedAt, revoke]);
+        }), 'No accounts connected.')]);
       });
     },
   };

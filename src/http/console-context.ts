@@ -6,8 +6,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ADMIN_DEFAULTS, type ConsoleConfig, type GatewayConfig } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
+import type { AuditEntry } from '../log/audit-record.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Observer } from '../log/observer.ts';
+import { adminEntryOf, type AdminDetails, type AdminEnd } from './console-audit.ts';
 import { createSealer, randomToken, type ConsoleSession, type Sealer } from './console-seal.ts';
 import { isLoopbackAddress, type OriginPolicy } from './guards.ts';
 
@@ -38,11 +40,17 @@ export interface ConsoleContext {
   /** gateway.auth.publicUrl, else the origin the request's (checked) Host stands for. */
   ownOrigin(request: FastifyRequest): string;
   html(reply: FastifyReply, body: string, status?: number): FastifyReply;
+  /**
+   * An action outside the API (sign-in, sign-out, a refused change): a log line and an admin
+   * audit record (console-audit.ts), as the API's own actions are.
+   */
+  audit(request: FastifyRequest, action: string, by: string | undefined, fields: AdminDetails, end?: AdminEnd, logOnly?: Record<string, unknown>): void;
   /** Sets a new session cookie (and clears the login cookie). */
   startSession(reply: FastifyReply, operator: string, until: number): void;
 }
 
-export function createConsoleContext(config: GatewayConfig, settings: ConsoleConfig, keys: readonly Buffer[], origins: OriginPolicy, logger: Logger, observer: Observer): ConsoleContext {
+export function createConsoleContext(config: GatewayConfig, settings: ConsoleConfig, keys: readonly Buffer[], origins: OriginPolicy, logger: Logger, observer: Observer, record: (entry: AuditEntry) => void): ConsoleContext {
+  const log = logger.child({ audit: true, component: 'console' });
   const auth = config.auth;
   const secure = !isLoopbackAddress(config.listen.host) || auth?.publicUrl?.startsWith('https:') === true;
   const sealer = createSealer(keys);
@@ -53,7 +61,7 @@ export function createConsoleContext(config: GatewayConfig, settings: ConsoleCon
     settings,
     scope: (config.admin ?? ADMIN_DEFAULTS).scope,
     sealer,
-    log: logger.child({ audit: true, component: 'console' }),
+    log,
     observer,
     sessions: new WeakMap(),
     cookie,
@@ -63,6 +71,12 @@ export function createConsoleContext(config: GatewayConfig, settings: ConsoleCon
       return origin;
     },
     html: (reply, body, status = 200) => reply.code(status).headers(HEADERS).header('content-type', 'text/html; charset=utf-8').send(body),
+    audit(request, action, by, fields, end, logOnly) {
+      const line = { event: 'console', action, by, ...fields, ...(end === undefined ? {} : { outcome: end.outcome, code: end.code }), ...logOnly };
+      if (end === undefined) log.info(line, 'audit');
+      else log.warn(line, 'audit');
+      record(adminEntryOf(request, by === 'local' ? undefined : by, action, fields, end));
+    },
     startSession(reply, operator, until) {
       const value = sealer.seal('session', { operator, csrf: randomToken() }, until);
       reply.header('set-cookie', [cookie(SESSION_COOKIE, value, '/admin', 'Strict', Math.floor((until - Date.now()) / 1000)), cookie(LOGIN_COOKIE, '', '/admin/callback', 'Lax', 0)]);

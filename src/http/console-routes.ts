@@ -48,7 +48,7 @@ const headerOf = (request: FastifyRequest, name: string) => {
 /** The console session, or a bearer credential, or (no gateway.auth, loopback) a script; a change also passes the CSRF check. */
 function createGuard(ctx: ConsoleContext, adminCheck: AdminCheck | undefined) {
   const refused = (request: FastifyRequest, operator: string | undefined) => {
-    ctx.log.warn({ event: 'console', action: 'refused', reason: 'csrf', by: operator, path: request.url.split('?', 1)[0], origin: request.headers.origin }, 'audit');
+    ctx.audit(request, 'refused', operator, { reason: 'csrf', path: (request.url.split('?', 1)[0] as string).slice(0, 256), origin: request.headers.origin?.slice(0, 256) }, { outcome: 'denied', code: 'GW_CSRF_REFUSED' });
     return new GatewayError('GW_CSRF_REFUSED');
   };
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
@@ -75,7 +75,7 @@ function createGuard(ctx: ConsoleContext, adminCheck: AdminCheck | undefined) {
 
 export function registerConsole(app: FastifyInstance, options: ConsoleOptions): void {
   const { config, settings, sources, origins, logger, observer } = options;
-  const ctx = createConsoleContext(config, settings, options.keys, origins, logger, observer);
+  const ctx = createConsoleContext(config, settings, options.keys, origins, logger, observer, (entry) => sources.record(entry));
   const adminCheck = config.auth === undefined ? undefined : createAdminCheck(config.auth, origins, ctx.scope, logger, observer);
   const asset = (type: string, body: string) => async (_request: FastifyRequest, reply: FastifyReply) => reply.headers(HEADERS).header('content-type', type).send(body);
   void app.register(
@@ -91,7 +91,7 @@ export function registerConsole(app: FastifyInstance, options: ConsoleOptions): 
       });
       registerSignIn(c, ctx);
       c.post('/api/logout', async (request, reply) => {
-        ctx.log.info({ event: 'console', action: 'sign-out', by: ctx.sessions.get(request)?.operator }, 'audit');
+        ctx.audit(request, 'sign-out', ctx.sessions.get(request)?.operator, {});
         return reply.headers(HEADERS).header('set-cookie', ctx.cookie(SESSION_COOKIE, '', '/admin', 'Strict', 0)).send({ signedOut: true });
       });
       registerConsoleApi(c, { sources, config, logger, originOf: (request) => ctx.ownOrigin(request) });

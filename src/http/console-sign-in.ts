@@ -18,7 +18,7 @@ const LOGIN_TTL_MS = 10 * 60_000;
 export const issuerOf = (ctx: ConsoleContext): string | undefined => (ctx.config.auth === undefined ? undefined : (ctx.settings.issuer ?? ctx.config.auth.jwt?.issuers[0]));
 
 export function registerSignIn(c: FastifyInstance, ctx: ConsoleContext): void {
-  const { config, settings, scope, log, sealer } = ctx;
+  const { config, settings, scope, sealer } = ctx;
   const auth = config.auth;
   const issuer = issuerOf(ctx);
   const claim = settings.operatorClaim;
@@ -28,7 +28,7 @@ export function registerSignIn(c: FastifyInstance, ctx: ConsoleContext): void {
   c.get('/login', async (request, reply) => {
     if (auth === undefined) {
       ctx.startSession(reply, 'local', Date.now() + settings.sessionTtlSec * 1000);
-      log.info({ event: 'console', action: 'sign-in', by: 'local' }, 'audit');
+      ctx.audit(request, 'sign-in', 'local', {});
       return ctx.html(reply, renderRedirectPage('/admin/'));
     }
     if (oidc === undefined) return ctx.html(reply, renderSignInPage(undefined, 'not-configured'), 503);
@@ -44,7 +44,7 @@ export function registerSignIn(c: FastifyInstance, ctx: ConsoleContext): void {
     const query = request.query as Record<string, unknown>;
     const login = sealer.open<LoginState>('login', cookieOf(request.headers.cookie, LOGIN_COOKIE));
     if (oidc === undefined || verify === undefined || login === undefined || typeof query.code !== 'string' || typeof query.state !== 'string' || !sameToken(query.state, login.state)) {
-      log.warn({ event: 'console', action: 'sign-in', outcome: 'refused', reason: 'no sign-in under way, or another state' }, 'audit');
+      ctx.audit(request, 'sign-in', undefined, { reason: 'no sign-in under way, or another state' }, { outcome: 'denied', code: 'GW_UNAUTHORIZED' });
       return ctx.html(reply, renderRedirectPage('/admin/?error=sign-in-failed'), 400);
     }
     const origin = ctx.ownOrigin(request);
@@ -53,14 +53,15 @@ export function registerSignIn(c: FastifyInstance, ctx: ConsoleContext): void {
       const { principal, until } = await verify({ bearer: access, apiKey: undefined }, `${origin}/admin`);
       const isOperator = claim === undefined ? principal.scopes.has(scope) : (principal.claims?.[claim.name] ?? []).some((v) => claim.values.includes(v));
       if (!isOperator) {
-        log.warn({ event: 'console', action: 'sign-in', outcome: 'refused', reason: 'not an operator', by: principal.id }, 'audit');
+        ctx.audit(request, 'sign-in', principal.id, { reason: 'not an operator' }, { outcome: 'denied', code: 'GW_INSUFFICIENT_SCOPE' });
         ctx.observer.refused('auth', 'GW_INSUFFICIENT_SCOPE');
         return ctx.html(reply, renderRedirectPage('/admin/?error=not-operator'), 403);
       }
       ctx.startSession(reply, principal.id, Math.min(Date.now() + settings.sessionTtlSec * 1000, until));
-      log.info({ event: 'console', action: 'sign-in', by: principal.id }, 'audit');
+      ctx.audit(request, 'sign-in', principal.id, {});
     } catch (err) {
-      log.warn({ event: 'console', action: 'sign-in', outcome: 'failed', reason: err instanceof Error ? err.message : 'unknown' }, 'audit');
+      // Why stays in the log line (the exchange's own words); the record says only that it failed.
+      ctx.audit(request, 'sign-in', undefined, {}, { outcome: 'error', code: 'GW_UNAUTHORIZED' }, { reason: err instanceof Error ? err.message : 'unknown' });
       return ctx.html(reply, renderRedirectPage('/admin/?error=sign-in-failed'), 400);
     }
     // A page, not a redirect: the next request starts on this site, so the Strict cookie goes with it.

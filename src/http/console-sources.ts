@@ -1,15 +1,18 @@
 /**
  * What the console's API reads and changes, gathered from the Runtime, the status board and the
- * recent-calls ring by the composition root (main.ts). One function per concern, so each can be
- * pointed elsewhere without touching the routes: `audit` reads the observation seam's ring now and
- * is where the audit records' recent-records query goes once it lands; `accounts` lists nothing
- * until the upstream-OAuth provider is given.
+ * audit trail by the composition root (main.ts). One function per concern, so each can be pointed
+ * elsewhere without touching the routes: `audit` queries the trail's recent records (one ring for
+ * `/admin/api/audit` and the console), `record` writes the operators' actions into the same trail,
+ * `accounts` and `disconnect` reach the upstream-OAuth provider when there is one.
  */
 import type { ConfigDiff } from '../config/diff.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { PinRegistry } from '../governance/pin-registry.ts';
 import type { StatusBoard } from '../observe/status.ts';
-import type { CallFilter, CallRecord, RecentCalls } from '../observe/recent-calls.ts';
+import type { AuditEntry } from '../log/audit-record.ts';
+import type { AuditTrail } from '../observe/audit/setup.ts';
+import type { AuditQuery } from '../observe/audit/ring.ts';
+import { callRowOf, type CallRow } from './console-audit.ts';
 import type { PolicySubject } from '../router/policy.ts';
 import { reachOf, type ReachEndpoint } from '../session/reach.ts';
 import type { Runtime } from '../session/runtime.ts';
@@ -61,24 +64,30 @@ export interface ConsoleSources {
   sessions(): Iterable<SessionCore>;
   pins(): PinRegistry | undefined;
   reach(caller: PolicySubject | undefined): ReachEndpoint[];
-  /** The recent calls, newest first: the one place the audit view reads (see the file comment). */
-  audit(filter: CallFilter): CallRecord[] | Promise<CallRecord[]>;
+  /** The recent calls, newest first: the trail's recent records (see the file comment). */
+  audit(filter: AuditQuery): CallRow[];
+  /** An operator's action as an audit record (console-audit.ts adminEntryOf). */
+  record(entry: AuditEntry): void;
   /** Upstream accounts; undefined: no provider (the section lists nothing). */
   accounts?: (() => Promise<readonly UpstreamAccount[]>) | undefined;
+  /** Disconnects `principal`'s account on `server` (forgets its tokens); false: there was none. Undefined: no provider. */
+  disconnect?: ((principal: string, server: string) => Promise<boolean>) | undefined;
 }
 
 export interface ConsoleSourceParts {
   readonly runtime: Runtime;
   readonly config: () => GatewayConfig;
   readonly status: StatusBoard | undefined;
-  readonly calls: RecentCalls | undefined;
+  /** The audit trail: with the console on there is always one (main.ts; its ring at least). */
+  readonly trail: AuditTrail;
   readonly accounts?: (() => Promise<readonly UpstreamAccount[]>) | undefined;
+  readonly disconnect?: ((principal: string, server: string) => Promise<boolean>) | undefined;
   readonly reloads?: Reloads | undefined;
 }
 
 const LAST_ERRORS = 5;
 
-export function createConsoleSources({ runtime, config, status, calls, accounts, reloads }: ConsoleSourceParts): ConsoleSources {
+export function createConsoleSources({ runtime, config, status, trail, accounts, disconnect, reloads }: ConsoleSourceParts): ConsoleSources {
   const sessionsOf = (name: string) => {
     let n = 0;
     for (const s of runtime.store.live()) if (s.endpoint === `target:${name}` || s.usage.children.includes(name)) n++;
@@ -125,7 +134,9 @@ export function createConsoleSources({ runtime, config, status, calls, accounts,
       const names = (target: string) => status?.names?.(target) ?? { tools: [], prompts: [], resources: [] };
       return reachOf(config(), runtime.endpoints.policy(), caller, names);
     },
-    audit: (filter) => calls?.query(filter) ?? [],
+    audit: (filter) => trail.query(filter).map(callRowOf),
+    record: (entry) => trail.record(entry),
     accounts,
+    disconnect,
   };
 }

@@ -14,13 +14,21 @@
  */
 import { z } from 'zod';
 
-export const AUDIT_SCHEMA = 'switchboard.audit/v1';
+/**
+ * The version new records carry. v1.1 (a superset of v1) adds the `admin` records of operators'
+ * actions (the console and its API): `method` `admin/<action>`, `endpoint` `admin`, `era` and
+ * `transport` null, and the optional `admin` field. A v1 record is a valid v1.1 record, so `verify`
+ * and receivers read old logs as they were.
+ */
+export const AUDIT_SCHEMA = 'switchboard.audit/v1.1';
+/** Every version this gateway writes or has written (verify accepts them all). */
+export const AUDIT_SCHEMAS = ['switchboard.audit/v1', AUDIT_SCHEMA] as const;
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 
 export const auditRecordSchema = z
   .strictObject({
-    schema: z.literal(AUDIT_SCHEMA).describe('The record format and its version.'),
+    schema: z.enum(AUDIT_SCHEMAS).describe('The record format and its version (v1.1 added admin records; a v1 record is a valid v1.1 record).'),
     timestamp: z.iso.datetime().describe('When the request ended (ISO 8601, UTC).'),
     chain: z.string().min(1).max(64).describe('The chain this record belongs to: one per gateway process (replica), new at every start.'),
     seq: z.int().min(1).describe('1 for the first record of the chain, one more for each next one.'),
@@ -30,8 +38,8 @@ export const auditRecordSchema = z
     subject: z.string().nullable().describe("The token's sub or the API key's name; null without gateway.auth."),
     credential: z.enum(['jwt', 'api-key', 'anonymous', 'none']).describe('How the caller proved itself; none: gateway.auth is off.'),
     endpoint: z.string().describe('The downstream endpoint (target:<name>, group:<name>, aggregate, virtual:<name>).'),
-    era: z.enum(['2025', '2026']).describe('The era of the request itself (a 2026 request on a held session is 2026).'),
-    transport: z.enum(['streamable-http', 'websocket', 'sse']).describe('How the client reached the gateway.'),
+    era: z.enum(['2025', '2026']).nullable().describe('The era of the request itself (a 2026 request on a held session is 2026); null for an admin record.'),
+    transport: z.enum(['streamable-http', 'websocket', 'sse']).nullable().describe('How the client reached the gateway; null for an admin record.'),
     session: z.string().nullable().describe('The session id (a held session for 2026 requests).'),
     method: z.string().describe('The JSON-RPC method.'),
     server: z.string().nullable().describe('The server (mcpServers key) that took it; null when the gateway answered or refused it itself.'),
@@ -48,6 +56,13 @@ export const auditRecordSchema = z
     requestId: z.union([z.string(), z.number()]).describe('The JSON-RPC id the client gave it.'),
     traceId: z.string().regex(/^[0-9a-f]{32}$/).nullable().describe("The W3C trace id of the request's span; null with tracing off."),
     correlationId: z.string().nullable().describe('The id of an internal error, as the client saw it in data.correlationId.'),
+    admin: z
+      .strictObject({
+        action: z.string().describe('approve-pin, reject-pin, end-session, restart-server, reload-config, disconnect-account, read-access, sign-in, sign-out, refused.'),
+        details: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())])).optional().describe('What it acted on (a pin\'s target, kind, key and hash; a session\'s first 8 characters; an account\'s principal and server): names and hashes, never a value of the config or a credential.'),
+      })
+      .optional()
+      .describe('v1.1, admin records only (method admin/<action>): the operator\'s action; the operator is `principal`.'),
     capture: z
       .strictObject({
         arguments: z.unknown().optional(),
@@ -57,7 +72,7 @@ export const auditRecordSchema = z
       .optional()
       .describe('With gateway.audit.capture: arguments and result, redacted; a value over maxBytes is its JSON text cut short.'),
   })
-  .describe('One audited request (Switchboard audit record, v1).');
+  .describe('One audited request or operator action (Switchboard audit record, v1.1).');
 
 export type AuditRecord = z.output<typeof auditRecordSchema>;
 
@@ -104,5 +119,5 @@ export interface AuditOutlet {
 
 /** docs/audit-record.schema.json: the JSON Schema of a record, as receivers validate it (a test keeps the file equal to this). */
 export function auditRecordJsonSchema(): Record<string, unknown> {
-  return { $id: 'urn:switchboard:audit-record:v1', ...z.toJSONSchema(auditRecordSchema, { io: 'output' }) };
+  return { $id: 'urn:switchboard:audit-record:v1.1', ...z.toJSONSchema(auditRecordSchema, { io: 'output' }) };
 }

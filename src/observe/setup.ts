@@ -7,15 +7,12 @@ import { ADMIN_DEFAULTS, type GatewayConfig } from '../config/types.ts';
 import { combineObservers, NOOP_OBSERVER, type Observer } from '../log/observer.ts';
 import { createMetricsCollector } from './metrics.ts';
 import { createMetricsRegistry, type Census, type MetricsRegistry } from './metrics-export.ts';
-import { createRecentCalls, type RecentCalls } from './recent-calls.ts';
 import { createStatusBoard, type StatusBoard, type StatusSources } from './status.ts';
 
 export interface Observability {
   readonly observer: Observer;
   readonly metrics: MetricsRegistry | undefined;
   readonly status: StatusBoard | undefined;
-  /** The console's recent calls (gateway.admin.console); undefined without a console. */
-  readonly calls?: RecentCalls | undefined;
 }
 
 /** `served`: whether the pages will be served at all (no reader, no collection). */
@@ -27,12 +24,9 @@ export function createObservability(config: GatewayConfig, sources: StatusSource
   const observers: Observer[] = [];
   if (collector !== undefined) observers.push(collector.observer);
   if (status !== undefined) observers.push(status.observer);
-  const calls = admin.console?.enabled === true ? createRecentCalls() : undefined;
-  if (calls !== undefined) observers.push(calls.observer);
   return {
     observer: combineObservers(observers),
     metrics: collector === undefined ? undefined : createMetricsRegistry(collector.tallies, { children: () => sources.children(), generation: sources.generation, auditSinks: sources.auditSinks }),
     status,
-    calls,
   };
 }

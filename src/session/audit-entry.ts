@@ -16,7 +16,9 @@ const JUDGED = new Set(['GW_STEP_UP_REQUIRED', 'GW_INSUFFICIENT_SCOPE', 'GW_RATE
 export function auditEntryOf(rec: Pending, outcome: RequestOutcome, code: string | undefined, correlationId: string | undefined, result?: unknown): AuditEntry {
   const audited = rec.audited as NonNullable<Pending['audited']>;
   const principal = rec.caller;
-  const denied = outcome === 'denied' || (code !== undefined && JUDGED.has(code));
+  // A chain stage that refused it named its rule (chain/judged.ts); a refusal it did not name is judged by its code.
+  const judged = rec.judged;
+  const denied = judged !== undefined || outcome === 'denied' || (code !== undefined && JUDGED.has(code));
   const kind = subjectOf(rec.method)?.kind ?? 'tool';
   const traceId = rec.span?.spanContext().traceId;
   return {
@@ -32,8 +34,8 @@ export function auditEntryOf(rec: Pending, outcome: RequestOutcome, code: string
     [kind]: audited.name,
     upstreamAccount: null,
     decision: denied ? 'deny' : 'allow',
-    rule: null,
-    reason: denied ? (code ?? 'policy') : null,
+    rule: judged?.rule ?? null,
+    reason: denied ? (judged?.reason ?? code ?? 'policy') : null,
     outcome,
     code: code ?? null,
     latencyMs: Math.round((performance.now() - audited.started) * 10) / 10,

@@ -13,6 +13,7 @@ import type { NameTable } from '../router/name-table.ts';
 import type { Span } from '../telemetry/tracing.ts';
 import type { Caller, Principal } from '../upstream/caller.ts';
 import type { ChainGates } from './chain/gates.ts';
+import type { Judged } from './chain/judged.ts';
 import type { TaskOrigin } from './chain/tasks.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
@@ -54,6 +55,8 @@ export interface Pending extends ObservedRequest {
    * (remembered when its answer names one), or the call a `tasks/result` is the result of.
    */
   task: TaskOrigin | undefined;
+  /** Audited requests a chain stage refused: the rule that did and why (chain/judged.ts), for the audit record. */
+  judged: Judged | undefined;
   startedAt: number;
   sentAt: number;
   upstreamMs: number;

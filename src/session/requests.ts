@@ -192,6 +192,7 @@ export function createRequests(streams: StreamSet, logger: Logger, { budget, aud
         caller,
         asked: askedOf(request),
         task: undefined,
+        judged: undefined,
         startedAt: timed ? performance.now() : 0,
         sentAt: 0,
         upstreamMs: 0,

@@ -117,7 +117,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
   const hookClient = createHookClient();
   const guard = createCallGuard({ client: hookClient, observer: services.observer, logger });
   guard.retain(config.targets.values());
-  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, gates: { stepUp: stepUpCheckOf(() => stepUp), guard }, audit });
+  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, gates: { stepUp: stepUpCheckOf(() => stepUp), guard, policy: () => endpoints.policy() }, audit });
   spares.fill();
   // In a cluster any replica reads which one holds a parked 2026 call (docs/scaling.md, "The 2026 era across replicas").
   const stateKeys = cluster && { keys: cluster.ring.map((keys) => keys.state), replica: cluster.replicaId };

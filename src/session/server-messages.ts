@@ -7,7 +7,7 @@
  * Behind an aggregate (`namespaced`) notifications get their target's context (encoded URIs,
  * logger names) and list_changed is coalesced; a single-target session passes them as they are.
  */
-import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
+import { GatewayError, toErrorResponse, toGatewayError } from '../errors/gateway-error.ts';
 import { cancelledRequestId, idKey, isObject } from '../jsonrpc/envelope.ts';
 import { META_INPUT_KEY } from '../jsonrpc/modern.ts';
 import { dropRawText } from '../jsonrpc/wire-text.ts';
@@ -122,24 +122,35 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
     emit(notification, entry.stream.complete ? streams.pick(false) : entry.stream);
   };
 
+  /** Relays a member's request to the client under a new id (the hooks, if any, have let it through). */
+  const relay = (member: Member, request: JsonRpcRequest) => {
+    const stream = streams.pick(false);
+    const downstreamId = nextId++;
+    const upstreamId = request.id;
+    request.id = downstreamId;
+    if (!held) withoutInputKey(request);
+    const started = judge === undefined ? 0 : judge.asked(member, request);
+    // Recorded before it goes out: a receiver may answer at once (a held session's bridge does).
+    asked.set(downstreamId, { member, upstreamId, stream, method: request.method, started });
+    const ids = idsOf(member);
+    ids.set(idKey(upstreamId), downstreamId);
+    if (!emit(request, stream)) {
+      asked.delete(downstreamId);
+      ids.delete(idKey(upstreamId));
+      const error = new GatewayError('GW_DOWNSTREAM_UNAVAILABLE', undefined, { target: member.name });
+      member.reply(toErrorResponse(upstreamId, error)).catch(() => undefined);
+    }
+  };
+
   const messages: ServerMessages = {
     request(member, request) {
-      const stream = streams.pick(false);
-      const downstreamId = nextId++;
-      const upstreamId = request.id;
-      request.id = downstreamId;
-      if (!held) withoutInputKey(request);
-      const started = judge === undefined ? 0 : judge.asked(member, request);
-      // Recorded before it goes out: a receiver may answer at once (a held session's bridge does).
-      asked.set(downstreamId, { member, upstreamId, stream, method: request.method, started });
-      const ids = idsOf(member);
-      ids.set(idKey(upstreamId), downstreamId);
-      if (!emit(request, stream)) {
-        asked.delete(downstreamId);
-        ids.delete(idKey(upstreamId));
-        const error = new GatewayError('GW_DOWNSTREAM_UNAVAILABLE', undefined, { target: member.name });
-        member.reply(toErrorResponse(upstreamId, error)).catch(() => undefined);
-      }
+      // The chain's request hooks first (chain/server-asked.ts); a refusal is the upstream's answer.
+      const hooked = judge?.hooked(member, request);
+      if (hooked === undefined) return relay(member, request);
+      hooked.then(
+        (next) => (live() ? relay(member, next) : undefined),
+        (err: unknown) => member.reply(toErrorResponse(request.id, toGatewayError(err))).catch(() => undefined),
+      );
     },
 
     notification(member, notification) {

@@ -90,6 +90,10 @@ describe.skipIf(executablePath === undefined)('the console in headless Chromium'
     expect(await page.locator('#pins-body tbody tr').first().innerText()).toContain(`${as.issuer}#alice\tapproved`);
     expect((await alice.listTools()).tools.map((t) => t.name)).toContain('echo');
     expect(gw.lines.some((l) => l.includes('"action":"approve-pin"') && l.includes(`"by":"${as.issuer}#alice"`))).toBe(true);
+    // An audit record too, in the trail the console reads (with the cookie, as the page does): who signed in, who approved what.
+    const records = ((await (await page.request.get(new URL('/admin/api/calls?principal=' + encodeURIComponent(`${as.issuer}#alice`), gw.gateway.url).href)).json()) as { calls: Array<Record<string, unknown>> }).calls;
+    expect(records.map((r) => r.method)).toEqual(expect.arrayContaining(['admin/approve-pin', 'admin/sign-in']));
+    expect(records.find((r) => r.method === 'admin/approve-pin')).toMatchObject({ endpoint: 'admin', server: 'rug', outcome: 'ok', decision: 'allow' });
   });
 
   it('ends a session from the sessions view', async () => {

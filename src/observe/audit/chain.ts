@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../governance/canonical.ts';
-import { AUDIT_SCHEMA, auditRecordSchema, type AuditRecord } from '../../log/audit-record.ts';
+import { AUDIT_SCHEMA, AUDIT_SCHEMAS, auditRecordSchema, type AuditRecord } from '../../log/audit-record.ts';
 
 export const GENESIS = '0'.repeat(64);
 
@@ -67,7 +67,7 @@ const ENVELOPE = ['level', 'time', 'pid', 'hostname', 'name', 'msg', 'audit'];
 function recordOf(line: unknown): Record<string, unknown> | undefined {
   if (typeof line !== 'object' || line === null || Array.isArray(line)) return undefined;
   const fields = line as Record<string, unknown>;
-  if (fields.schema !== AUDIT_SCHEMA && fields.audit !== true) return undefined;
+  if (!(AUDIT_SCHEMAS as readonly unknown[]).includes(fields.schema) && fields.audit !== true) return undefined;
   // A pin decision is an audit line of another kind (governance/pin-registry.ts): not in a chain.
   if (fields.schema === undefined) return undefined;
   if (fields.audit !== true) return fields;
@@ -103,7 +103,7 @@ export function createVerifier() {
       parsed = JSON.parse(raw);
     } catch {
       // A record's own line that no longer parses is an edit; anything else is not ours.
-      return raw.includes(AUDIT_SCHEMA) ? fail(undefined, undefined, 'not valid JSON') : undefined;
+      return raw.includes('switchboard.audit/') ? fail(undefined, undefined, 'not valid JSON') : undefined;
     }
     const fields = recordOf(parsed);
     if (fields === undefined) return;

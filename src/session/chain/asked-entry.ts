@@ -6,12 +6,14 @@ import { eraOf } from '../../jsonrpc/versions.ts';
 import type { AuditEntry } from '../../log/audit-record.ts';
 import type { ObservedSession } from '../../log/observer.ts';
 import type { Principal } from '../../upstream/caller.ts';
+import type { Judged } from './judged.ts';
 
 /**
  * The audit entry of a server-to-client request (sampling, elicitation, roots) as the client's
- * answer comes back: the method, the server that asked, the session's principal, how it ended.
+ * answer comes back, or as a request hook refuses it (`judged`): the method, the server that
+ * asked, the session's principal, how it ended.
  */
-export function askedEntryOf(session: ObservedSession, caller: Principal | undefined, asked: { method: string; server: string; id: number; started: number }, failed: boolean): AuditEntry {
+export function askedEntryOf(session: ObservedSession, caller: Principal | undefined, asked: { method: string; server: string; id: string | number; started: number }, failed: boolean, judged?: Judged): AuditEntry {
   return {
     principal: caller?.id ?? session.principal ?? null,
     subject: caller?.subject ?? null,
@@ -23,11 +25,11 @@ export function askedEntryOf(session: ObservedSession, caller: Principal | undef
     method: asked.method,
     server: asked.server,
     upstreamAccount: null,
-    decision: 'allow',
-    rule: null,
-    reason: null,
-    outcome: failed ? 'error' : 'ok',
-    code: null,
+    decision: judged === undefined ? 'allow' : 'deny',
+    rule: judged?.rule ?? null,
+    reason: judged?.reason ?? null,
+    outcome: judged === undefined ? (failed ? 'error' : 'ok') : 'denied',
+    code: judged?.reason ?? null,
     latencyMs: Math.round((performance.now() - asked.started) * 10) / 10,
     requestId: asked.id,
     traceId: null,

@@ -36,6 +36,7 @@ import { enter, Hidden } from './entrance.ts';
 import { createTaskStage, type TaskStage } from './task-stage.ts';
 import { takeToolToken, type ChainGates, type StepUpNeed } from './gates.ts';
 import { stepUpRefusal } from './step-up.ts';
+import { errorJudged, hiddenJudged, stepUpJudged } from './judged.ts';
 
 /** Tracing on: the gateway's tracer and what the spans say of the session. */
 export interface Traced {
@@ -168,7 +169,16 @@ export function createChain(parts: ChainParts): ForwardRequest {
     if (!rec.cancelled) streams.challenge(rec.stream, refusal as unknown as JsonObject, need.required);
   };
 
-  const refused = (rec: Pending, member: Member, err: unknown) => {
+  const refused = (rec: Pending, member: Member, request: JsonRpcRequest, err: unknown) => {
+    // The audit record names the rule that refused (judged.ts); only audited requests pay for it.
+    if (rec.audited !== undefined) {
+      rec.judged =
+        err instanceof StepUpNeeded
+          ? stepUpJudged(err.need)
+          : err instanceof Hidden
+            ? hiddenJudged(request, member.name, rec.session.endpoint, rec.caller, gates.policy?.())
+            : errorJudged(err, member.name);
+    }
     if (err instanceof StepUpNeeded) return challenge(rec, member, err.need);
     if (err instanceof Hidden) return namespaced ? fail(rec, err.error) : refuse(rec, bare(err.error));
     fail(rec, err);
@@ -180,10 +190,10 @@ export function createChain(parts: ChainParts): ForwardRequest {
       try {
         later = (stages[i] as Stage)(rec, member, request);
       } catch (err) {
-        return refused(rec, member, err);
+        return refused(rec, member, request, err);
       }
       if (later !== undefined) {
-        later.then((next) => rec.cancelled || run(rec, member, next ?? request, i + 1), (err: unknown) => rec.cancelled || refused(rec, member, err));
+        later.then((next) => rec.cancelled || run(rec, member, next ?? request, i + 1), (err: unknown) => rec.cancelled || refused(rec, member, request, err));
         return;
       }
     }

@@ -5,6 +5,7 @@
  * core to the chain: no layer re-declares them one by one.
  */
 import type { JsonRpcRequest } from '../../jsonrpc/types.ts';
+import type { Policy } from '../../router/policy.ts';
 import type { Principal } from '../../upstream/caller.ts';
 import type { CallGuard } from '../hooks/guard.ts';
 
@@ -35,6 +36,8 @@ export interface ChainGates {
   readonly stepUp?: StepUpCheck | undefined;
   /** The targets' hooks and redaction (hooks/guard.ts); undefined: none. */
   readonly guard?: CallGuard | undefined;
+  /** The policy in force (the endpoint table's): only to name the rule of a refusal in the audit record (judged.ts). */
+  readonly policy?: (() => Policy | undefined) | undefined;
 }
 
 /**

@@ -106,7 +106,7 @@ export function createCallGuard({ client, observer, logger }: CallGuardOptions):
     const correlationId = randomUUID();
     observer.hooked(target, phase, 'failed-closed');
     log.warn({ ...line, correlationId }, 'a hook failed; the message is refused (failureMode closed)');
-    throw new GatewayError('GW_HOOK_FAILED', undefined, { target, phase, correlationId });
+    throw new GatewayError('GW_HOOK_FAILED', undefined, { target, phase, correlationId }, { internal: { hook: hook.index } });
   };
 
   /** One hook's verdict; undefined when it failed open. */
@@ -129,7 +129,8 @@ export function createCallGuard({ client, observer, logger }: CallGuardOptions):
     observer.hooked(target, phase, verdict.action);
     if (verdict.action === 'deny') {
       log.info({ target, hook: hook.index, phase, method }, 'a hook denied a message');
-      throw new GatewayError('GW_HOOK_DENIED', `Denied by a gateway hook: ${verdict.reason}`, { target, phase, reason: verdict.reason });
+      // `internal`: which hook, for the audit record's rule (chain/judged.ts); never sent to the client.
+      throw new GatewayError('GW_HOOK_DENIED', `Denied by a gateway hook: ${verdict.reason}`, { target, phase, reason: verdict.reason }, { internal: { hook: hook.index } });
     }
     return verdict;
   };

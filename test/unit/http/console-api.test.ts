@@ -9,6 +9,7 @@ import { toGatewayError } from '../../../src/errors/gateway-error.ts';
 import { replyError } from '../../../src/http/reply-error.ts';
 import { registerConsoleApi } from '../../../src/http/console-api.ts';
 import type { ConsoleSources } from '../../../src/http/console-sources.ts';
+import type { AuditEntry } from '../../../src/log/audit-record.ts';
 import type { SessionCore } from '../../../src/session/session.ts';
 import { createTestLogger } from '../../support/gateway.ts';
 import type { GatewayConfig } from '../../../src/config/types.ts';
@@ -26,6 +27,7 @@ const sessions = Array.from({ length: 1_000 }, (_, i) => ({
   usage: { initializing: false, streamed: false, listening: false, children: i % 2 === 0 ? ['files'] : [] },
   end: async (reason: string) => void ended.push(`${i}:${reason}`),
 }));
+const recorded: AuditEntry[] = [];
 const sources: ConsoleSources = {
   servers: () => [],
   restart: async () => undefined,
@@ -34,6 +36,7 @@ const sources: ConsoleSources = {
   pins: () => undefined,
   reach: () => [],
   audit: () => [],
+  record: (entry) => void recorded.push(entry),
 };
 const app = fastify();
 app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
@@ -66,6 +69,8 @@ describe('sessions API with 1,000 sessions', () => {
     const res = await app.inject({ method: 'POST', url: '/admin/api/sessions/end', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ handle: page.sessions[0].handle }) });
     expect(res.statusCode).toBe(200);
     expect(ended).toEqual([expect.stringMatching(/^700:ended from the console by local$/)]);
+    // The action is an admin audit record: the local operator (no gateway.auth), the session's first 8 characters.
+    expect(recorded.at(-1)).toMatchObject({ method: 'admin/end-session', endpoint: 'admin', principal: null, credential: 'none', era: null, admin: { action: 'end-session', details: { principal: 'key:alice' } } });
     const unknown = await app.inject({ method: 'POST', url: '/admin/api/sessions/end', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ handle: 'session-0700' }) });
     expect(unknown.statusCode).toBe(404);
   });

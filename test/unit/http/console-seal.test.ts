@@ -68,7 +68,7 @@ describe('console cookie attributes', () => {
     const { buildConfig, createTestLogger } = await import('../../support/gateway.ts');
     const base = buildConfig({ targets: {} });
     const settings = { enabled: true, sessionTtlSec: 60 };
-    const cookieOn = (config: typeof base) => createConsoleContext(config, settings, [randomBytes(32)], createOriginPolicy(config), createTestLogger('silent', undefined), NOOP_OBSERVER).cookie('n', 'v', '/admin', 'Strict', 60);
+    const cookieOn = (config: typeof base) => createConsoleContext(config, settings, [randomBytes(32)], createOriginPolicy(config), createTestLogger('silent', undefined), NOOP_OBSERVER, () => undefined).cookie('n', 'v', '/admin', 'Strict', 60);
     expect(cookieOn(base)).toBe('n=v; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=60');
     expect(cookieOn({ ...base, listen: { host: '0.0.0.0', port: 0 } })).toMatch(/; HttpOnly; SameSite=Strict; Max-Age=60; Secure$/);
     const auth = { anonymous: false, apiKeys: [], apiKeyHeader: 'authorization', scopes: [], stepUp: 'http', publicUrl: 'https://mcp.example.com', jwt: undefined, authorizationServers: [] } as const;

@@ -58,7 +58,7 @@ describe('the audit chain', () => {
     ['a removed record', (l: AuditRecord[]) => [l[0], l[2]], 2, 'expected seq 2'],
     ['a repeated record', (l: AuditRecord[]) => [l[0], l[1], l[1], l[2]], 3, 'expected seq 3'],
     ['two records swapped', (l: AuditRecord[]) => [l[0], l[2], l[1]], 2, 'expected seq 2'],
-    ['an added field', (l: AuditRecord[]) => [l[0], { ...l[1], note: 'hi' }, l[2]], 2, 'not a switchboard.audit/v1 record'],
+    ['an added field', (l: AuditRecord[]) => [l[0], { ...l[1], note: 'hi' }, l[2]], 2, 'not a switchboard.audit/v1.1 record'],
     ['a record cut short', (l: AuditRecord[]) => [l[0], JSON.stringify(l[1]).slice(0, 80), l[2]], 2, 'not valid JSON'],
   ])('names the first broken record: %s', (_label, tamper, line, why) => {
     const lines = tamper(records(3)).map((r) => (typeof r === 'string' ? r : JSON.stringify(r)));
