@@ -34,6 +34,7 @@ const KEYS = {
   dave: 'dave-key-0123456789abcdef',
   erin: 'erin-key-0123456789abcdef',
   frank: 'frank-key-0123456789abcdef',
+  grace: 'grace-key-0123456789abcdef',
 };
 const VAULT_KEY = 'vault-key-for-tests-0123456789abcdefghij';
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
@@ -255,6 +256,19 @@ describe("each user's own account at a remote server (oauth.perUser)", () => {
       // Another principal's session is asked about its own consent, never told of Dave's.
       await frank.listTools();
       await until(() => frankSeen.asked > 0);
+      // A client that declared form mode only is never sent a URL elicitation (the spec: no undeclared mode).
+      const grace = new ClientV2({ name: 'user-oauth-v2', version: '1' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'legacy' } });
+      let graceAsked = 0;
+      grace.setRequestHandler('elicitation/create', async () => {
+        graceAsked++;
+        return { action: 'decline' };
+      });
+      await grace.connect(transport('grace'));
+      expect((await grace.listTools()).tools.map((t) => t.name)).not.toContain('docs__whoami');
+      await grace.callTool({ name: 'docs__whoami', arguments: {} }).catch(() => undefined);
+      expect((await grace.listTools()).tools.map((t) => t.name)).not.toContain('docs__whoami');
+      await grace.close();
+      expect(graceAsked).toBe(0);
       // Dave follows the URL as a browser: the callback tells his waiting session.
       expect((await visit(await as.consent(elicitation!.url, 'dave-upstream'))).status).toBe(200);
       await until(() => seen.completed.length > 0 && seen.toolsChanged > 0);
