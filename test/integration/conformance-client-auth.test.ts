@@ -20,7 +20,7 @@ function scenario(name: string): Promise<string> {
 }
 
 describe('client auth scenarios of the conformance suite, the gateway as the client', () => {
-  it.each(['auth/metadata-default', 'auth/scope-step-up'])('%s: every check passes', async (name) => {
+  it.each(['auth/metadata-default', 'auth/scope-step-up', 'auth/token-endpoint-auth-post'])('%s: every check passes', async (name) => {
     const out = await scenario(name);
     const summary = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(out);
     expect(summary, out.slice(-2_000)).not.toBeNull();

@@ -12,6 +12,11 @@ import { postForm } from '../../transport/http-json.ts';
 export interface ClientCredentials {
   readonly clientId: string;
   readonly clientSecret?: string | undefined;
+  /**
+   * How the secret is presented (RFC 7591 `token_endpoint_auth_method`, as registration answered):
+   * `client_secret_post` in the form, else `client_secret_basic` (RFC 6749 section 2.3.1's default).
+   */
+  readonly authMethod?: 'client_secret_post' | 'client_secret_basic' | undefined;
 }
 
 export interface TokenSet {
@@ -53,8 +58,9 @@ function subjectOf(token: string): string | undefined {
 
 async function post(target: string, endpoint: string, client: ClientCredentials, form: URLSearchParams) {
   const headers: Record<string, string> = {};
-  if (client.clientSecret !== undefined) headers.authorization = basic(client.clientId, client.clientSecret);
-  else form.set('client_id', client.clientId);
+  if (client.clientSecret === undefined || client.authMethod === 'client_secret_post') form.set('client_id', client.clientId);
+  if (client.clientSecret !== undefined && client.authMethod === 'client_secret_post') form.set('client_secret', client.clientSecret);
+  else if (client.clientSecret !== undefined) headers.authorization = basic(client.clientId, client.clientSecret);
   try {
     return await postForm(endpoint, form, headers, { timeoutMs: 10_000, maxBytes: 64 * 1024 });
   } catch {
