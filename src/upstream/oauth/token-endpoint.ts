@@ -2,7 +2,8 @@
  * The gateway's requests to an upstream's authorization server on a user's behalf: redeeming an
  * authorization code with its PKCE verifier (OAuth 2.1 section 4.1.3), refreshing (section 4.3),
  * revoking (RFC 7009), every one naming the upstream as the `resource` (RFC 8707) so a token is
- * only ever for that upstream. A confidential client authenticates with `client_secret_basic`, a
+ * only ever for that upstream. A confidential client authenticates with `client_secret_basic` (or
+ * `client_secret_post` where registration said so), a
  * public one sends its `client_id`. Errors name the OAuth error code (a short token), never the
  * server's description (it may quote a token) and never a token.
  */
