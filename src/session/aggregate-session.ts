@@ -115,6 +115,8 @@ function aggregateFlavour(options: AggregateSessionOptions, parts: CoreParts, ta
     },
     leftOut(targets) {
       for (const name of targets) if (members.get(name)?.live === true && members.get(name)?.connection === undefined) leftOut.add(name);
+      // A server left out for want of the caller's own account there: a client taking URL elicitation is asked (url-consent.ts).
+      for (const name of targets) parts.consent?.leftOut(members.get(name)?.failure);
     },
     get separator() {
       return view.separator;

@@ -25,6 +25,7 @@ import { pinNotification } from './pinning.ts';
 import { createServerMessages } from './server-messages.ts';
 import type { Session, SessionCore } from './session.ts';
 import { createStreamSet } from './streams.ts';
+import { createSessionConsent, declaresUrlElicitation, type SessionConsent } from './url-consent.ts';
 
 /**
  * Builds a session: the era-neutral core, the flavour `build` makes from its parts, and the 2025
@@ -36,7 +37,11 @@ const NO_GATES: ChainGates = Object.freeze({});
 export function createSessionCore(options: CoreOptions, build: (parts: CoreParts) => Flavour): Session {
   const { id, endpoint, limits, logger, onended, caller } = options;
   let protocolVersion: string | undefined;
+  /** The client's initialize declared URL elicitation (url-consent.ts). */
+  let urlDeclared = false;
+  let consent: SessionConsent | undefined;
   const streams = createStreamSet({
+    onsend: (message) => consent?.seen(message),
     log: createEventLog(limits.replayEvents, limits.replayBytes),
     logger,
     priming: () => protocolVersion !== undefined && protocolVersion >= '2025-11-25',
@@ -77,6 +82,11 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     held: caller.held === true,
     judge: createServerAsked(options.gates ?? NO_GATES, options.audit, () => session, caller.principal),
   });
+  // Held sessions serve 2026 requests: their consents are input_required rounds (stateless/url-consent.ts).
+  const waiters = options.services.consents;
+  if (waiters !== undefined && caller.held !== true) {
+    consent = createSessionConsent({ waiters, principal: caller.principal?.id ?? 'anonymous', messages, namespaced: options.namespaced, declaresUrl: () => urlDeclared });
+  }
 
   /** Any other notification concerns every member the session has opened. */
   const broadcast = async (notification: JsonRpcNotification) => {
@@ -150,6 +160,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
       if (endPromise) return endPromise;
       ended = true;
       messages.stop();
+      consent?.end();
       logger.info({ reason }, 'session ended');
       endPromise = cancelAndClose(inflight.values(), [...flavour.members()], reason).finally(() => {
         // Closing the members answered every pending request; anything left no longer counts.
@@ -167,6 +178,7 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
     messages,
     hooks,
     session,
+    consent,
     negotiated(version) {
       protocolVersion = version;
     },
@@ -176,7 +188,10 @@ export function createSessionCore(options: CoreOptions, build: (parts: CoreParts
   }));
   return withEra2025(session, {
     streams,
-    initialize: (request) => flavour.initialize(request),
+    initialize: (request) => {
+      urlDeclared = declaresUrlElicitation(request.params);
+      return flavour.initialize(request);
+    },
     streamed: () => {
       streamed = true;
     },

@@ -18,6 +18,7 @@ import type { TaskOrigin } from './chain/tasks.ts';
 import type { Member, MemberHooks } from './member.ts';
 import type { ServerMessages } from './server-messages.ts';
 import type { SessionServices } from './services.ts';
+import type { SessionConsent } from './url-consent.ts';
 import type { SessionCore } from './session.ts';
 import type { OutStream, StreamSet } from './streams.ts';
 
@@ -107,6 +108,8 @@ export interface CoreParts {
   opening(on: boolean): void;
   /** The session itself (to end it). */
   readonly session: SessionCore;
+  /** Per-user upstream consents (url-consent.ts); undefined: no `gateway.oauth`, or a held session. */
+  readonly consent: SessionConsent | undefined;
 }
 
 export interface CoreOptions {

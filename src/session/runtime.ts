@@ -39,6 +39,7 @@ import { createCallGuard } from './hooks/guard.ts';
 import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 import { countChildren } from './limits.ts';
+import { createConsentWaiters } from './consent-waiters.ts';
 import { createSessionServices, type SessionServices } from './services.ts';
 import { createSessionStore, type SessionStore } from './store.ts';
 import { LATEST_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
@@ -108,7 +109,10 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
     caps: config.session,
     sessionChildren: (target) => countChildren(store.live(), target),
   });
-  const services = createSessionServices(config.limits, { open: upstreams, observer, tracing, breakers, spares });
+  // Sessions handed a consent are told when its callback succeeds on this replica (url-consent.ts).
+  const consents = oauth === undefined ? undefined : createConsentWaiters();
+  if (consents !== undefined) oauth?.client.onConnected((principal, target, elicitationId) => consents.connected(principal, target, elicitationId));
+  const services = createSessionServices(config.limits, { open: upstreams, observer, tracing, breakers, spares, consents });
   // Sealed ids name the owner and the principal; without a cluster the store's UUIDs as ever.
   const newId = cluster && ((principal: string) => cluster.sealer.seal({ replica: cluster.replicaId, local: randomUUID(), principal }));
   const pinning = createPinning(config, logger, services.observer);

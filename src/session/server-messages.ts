@@ -58,6 +58,10 @@ export interface ServerMessages {
   listChanged(...features: ListFeature[]): void;
   /** Stops a pending coalesced notification (the session ended). */
   stop(): void;
+  /** The gateway's own request to the client (a URL elicitation, url-consent.ts): its answer is read by nobody. */
+  ask(method: string, params: JsonObject): void;
+  /** The gateway's own notification to the client, on the standalone stream. */
+  notify(method: string, params: JsonObject): void;
 }
 
 interface Asked {
@@ -78,6 +82,8 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
   const askedIds = new WeakMap<Member, Map<string, number>>();
   let nextId = 1;
   const changed = new Set<ListFeature>();
+  /** Ids of the gateway's own requests not yet answered (bounded: an answer that never comes is forgotten). */
+  const own = new Set<number>();
   let timer: NodeJS.Timeout | undefined;
 
   /** Writes to `stream`; false when the standalone backlog is full. */
@@ -185,6 +191,7 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
 
     async answer(response) {
       const downstreamId = typeof response.id === 'number' ? response.id : NaN;
+      if (own.delete(downstreamId)) return;
       const entry = asked.get(downstreamId);
       if (entry === undefined) {
         logger.debug({ id: response.id }, 'answer to no server->client request of ours; dropped');
@@ -206,6 +213,18 @@ export function createServerMessages({ streams, limits, logger, tables, live, na
     stop() {
       clearTimeout(timer);
       timer = undefined;
+    },
+
+    ask(method, params) {
+      if (!live()) return;
+      const id = nextId++;
+      if (own.size >= 64) own.delete(own.values().next().value as number);
+      own.add(id);
+      emit({ jsonrpc: '2.0', id, method, params }, streams.pick(false));
+    },
+
+    notify(method, params) {
+      if (live()) emit({ jsonrpc: '2.0', method, params }, streams.standalone);
     },
   };
   return messages;

@@ -9,6 +9,7 @@ import { NOOP_OBSERVER } from '../log/observer.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { SpareRoom, SpareSource } from '../upstream/spares.ts';
 import type { UpstreamServices } from '../upstream/supervisor.ts';
+import type { ConsentWaiters } from './consent-waiters.ts';
 import { createInflightBudget, type InflightBudget } from './inflight.ts';
 
 export interface SessionServices extends UpstreamServices {
@@ -18,13 +19,15 @@ export interface SessionServices extends UpstreamServices {
   readonly inflight: InflightBudget;
   /** Warm spares: the store ends them before any session for room and refills them as sessions end. */
   readonly spares: (SpareRoom & SpareSource) | undefined;
+  /** Sessions waiting for a per-user upstream consent (consent-waiters.ts); undefined: no `gateway.oauth`. */
+  readonly consents?: ConsentWaiters | undefined;
 }
 
 /** What a Runtime (or a test) lends; every part but `open` may be left out (none, nobody). */
-export type SessionServiceParts = Pick<SessionServices, 'open'> & { readonly [K in 'observer' | 'tracing' | 'breakers' | 'spares']?: SessionServices[K] | undefined };
+export type SessionServiceParts = Pick<SessionServices, 'open'> & { readonly [K in 'observer' | 'tracing' | 'breakers' | 'spares' | 'consents']?: SessionServices[K] | undefined };
 
 /** The services of one gateway, with an empty in-flight count under `limits`' caps. */
 export function createSessionServices(limits: GatewayConfig['limits'], parts: SessionServiceParts): SessionServices {
-  const { open, observer = NOOP_OBSERVER, tracing, breakers, spares } = parts;
-  return { open, observer, tracing, breakers, spares, inflight: createInflightBudget(limits) };
+  const { open, observer = NOOP_OBSERVER, tracing, breakers, spares, consents } = parts;
+  return { open, observer, tracing, breakers, spares, consents, inflight: createInflightBudget(limits) };
 }

@@ -65,9 +65,11 @@ export interface StreamSetOptions {
   keepFinished: number;
   /** A `cancelOnClose` stream lost its client with answers still owed. */
   onabandon?: (stream: OutStream) => void;
+  /** Sees each message as it goes to the client (url-consent.ts: answers that ask for a consent). */
+  onsend?: ((message: JsonObject) => void) | undefined;
 }
 
-export function createStreamSet({ log, logger, priming, keepFinished, onabandon }: StreamSetOptions): StreamSet {
+export function createStreamSet({ log, logger, priming, keepFinished, onabandon, onsend }: StreamSetOptions): StreamSet {
   const streams = new Map<number, OutStream>();
   const unfinished = new Set<OutStream>();
   const finished: number[] = [];
@@ -203,6 +205,7 @@ export function createStreamSet({ log, logger, priming, keepFinished, onabandon 
       finish(stream);
     },
     send(stream, message, final) {
+      onsend?.(message);
       const take = stream.sink?.take;
       if (take === undefined) return set.deliver(stream, toWireText(message as unknown as JsonRpcMessage), final);
       if (stream.complete) return;

@@ -114,8 +114,9 @@ function answerOf(message: JsonObject, id: RequestId, method: string, uri: strin
 /**
  * `uri`: what a resources/read asked for (an unknown resource's error names it). `challenge`: with
  * step-up over HTTP, the `WWW-Authenticate` of a 403 for the missing scopes (StreamSet.challenge).
+ * `shape`: rewrites the final answer (stateless/url-consent.ts).
  */
-export function createRelay(exchange: Exchange, call: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string, challenge?: (missing: readonly string[]) => string): Relay {
+export function createRelay(exchange: Exchange, call: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string, challenge?: (missing: readonly string[]) => string, shape?: (answer: JsonObject) => JsonObject): Relay {
   let current = exchange;
   let id = clientId;
   let level = logLevel;
@@ -134,7 +135,9 @@ export function createRelay(exchange: Exchange, call: number, clientId: RequestI
     }
   };
 
-  const finish = (message: JsonObject) => {
+  const finish = (answer: JsonObject) => {
+    // The caller's own answer shape (url-consent.ts: a consent error as an input_required round).
+    const message = shape === undefined ? answer : shape(answer);
     if (parked) {
       held = message;
       return;

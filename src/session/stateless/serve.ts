@@ -28,6 +28,7 @@ import { askerOf, createHostPool, type Host, type HostCaller } from './hosts.ts'
 import { createListeners } from './listen.ts';
 import { createUpstreamSubscriptions } from './subscriptions.ts';
 import { createInputBridge } from './mrtr.ts';
+import { urlConsentShape } from './url-consent.ts';
 import { createRelay, type RelayHooks } from './relay.ts';
 import { createStateCodec, type StateClaims, type StateKeys } from './request-state.ts';
 
@@ -184,7 +185,9 @@ export function createStatelessServer({ store, logger, limits, cluster }: Statel
       throw err;
     }
     const uri = subjectOf(request.method)?.kind === 'uri' ? namedBy(request.method, request.params) : undefined;
-    const relay = createRelay(exchange, host.nextCall++, request.id, request.method, logLevel, hooksFor(host), uri, input.challenge);
+    // Only calls that may answer input_required (SEP-2322) turn a consent error into one.
+    const shape = callMayAsk(request.method) ? urlConsentShape(input.meta[META.clientCapabilities]) : undefined;
+    const relay = createRelay(exchange, host.nextCall++, request.id, request.method, logLevel, hooksFor(host), uri, input.challenge, shape);
     if (mayAsk) host.askers.add(relay);
     const params = withoutEnvelope(request.params, RETRY_KEYS);
     if (params !== undefined) request.params = params;

@@ -55,11 +55,13 @@ export async function clientFor(vault: Vault, choice: ClientChoice): Promise<Cli
     response_types: ['code'],
     token_endpoint_auth_method: 'none',
   }).catch(() => undefined);
-  const body = res?.body as { client_id?: unknown; client_secret?: unknown } | undefined;
+  const body = res?.body as { client_id?: unknown; client_secret?: unknown; token_endpoint_auth_method?: unknown } | undefined;
   if ((res?.status !== 201 && res?.status !== 200) || typeof body?.client_id !== 'string' || body.client_id.length > 512) {
     throw new GatewayError('GW_UPSTREAM_AUTH_FAILED', `Connecting an account at upstream "${target}" failed: dynamic client registration was refused`, { target, reason: 'registration refused' });
   }
-  const client: ClientCredentials = { clientId: body.client_id, ...(typeof body.client_secret === 'string' ? { clientSecret: body.client_secret } : {}) };
+  // A server may register another method than the 'none' asked for (RFC 7591 section 3.2.1): its answer says which.
+  const authMethod = body.token_endpoint_auth_method === 'client_secret_post' ? ('client_secret_post' as const) : undefined;
+  const client: ClientCredentials = { clientId: body.client_id, ...(typeof body.client_secret === 'string' ? { clientSecret: body.client_secret, authMethod } : {}) };
   await vault.put('client', parts, client);
   return client;
 }

@@ -2,7 +2,8 @@
  * The gateway's requests to an upstream's authorization server on a user's behalf: redeeming an
  * authorization code with its PKCE verifier (OAuth 2.1 section 4.1.3), refreshing (section 4.3),
  * revoking (RFC 7009), every one naming the upstream as the `resource` (RFC 8707) so a token is
- * only ever for that upstream. A confidential client authenticates with `client_secret_basic`, a
+ * only ever for that upstream. A confidential client authenticates with `client_secret_basic` (or
+ * `client_secret_post` where registration said so), a
  * public one sends its `client_id`. Errors name the OAuth error code (a short token), never the
  * server's description (it may quote a token) and never a token.
  */
@@ -12,6 +13,11 @@ import { postForm } from '../../transport/http-json.ts';
 export interface ClientCredentials {
   readonly clientId: string;
   readonly clientSecret?: string | undefined;
+  /**
+   * How the secret is presented (RFC 7591 `token_endpoint_auth_method`, as registration answered):
+   * `client_secret_post` in the form, else `client_secret_basic` (RFC 6749 section 2.3.1's default).
+   */
+  readonly authMethod?: 'client_secret_post' | 'client_secret_basic' | undefined;
 }
 
 export interface TokenSet {
@@ -53,8 +59,9 @@ function subjectOf(token: string): string | undefined {
 
 async function post(target: string, endpoint: string, client: ClientCredentials, form: URLSearchParams) {
   const headers: Record<string, string> = {};
-  if (client.clientSecret !== undefined) headers.authorization = basic(client.clientId, client.clientSecret);
-  else form.set('client_id', client.clientId);
+  if (client.clientSecret === undefined || client.authMethod === 'client_secret_post') form.set('client_id', client.clientId);
+  if (client.clientSecret !== undefined && client.authMethod === 'client_secret_post') form.set('client_secret', client.clientSecret);
+  else if (client.clientSecret !== undefined) headers.authorization = basic(client.clientId, client.clientSecret);
   try {
     return await postForm(endpoint, form, headers, { timeoutMs: 10_000, maxBytes: 64 * 1024 });
   } catch {
