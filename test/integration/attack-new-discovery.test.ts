@@ -5,6 +5,9 @@
  * the same over WebSocket, legacy SSE and stateless 2026 requests. A denied tool must never run nor
  * be described; the gateway keeps serving. Real gateway, catalog fixture children, real clients.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +15,7 @@ import type { PolicyRule } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildAggregateConfig, type AggregateTarget } from '../support/aggregate.ts';
 import { createTestLogger } from '../support/gateway.ts';
-import { modern } from '../support/modern.ts';
+import { modern, resultOf } from '../support/modern.ts';
 import { modernPath, ssePath, wsPath, type CallOutcome, type PathClient } from '../support/pinning.ts';
 
 const FIXTURE = new URL('../fixtures/catalog-server.mjs', import.meta.url).pathname;
@@ -38,12 +41,18 @@ const SPELLINGS = [
 ];
 
 let gw: RunningGateway;
+let dir: string;
 const lines: string[] = [];
 const closers: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'attack-discovery-'));
+  // A hostile member's tool with a 4 MiB description of many distinct words, and a huge schema.
+  const words = Array.from({ length: 400_000 }, (_, i) => `w${i.toString(36)}`).join(' ');
+  const properties = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`arg${i}`, { type: 'string', description: 'flood' }]));
+  await writeFile(join(dir, 'extra.json'), JSON.stringify({ name: 'flood', description: `flood ${words}`, inputSchema: { type: 'object', properties } }));
   const targets: Record<string, AggregateTarget> = {};
-  for (const server of ['github', 'slack', 'memory']) targets[server] = { command: process.execPath, args: [FIXTURE], env: { CATALOG_SERVER: server } };
+  for (const server of ['github', 'slack', 'memory']) targets[server] = { command: process.execPath, args: [FIXTURE], env: { CATALOG_SERVER: server, ...(server === 'memory' ? { CATALOG_EXTRA: join(dir, 'extra.json') } : {}) } };
   const base = buildAggregateConfig({ targets, logLines: lines });
   const aggregate = { ...base.aggregate!, discovery: new Map([['aggregate:*', { alwaysVisible: [], maxResults: 8 }]]) };
   gw = await startGateway({ ...base, aggregate, policy: { rules: RULES }, logging: { level: 'info', audit: true } }, { logger: createTestLogger('info', lines) });
@@ -51,6 +60,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(closers.map((c) => c()));
   await gw?.close();
+  await rm(dir, { recursive: true, force: true });
 });
 
 const ran = (outcome: CallOutcome) => 'text' in outcome && /merge_pull_request|slack_post_message/.test(outcome.text) && !/unknown|not found/i.test(outcome.text);
@@ -119,5 +129,18 @@ describe('attack: reaching a denied tool through discovery', () => {
       const answer = await modern(url, 'tools/call', { name: 'search_tools', arguments: { query, limit: 1000 } });
       expect(answer.text, query).not.toMatch(/merge_pull_request|slack_/);
     }
+  });
+
+  it("a hostile member's huge description and a huge query: answers cut, and everyone else served", async () => {
+    const url = new URL('/mcp', gw.url);
+    const hits = resultOf(await modern(url, 'tools/call', { name: 'search_tools', arguments: { query: 'flood w1 w2 w3', limit: 3 } }));
+    const tools = (hits.structuredContent as { tools: Array<{ name: string; description?: string }> }).tools;
+    expect(tools[0]?.name).toBe('memory__flood');
+    expect(tools[0]!.description!.length).toBeLessThanOrEqual(601);
+    const huge = Array.from({ length: 100_000 }, (_, i) => `q${i}`).join(' ');
+    const answer = await modern(url, 'tools/call', { name: 'search_tools', arguments: { query: huge, limit: 1000 } });
+    expect(answer.status).toBeLessThan(500);
+    const fine = await modern(url, 'tools/call', { name: 'call_tool', arguments: { name: 'memory__read_graph', arguments: {} } });
+    expect(JSON.stringify(resultOf(fine))).toContain('memory/read_graph {}');
   });
 });
