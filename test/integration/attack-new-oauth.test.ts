@@ -108,4 +108,22 @@ describe('attack: a hostile authorization server', () => {
     // The gateway still serves the others.
     expect((await initialize('/servers/fine/mcp')).json.error.data.code).toBe('GW_UPSTREAM_AUTH_REQUIRED');
   });
+
+  it('the callback page reflects no markup from its query (error, error_description, state, code, iss)', async () => {
+    const xss = '<script>alert(1)</script><img src=x onerror=alert(2)>"\'';
+    for (const query of [
+      { error: xss, error_description: xss, state: xss },
+      { code: xss, state: xss, iss: xss },
+      { code: 'c', state: 'x'.repeat(100_000) },
+    ]) {
+      const res = await fetch(new URL(`/oauth/callback?${new URLSearchParams(query).toString()}`, gw.url));
+      const text = await res.text();
+      expect(res.status, text.slice(0, 200)).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expect(text).not.toContain('<script>alert');
+      expect(text).not.toContain('<img src=x');
+      expect(text.length).toBeLessThan(20_000);
+      if ((res.headers.get('content-type') ?? '').includes('html')) expect(res.headers.get('content-security-policy') ?? '').toContain("default-src 'none'");
+    }
+  });
 });
