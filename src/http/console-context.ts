@@ -47,6 +47,42 @@ export interface ConsoleContext {
   audit(request: FastifyRequest, action: string, by: string | undefined, fields: AdminDetails, end?: AdminEnd, logOnly?: Record<string, unknown>): void;
   /** Sets a new session cookie (and clears the login cookie). */
   startSession(reply: FastifyReply, operator: string, until: number): void;
+  /** Sessions signed out before their expiry: their cookies, replayed, open nothing. */
+  readonly signedOut: SignedOut;
+}
+
+export interface SignedOut {
+  add(session: ConsoleSession): void;
+  has(session: ConsoleSession): boolean;
+}
+
+/**
+ * The sealed cookie carries the whole session, so signing out would only ask the browser to forget
+ * it; a copy (a shared machine, a proxy's log) would open the console until its expiry. Each
+ * signed-out session is remembered by its CSRF token (random, one per session) until its own
+ * expiry, at most `max` at once: past that the one expiring first is forgotten (OWASP session
+ * management: invalidate on logout). Per process: a replica learns of another's sign-outs only
+ * as their cookies expire (docs/operations.md, "The session").
+ */
+export function createSignedOut(max = 10_000): SignedOut {
+  const until = new Map<string, number>();
+  const prune = () => {
+    const now = Date.now();
+    for (const [token, at] of until) if (at <= now) until.delete(token);
+    while (until.size >= max) {
+      let first: [string, number] | undefined;
+      for (const entry of until) if (first === undefined || entry[1] < first[1]) first = entry;
+      if (first === undefined) break;
+      until.delete(first[0]);
+    }
+  };
+  return {
+    add(session) {
+      prune();
+      until.set(session.csrf, session.until);
+    },
+    has: (session) => until.has(session.csrf),
+  };
 }
 
 export function createConsoleContext(config: GatewayConfig, settings: ConsoleConfig, keys: readonly Buffer[], origins: OriginPolicy, logger: Logger, observer: Observer, record: (entry: AuditEntry) => void): ConsoleContext {
@@ -64,6 +100,7 @@ export function createConsoleContext(config: GatewayConfig, settings: ConsoleCon
     log,
     observer,
     sessions: new WeakMap(),
+    signedOut: createSignedOut(),
     cookie,
     ownOrigin(request) {
       const origin = auth?.publicUrl ?? origins.originOf(request.headers.host);

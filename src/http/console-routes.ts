@@ -52,7 +52,9 @@ function createGuard(ctx: ConsoleContext, adminCheck: AdminCheck | undefined) {
     return new GatewayError('GW_CSRF_REFUSED');
   };
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    const session = ctx.sealer.open<ConsoleSession>('session', cookieOf(request.headers.cookie, SESSION_COOKIE));
+    const opened = ctx.sealer.open<ConsoleSession>('session', cookieOf(request.headers.cookie, SESSION_COOKIE));
+    // A cookie of a session its operator ended is no session (console-context.ts, createSignedOut).
+    const session = opened !== undefined && ctx.signedOut.has(opened) ? undefined : opened;
     if (session !== undefined) ctx.sessions.set(request, session);
     if (OPEN.has(request.url.split('?', 1)[0] as string)) return undefined;
     const origin = request.headers.origin;
@@ -91,7 +93,9 @@ export function registerConsole(app: FastifyInstance, options: ConsoleOptions): 
       });
       registerSignIn(c, ctx);
       c.post('/api/logout', async (request, reply) => {
-        ctx.audit(request, 'sign-out', ctx.sessions.get(request)?.operator, {});
+        const session = ctx.sessions.get(request);
+        if (session !== undefined) ctx.signedOut.add(session);
+        ctx.audit(request, 'sign-out', session?.operator, {});
         return reply.headers(HEADERS).header('set-cookie', ctx.cookie(SESSION_COOKIE, '', '/admin', 'Strict', 0)).send({ signedOut: true });
       });
       registerConsoleApi(c, { sources, config, logger, originOf: (request) => ctx.ownOrigin(request) });

@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../governance/canonical.ts';
+import { duplicateKey } from './duplicate-keys.ts';
 import { AUDIT_SCHEMA, AUDIT_SCHEMAS, auditRecordSchema, type AuditRecord } from '../../log/audit-record.ts';
 
 export const GENESIS = '0'.repeat(64);
@@ -107,6 +108,8 @@ export function createVerifier() {
     }
     const fields = recordOf(parsed);
     if (fields === undefined) return;
+    const twice = duplicateKey(raw);
+    if (twice !== undefined) return fail(typeof fields.chain === 'string' ? fields.chain : undefined, typeof fields.seq === 'number' ? fields.seq : undefined, `the key ${JSON.stringify(twice)} is written twice (a reader and the hash would see different records)`);
     const checked = auditRecordSchema.safeParse(fields);
     const chain = typeof fields.chain === 'string' ? fields.chain : undefined;
     const seq = typeof fields.seq === 'number' ? fields.seq : undefined;

@@ -13,6 +13,7 @@ import { AUDIT_SCHEMA, type AuditEntry, type AuditOutlet, type AuditOutletStats,
 import { createAuditLogger, type Logger } from '../../log/logger.ts';
 import { createRedactor, type Redactor } from '../../session/hooks/redact.ts';
 import { createChain } from './chain.ts';
+import { createTextScrubber } from './scrub-text.ts';
 import { createAuditRing, type AuditQuery } from './ring.ts';
 
 export interface AuditTrail extends AuditSink {
@@ -57,6 +58,8 @@ export function createAuditTrail(config: AuditConfig, outlets: readonly AuditOut
   const { capture } = config;
   const capturing = capture.arguments || capture.results;
   const redact = capturing ? (createRedactor({ secrets: true, patterns: capture.patterns, marker: '[REDACTED]' }) as Redactor) : undefined;
+  // The client's free text may hold a credential (a token in a URI's query): never kept (scrub-text.ts).
+  const scrubText = createTextScrubber(capture.patterns, TEXT_FIELDS);
 
   const captured = (entry: AuditEntry): AuditRecord['capture'] => {
     if (redact === undefined) return undefined;
@@ -85,6 +88,7 @@ export function createAuditTrail(config: AuditConfig, outlets: readonly AuditOut
         // One copy, completed in place: this runs once per audited call.
         const unstamped: Omit<AuditRecord, 'chain' | 'seq' | 'prev' | 'hash'> = { schema: AUDIT_SCHEMA, timestamp: new Date().toISOString(), ...fields };
         bound(unstamped);
+        scrubText(unstamped);
         const taken = captured(entry);
         if (taken !== undefined) unstamped.capture = taken;
         const record = chain.stamp(unstamped);

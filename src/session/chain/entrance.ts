@@ -51,6 +51,20 @@ export function enter(request: JsonRpcRequest, exposure: Exposure, asked: string
   }
   // Hot path: four identity reads when the target filters nothing and no policy narrows it.
   if (!filters(exposure)) return;
-  const hidden = hiddenRouted(request, exposure, asked);
+  const hidden = hiddenRouted(request, exposure, asked) ?? hiddenSkill(request, exposure, asked);
   if (hidden !== undefined) throw new Hidden(hidden);
+}
+
+/**
+ * SEP-2640: a skill is one thing, named by its `skill://<name>/SKILL.md`. A directory of a skill
+ * the caller may not see (its SKILL.md hidden by a filter or the policy) is as unknown as the
+ * skill (docs/aggregation.md, "Skills"), whatever the directory's own URI would be allowed:
+ * else its file names would list what `skills/list` left out.
+ */
+function hiddenSkill(request: JsonRpcRequest, exposure: Exposure, asked: string | undefined): GatewayError | undefined {
+  if (request.method !== 'resources/directory/read' || typeof request.params?.uri !== 'string') return undefined;
+  const name = /^skill:\/\/([^/?#]+)/i.exec(request.params.uri)?.[1];
+  if (name === undefined) return undefined;
+  const identity: JsonRpcRequest = { ...request, method: 'skills/get', params: { uri: `skill://${name}/SKILL.md` } };
+  return hiddenRouted(identity, exposure, asked ?? request.params.uri);
 }
