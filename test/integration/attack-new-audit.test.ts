@@ -15,6 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
+import { AUDIT_SCHEMA } from '../../src/log/audit-record.ts';
 import { verifyLines } from '../../src/observe/audit/chain.ts';
 import { buildAggregateConfig, colliderServer } from '../support/aggregate.ts';
 import { keyAuth } from '../support/auth-server.ts';
@@ -51,7 +52,8 @@ const rehash = (record: Record<string, unknown>) => {
   const { hash: _drop, ...body } = record;
   return { ...body, hash: createHash('sha256').update(canonical(body)).digest('hex') };
 };
-const auditLines = () => lines.filter((l) => l.includes('"schema":"switchboard.audit/v1"'));
+const SCHEMA_FIELD = `"schema":${JSON.stringify(AUDIT_SCHEMA)}`;
+const auditLines = () => lines.filter((l) => l.includes(SCHEMA_FIELD));
 
 /** What `switchboard audit verify` decides (its own function, in process: the CLI is run once below). */
 async function verify(_name: string, text: string) {
@@ -115,10 +117,10 @@ describe('attack: the audit chain', () => {
     expect((await verify('swap.jsonl', swapped)).code).toBe(1);
     const repeated = [records[0], records[1], records[1], ...records.slice(2)].join('\n');
     expect((await verify('repeat.jsonl', repeated)).code).toBe(1);
-    const unschema = [records[0], records[1]!.replace('"schema":"switchboard.audit/v1",', ''), ...records.slice(2)].join('\n');
+    const unschema = [records[0], records[1]!.replace(`${SCHEMA_FIELD},`, ''), ...records.slice(2)].join('\n');
     expect(unschema).not.toBe(records.join('\n'));
     expect((await verify('unschema.jsonl', unschema)).code).toBe(1);
-    const otherSchema = [records[0], records[1]!.replace('"schema":"switchboard.audit/v1"', '"schema":"switchboard.audit/v2"'), ...records.slice(2)].join('\n');
+    const otherSchema = [records[0], records[1]!.replace(SCHEMA_FIELD, '"schema":"switchboard.audit/v2"'), ...records.slice(2)].join('\n');
     expect((await verify('v2.jsonl', otherSchema)).code).toBe(1);
   });
 
