@@ -22,6 +22,7 @@
  */
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
+import { namedBy } from '../../jsonrpc/methods.ts';
 import { META_INPUT_KEY } from '../../jsonrpc/modern.ts';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../jsonrpc/types.ts';
 import type { Logger } from '../../log/logger.ts';
@@ -177,7 +178,10 @@ export function createInputBridge(codec: StateCodec, limits: ParkingLimits, logg
       const round = relay === undefined ? undefined : rounds.get(relay);
       const stale =
         host === undefined || relay === undefined || round === undefined || !relay.parked || relay.call !== claims.call ||
-        claims.scope !== scope || claims.method !== retry.method || claims.round !== round.n || claims.expires < Date.now();
+        claims.scope !== scope || claims.method !== retry.method || claims.round !== round.n || claims.expires < Date.now() ||
+        // The retry is the same request (SEP-2322): a state presented with another tool, prompt or URI
+        // would hand that item's caller the parked call's result, judged and audited as something else.
+        namedBy(retry.method, retry.params) !== relay.named;
       if (stale) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState is unknown, expired, already used or not yours');
       const responses = retry.params?.inputResponses;
       if (!isObject(responses)) throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: inputResponses must be an object of answers by key');

@@ -35,6 +35,8 @@ export interface Relay extends ResponseSink {
   /** The call's handle in its host (what a requestState names), unique in the host. */
   readonly call: number;
   readonly method: string;
+  /** The tool or prompt name or resource URI the request named, as sent (a retry must name the same). */
+  readonly named: string | undefined;
   /** The id of the client request the relay answers now (the retry's, after a rebind). */
   readonly clientId: RequestId;
   readonly parked: boolean;
@@ -115,7 +117,7 @@ function answerOf(message: JsonObject, id: RequestId, method: string, uri: strin
  * `uri`: what a resources/read asked for (an unknown resource's error names it). `challenge`: with
  * step-up over HTTP, the `WWW-Authenticate` of a 403 for the missing scopes (StreamSet.challenge).
  */
-export function createRelay(exchange: Exchange, call: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string, challenge?: (missing: readonly string[]) => string): Relay {
+export function createRelay(exchange: Exchange, call: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string, challenge?: (missing: readonly string[]) => string, named?: string): Relay {
   let current = exchange;
   let id = clientId;
   let level = logLevel;
@@ -176,6 +178,7 @@ export function createRelay(exchange: Exchange, call: number, clientId: RequestI
   const relay: Relay = {
     call,
     method,
+    named,
     onclose: undefined,
     get clientId() {
       return id;

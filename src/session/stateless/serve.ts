@@ -183,8 +183,9 @@ export function createStatelessServer({ store, logger, limits, cluster }: Statel
       hosts.release(host);
       throw err;
     }
-    const uri = subjectOf(request.method)?.kind === 'uri' ? namedBy(request.method, request.params) : undefined;
-    const relay = createRelay(exchange, host.nextCall++, request.id, request.method, logLevel, hooksFor(host), uri, input.challenge);
+    const named = namedBy(request.method, request.params);
+    const uri = subjectOf(request.method)?.kind === 'uri' ? named : undefined;
+    const relay = createRelay(exchange, host.nextCall++, request.id, request.method, logLevel, hooksFor(host), uri, input.challenge, named);
     if (mayAsk) host.askers.add(relay);
     const params = withoutEnvelope(request.params, RETRY_KEYS);
     if (params !== undefined) request.params = params;
