@@ -19,7 +19,7 @@ import { parseConfig } from '../../src/config/load.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { modernDriver, sessionDriver, sseDriver, wsDriver, type Answer, type Driver, type MatrixGateway } from '../support/chain-matrix.ts';
 import { createTestLogger } from '../support/gateway.ts';
-import { modern } from '../support/modern.ts';
+import { envelope, modern, readSseFrames, standardHeaders } from '../support/modern.ts';
 import { eventually } from '../support/pinning.ts';
 import { fixture, type Recorded } from '../support/recorder.ts';
 
@@ -158,6 +158,18 @@ describe('results are redacted in every block, on every path and era, tasks incl
     } finally {
       await client.close();
     }
+    // The same member on its own path (no sealed ids there): its task result is never handed out in clear.
+    const single = await sdkClient('/servers/hostile/mcp', { extensions: EXT });
+    try {
+      const created = await single.client.request({ method: 'tools/call', params: { name: 'leak_task', arguments: {} } }, ANY);
+      expect(JSON.stringify(created)).not.toContain(KEY);
+      if (typeof created.taskId === 'string') {
+        const polled = await single.client.request({ method: 'tasks/get', params: { taskId: created.taskId } }, ANY).catch((err: unknown) => ({ refused: String(err) }));
+        expect(JSON.stringify(polled)).not.toContain(KEY);
+      }
+    } finally {
+      await single.client.close();
+    }
     const headers = { authorization: `Bearer ${CAROL}` };
     const meta = { 'io.modelcontextprotocol/clientCapabilities': { extensions: EXT } };
     const created = await modern(new URL('/mcp', gw.url), 'tools/call', { name: 'hostile__leak_task', arguments: {} }, { headers, meta });
@@ -225,6 +237,31 @@ describe('resource URIs a hostile server lists, subscriptions and completions', 
     }
     const leaked = received().filter((r) => ['resources/subscribe', 'completion/complete'].includes(r.method ?? '') && /secret/i.test(JSON.stringify(r.params)));
     expect(leaked).toEqual([]);
+  });
+});
+
+describe('a 2026 listen stream asking for look-alike spellings of a denied folder', () => {
+  it('acknowledges and subscribes upstream only what the caller may read', async () => {
+    const spellings = [`file://${ROOT}/public/../secret/a.txt`, `FILE://${ROOT}/secret/b.txt`, `file://localhost${ROOT}/%73ecret/c.txt`, `file://${ROOT}//secret/e.txt`];
+    for (const [path, uri] of [['/servers/hostile/mcp', (u: string) => u], ['/mcp', (u: string) => `hostile+${u}`]] as const) {
+      const abort = new AbortController();
+      const params = { notifications: { resourceSubscriptions: [...spellings, `file://${ROOT}/public/x.txt`].map(uri) }, _meta: envelope() };
+      const headers = { ...standardHeaders('subscriptions/listen', {}), authorization: `Bearer ${ALICE}` };
+      const res = await fetch(new URL(path, gw.url), { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 'L1', method: 'subscriptions/listen', params }), signal: abort.signal });
+      const { frames, reading } = readSseFrames(res);
+      try {
+        await expect.poll(() => frames.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+        expect(frames[0]).toMatchObject({ method: 'notifications/subscriptions/acknowledged' });
+        const granted = JSON.stringify(frames[0]?.params?.notifications ?? {});
+        expect(granted, path).toContain('public/x.txt');
+        expect(granted, `${path}: ${granted}`).not.toMatch(/secret/i);
+      } finally {
+        abort.abort();
+        await reading;
+      }
+    }
+    const subscribed = received().filter((r) => r.method === 'resources/subscribe' && /secret/i.test(JSON.stringify(r.params)));
+    expect(subscribed).toEqual([]);
   });
 });
 
