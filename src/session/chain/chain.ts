@@ -94,6 +94,9 @@ function stagesOf(gates: ChainGates, tasks: TaskStage): Stage[] {
     stages.push((rec, member, request) => {
       const need = stepUp(member.name, request, rec.caller);
       if (need !== undefined) throw new StepUpNeeded(need);
+      // A resumable request (a parked 2026 call): its retry's own token is judged on this item too.
+      const sink = rec.stream.sink;
+      if (sink !== undefined && 'stepUp' in sink) sink.stepUp = (caller) => stepUp(member.name, request, caller);
       return undefined;
     });
   }

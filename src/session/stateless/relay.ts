@@ -179,6 +179,8 @@ export function createRelay(exchange: Exchange, call: number, clientId: RequestI
     call,
     method,
     named,
+    // Set by the chain's step-up stage (stream-shapes.ts): how a retry's own token is judged.
+    stepUp: undefined,
     onclose: undefined,
     get clientId() {
       return id;

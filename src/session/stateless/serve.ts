@@ -238,7 +238,14 @@ export function createStatelessServer({ store, logger, limits, cluster }: Statel
     if (claims === undefined) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState was not issued by this gateway or was altered');
     // Another replica's call, not relayed to it (expired, or already a hop): nothing here to resume.
     if (claims.replica !== cluster?.replica) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState is unknown, expired, already used or not yours');
-    bridge.resume(claims, request, hosts.scopeOf(callerOf(input)), input.exchange, logLevel, hosts.byId(claims.host));
+    try {
+      bridge.resume(claims, request, hosts.scopeOf(callerOf(input)), input.exchange, logLevel, hosts.byId(claims.host), input.principal);
+    } catch (err) {
+      // SEP-2350 over HTTP: the 403 names every scope the call needs, as the chain's challenge does.
+      const required = err instanceof GatewayError && err.code === 'GW_STEP_UP_REQUIRED' ? err.details.requiredScopes : undefined;
+      if (input.challenge === undefined || !Array.isArray(required)) throw err;
+      input.exchange.json(403, JSON.stringify(toErrorResponse(request.id, err as GatewayError)), { 'www-authenticate': input.challenge(required as string[]) });
+    }
   };
 
   return {
