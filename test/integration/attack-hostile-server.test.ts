@@ -60,6 +60,8 @@ beforeAll(async () => {
           prompts: [{ server: 'hostile', prompt: 'greet' }, { server: 'hostile', prompt: 'admin_secret', as: 'boss' }],
           resources: [{ server: 'hostile', uri: `file://${ROOT}/*` }],
         },
+        // Picks only the public folder: no spelling reaches beside it.
+        pub: { resources: [{ server: 'hostile', uri: `file://${ROOT}/public/*` }] },
       },
     },
   });
@@ -240,6 +242,36 @@ describe('resource URIs a hostile server lists, subscriptions and completions', 
   });
 });
 
+describe("a virtual server's resource pick", () => {
+  it('holds against every spelling that leaves the picked folder', async () => {
+    const m = matrix();
+    const drivers = [await sessionDriver(m, '/virtual/pub/mcp', ALICE), modernDriver(m, '/virtual/pub/mcp', ALICE)];
+    const outside = [
+      `file://${ROOT}/public/../private/p.txt`,
+      `file://${ROOT}/public/%2e%2e/private/p.txt`,
+      `file://${ROOT}/public/..%2Fprivate/p.txt`,
+      `file://${ROOT}/public/..\\private/p.txt`,
+      `file://${ROOT}/public/./../private/p.txt`,
+      `FILE://LOCALHOST${ROOT}/public/../private/p.txt`,
+      `file://${ROOT}/publicity/p.txt`,
+      `file://${ROOT}/public`,
+    ];
+    try {
+      for (const d of drivers) {
+        for (const uri of outside) {
+          const a = await d.request('resources/read', { uri: `hostile+${uri}` });
+          expect(errorOf(a), `${uri}: ${JSON.stringify(a.body)}`).toBeDefined();
+        }
+        const inside = await d.request('resources/read', { uri: `hostile+file://${ROOT}/public/./x.txt` });
+        expect(JSON.stringify(inside.body)).toContain(`content of file://${ROOT}/public/x.txt`);
+      }
+    } finally {
+      await Promise.all(drivers.map((d) => d.close()));
+    }
+    expect(received().filter((r) => r.method === 'resources/read' && /private|publicity/.test(JSON.stringify(r.params)))).toEqual([]);
+  });
+});
+
 describe('a 2026 listen stream asking for look-alike spellings of a denied folder', () => {
   it('acknowledges and subscribes upstream only what the caller may read', async () => {
     const spellings = [`file://${ROOT}/public/../secret/a.txt`, `FILE://${ROOT}/secret/b.txt`, `file://localhost${ROOT}/%73ecret/c.txt`, `file://${ROOT}//secret/e.txt`];
@@ -294,5 +326,7 @@ describe('the audit trail', () => {
     const lines = audit.filter((l) => l.includes('"audit":true'));
     expect(lines.some((l) => l.includes('"prompt":"admin_secret"') && l.includes('"outcome":"denied"'))).toBe(true);
     expect(lines.some((l) => l.includes('"method":"elicitation/create"') && l.includes('"server":"hostile"'))).toBe(true);
+    // A SEP-2663 poll's record names the tool whose result it handed out.
+    expect(lines.some((l) => l.includes('"method":"tasks/get"') && l.includes('"tool":"leak_task"') && l.includes('"server":"hostile"')), lines.filter((l) => l.includes('tasks/get')).join('\n')).toBe(true);
   });
 });
