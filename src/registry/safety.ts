@@ -39,6 +39,21 @@ export function beyondEnv(words: readonly string[]): string[] {
   return extra;
 }
 
+/**
+ * Variables that change what the runner itself runs, before the package does: `NODE_OPTIONS`
+ * (`--require <file>` inside npx's own node), `npm_config_registry` (the printed package fetched
+ * from another registry), `LD_PRELOAD`, `UV_INDEX_URL`, `PYTHONPATH`, `DOCKER_HOST`, `PATH`. The
+ * entry's `env` is the environment of `npx`, `uvx` or `docker` itself (docker passes it into the
+ * image by name too), so a document naming one would run something other than the printed command.
+ */
+const RUNNER_ENV_NAMES: ReadonlySet<string> = new Set(['PATH', 'HOME', 'SHELL', 'ENV', 'BASH_ENV', 'IFS', 'PERL5OPT', 'RUBYOPT']);
+const RUNNER_ENV_PREFIX = /^(?:NODE_|NPM_CONFIG_|LD_|DYLD_|UV_|PIP_|PYTHON|DOCKER_|COREPACK_|BUN_|DENO_|GIT_)/i;
+
+/** Whether a variable of this name, set for the runner, changes what runs (see above). */
+export function isRunnerEnv(name: string): boolean {
+  return RUNNER_ENV_NAMES.has(name.toUpperCase()) || RUNNER_ENV_PREFIX.test(name);
+}
+
 /** Whether `name` can be an environment variable's name (it is written as `-e <name>` for docker). */
 export function isEnvName(name: string): boolean {
   return ENV_NAME.test(name);

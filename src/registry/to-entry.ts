@@ -12,7 +12,7 @@
  */
 import { TARGET_NAME_PATTERN } from '../config/schema-kit.ts';
 import { createVariableSet, literal, renderArguments, renderInput, renderTemplate, type RequiredVariable, type VariableSet } from './inputs.ts';
-import { beyondEnv, commandLineOf, identifierProblem, isEnvName, shellWord } from './safety.ts';
+import { beyondEnv, commandLineOf, identifierProblem, isEnvName, isRunnerEnv, shellWord } from './safety.ts';
 import type { RegistryPackage, RegistryRemote, ServerDetail } from './server-json.ts';
 
 export const ENTRY_KINDS = ['npm', 'pypi', 'oci', 'remote'] as const;
@@ -113,11 +113,13 @@ function fromPackage(kind: Exclude<EntryKind, 'remote'>, pkg: RegistryPackage, v
     entry = withEnv({ command: kind === 'npm' ? 'npx' : 'uvx', args: [...lead, ...runtime, literal(spec), ...args] }, env);
   }
   const command = commandLineOf(entry);
-  // Before the package or image, these are options of docker, npx or uvx themselves.
-  const extra = kind === 'oci' ? beyondEnv(runtime) : runtime;
+  // Before the package or image, these are options of docker, npx or uvx themselves; and the
+  // entry's env is the runner's own, where some variables change what it runs (safety.ts).
+  const runnerEnv = Object.entries(env).filter(([variable]) => isRunnerEnv(variable)).map(([variable, value]) => `${variable}=${value}`);
+  const extra = [...(kind === 'oci' ? beyondEnv(runtime) : runtime), ...runnerEnv];
   if (extra.length > 0 && !accept) {
     throw new RegistryEntryError(
-      `${source}: its runtimeArguments add ${extra.map(shellWord).join(' ')} to the ${kind === 'oci' ? 'docker' : kind === 'npm' ? 'npx' : 'uvx'} command${kind === 'oci' ? ', beyond -e/--env' : ''}; they can undo the containment or change what runs. The command would be: ${command} -- add --accept-runtime-args to write it as it is`,
+      `${source}: its runtimeArguments${runnerEnv.length > 0 ? ' and environment' : ''} add ${extra.map(shellWord).join(' ')} to the ${kind === 'oci' ? 'docker' : kind === 'npm' ? 'npx' : 'uvx'} command${kind === 'oci' ? ', beyond -e/--env' : ''}; they can undo the containment or change what runs. The command would be: ${[...runnerEnv.map(shellWord), command].join(' ')} -- add --accept-runtime-args to write it as it is`,
     );
   }
   return { entry, source, command, acceptedRuntimeArgs: extra };

@@ -11,9 +11,9 @@
  * A task's later requests are judged again on the tool that created it (the chain's entrance:
  * filters, policy, virtual picks; step-up; pinning), so a tool denied, stepped up or changed since
  * the call does not hand out its result. A completed task's result gets the `tools/call` answer's
- * URI encoding. What is not done here (left to the per-session task registry of the chain):
- * `notifications/tasks/status` from a member keep the member's own ids, and the response hooks see
- * a task's result under `tasks/get`. Tasks are per replica: a stdio member's task lives in that
+ * URI encoding, and its inlined result is judged by the chain as the `tools/call` that created it
+ * (response hooks, redaction, the audit line). What is not done here: `notifications/tasks/status`
+ * from a member keep the member's own ids. Tasks are per replica: a stdio member's task lives in that
  * replica's child.
  */
 import { GatewayError } from '../errors/gateway-error.ts';
@@ -25,6 +25,7 @@ import type { TaskIds } from '../router/task-ids.ts';
 import type { Principal } from '../upstream/caller.ts';
 import type { ChainGates } from './chain/gates.ts';
 import { enter } from './chain/entrance.ts';
+import { markSealedTask } from './chain/tasks.ts';
 import type { NameTable } from '../router/name-table.ts';
 import type { Pending } from './flavour.ts';
 import type { Member } from './member.ts';
@@ -70,13 +71,15 @@ export async function routeTask(ctx: TaskContext, request: JsonRpcRequest): Prom
     if (request.method === 'tasks/get') throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: unknown task');
     return { local: {} };
   }
-  await judgeTool(ctx, member, owner.tool);
+  const original = await judgeTool(ctx, member, owner.tool);
   (params as JsonObject).taskId = owner.task;
+  // Its answer carries the call's result: the chain judges it as that call (chain/task-stage.ts).
+  markSealedTask(request, { target: member.name, tool: original, params: { name: original }, inlined: true });
   return member;
 }
 
-/** The judgments of a call to `tool` (the client's name before the prefix), run again for its task. */
-async function judgeTool(ctx: TaskContext, member: Member, tool: string): Promise<void> {
+/** The judgments of a call to `tool` (the client's name before the prefix), run again for its task; the server's own name. */
+async function judgeTool(ctx: TaskContext, member: Member, tool: string): Promise<string> {
   const original = serverName(member.exposure.overrides, 'tools', tool);
   if (original === undefined) throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: unknown task');
   const call: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: original } };
@@ -89,6 +92,7 @@ async function judgeTool(ctx: TaskContext, member: Member, tool: string): Promis
   const need = ctx.gates?.stepUp?.(member.name, call, ctx.principal);
   if (need !== undefined) throw new GatewayError('GW_STEP_UP_REQUIRED', undefined, { requiredScopes: [...need.required] });
   if (member.pins !== undefined) await checkCall(member, call);
+  return original;
 }
 
 /**

@@ -3,6 +3,8 @@
  * one response, how one stream behaves in its era, and the stream record itself.
  */
 import type { JsonObject } from '../jsonrpc/types.ts';
+import type { Principal } from '../upstream/caller.ts';
+import type { StepUpNeed } from './chain/gates.ts';
 import { MODERN_PROTOCOL_VERSION } from '../jsonrpc/versions.ts';
 
 /** The HTTP side of one response, implemented by the http layer over a raw ServerResponse. */
@@ -36,6 +38,12 @@ export interface ResponseSink {
    * serialized for it, nothing parsed back. `final`: it answers the stream's request.
    */
   readonly take?: ((message: JsonObject, final: boolean) => void) | undefined;
+  /**
+   * A sink whose request a later one may resume (a parked 2026 call, SEP-2322, relay.ts) has this
+   * property: the chain's step-up stage sets it to judge another caller's token on the same item,
+   * so a retry is judged by its own token as every request is (docs/security.md, step-up).
+   */
+  stepUp?: ((caller: Principal | undefined) => StepUpNeed | undefined) | undefined;
 }
 
 /** How one stream behaves; the routes pass shared constants (no allocation per request). */

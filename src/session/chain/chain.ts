@@ -21,7 +21,7 @@
  */
 import { GatewayError } from '../../errors/gateway-error.ts';
 import type { TraceContext } from '../../jsonrpc/trace-context.ts';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from '../../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess } from '../../jsonrpc/types.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { Observer, RequestOutcome } from '../../log/observer.ts';
 import { setSpanTarget, startUpstreamSpan, traceContextOf, type RequestOrigin, type Tracing } from '../../telemetry/tracing.ts';
@@ -35,6 +35,8 @@ import type { StreamSet } from '../streams.ts';
 import { enter, Hidden } from './entrance.ts';
 import { createTaskStage, type TaskStage } from './task-stage.ts';
 import { takeToolToken, type ChainGates, type StepUpNeed } from './gates.ts';
+import { dropRawText } from '../../jsonrpc/wire-text.ts';
+import type { CallGuard } from '../hooks/guard.ts';
 import { stepUpRefusal } from './step-up.ts';
 import { errorJudged, hiddenJudged, stepUpJudged } from './judged.ts';
 
@@ -93,6 +95,9 @@ function stagesOf(gates: ChainGates, tasks: TaskStage): Stage[] {
     stages.push((rec, member, request) => {
       const need = stepUp(member.name, request, rec.caller);
       if (need !== undefined) throw new StepUpNeeded(need);
+      // A resumable request (a parked 2026 call): its retry's own token is judged on this item too.
+      const sink = rec.stream.sink;
+      if (sink !== undefined && 'stepUp' in sink) sink.stepUp = (caller) => stepUp(member.name, request, caller);
       return undefined;
     });
   }
@@ -102,6 +107,29 @@ function stagesOf(gates: ChainGates, tasks: TaskStage): Stage[] {
   stages.push((_rec, member, request) => (member.pins === undefined ? undefined : checkCall(member, request)));
   if (guard !== undefined) stages.push((rec, member, request) => guard.request(rec, rec.session.principal, member.target, request));
   return stages;
+}
+
+/**
+ * A SEP-2663 `tasks/get` whose answer inlines the call's result: that result is judged as the
+ * `tools/call` (response hooks, redaction) and put back; a refusal refuses the poll. Redaction works
+ * in place on the inlined object, so the outer answer's kept wire text is dropped with it.
+ */
+function judgeInlined(guard: CallGuard, rec: Pending, member: Member, response: JsonRpcResponse, params: JsonObject | undefined): Promise<JsonRpcResponse> | undefined {
+  // Only an answer with a result object is marked inlined (task-stage.ts).
+  const success = response as JsonRpcSuccess;
+  const outer = success.result;
+  const inner: JsonRpcSuccess = { jsonrpc: '2.0', id: success.id, result: outer.result as JsonObject };
+  const judged = guard.response(rec, rec.session.principal, member.target, 'tools/call', inner, params);
+  if (judged === undefined) {
+    dropRawText(response);
+    return undefined;
+  }
+  return judged.then((j) => {
+    if (!('result' in j)) return { ...j, id: response.id };
+    dropRawText(response);
+    outer.result = j.result;
+    return response;
+  });
 }
 
 export function createChain(parts: ChainParts): ForwardRequest {
@@ -123,7 +151,11 @@ export function createChain(parts: ChainParts): ForwardRequest {
       const as = rec.task === undefined ? undefined : tasks.answered(rec, response);
       // Hot path: one read when no target of the gateway has hooks or redaction (hooks/).
       const judged =
-        guard === undefined || rec.member === undefined ? undefined : guard.response(rec, rec.session.principal, rec.member.target, as?.method ?? rec.method, response, as?.params);
+        guard === undefined || rec.member === undefined
+          ? undefined
+          : as?.inlined === true
+            ? judgeInlined(guard, rec, rec.member, response, as.params)
+            : guard.response(rec, rec.session.principal, rec.member.target, as?.method ?? rec.method, response, as?.params);
       if (judged === undefined) return answer(rec, response);
       judged.then((judgedResponse) => rec.cancelled || answer(rec, judgedResponse), (err: unknown) => rec.cancelled || fail(rec, err));
     },

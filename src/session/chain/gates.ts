@@ -6,6 +6,7 @@
  */
 import type { JsonRpcRequest } from '../../jsonrpc/types.ts';
 import type { Policy } from '../../router/policy.ts';
+import { foldName } from '../../router/canonical.ts';
 import type { Principal } from '../../upstream/caller.ts';
 import type { CallGuard } from '../hooks/guard.ts';
 
@@ -42,10 +43,13 @@ export interface ChainGates {
 
 /**
  * Takes the per-tool token of a `tools/call` (after routing: the aggregate restored the server's
- * own name, so every spelling is one bucket); other requests take none. Throws GW_RATE_LIMITED, or
- * returns the promise of a shared store's verdict.
+ * own name, so every path is one bucket); other requests take none. The bucket is named in the
+ * folded spelling step-up and policy denies match in (NFKC, trimmed, any case): a server that reads
+ * `ECHO` or a full-width `ｅcho` as `echo` gives no second bucket (issue 30 outside probe); two
+ * tools differing only in case share one, a limit stricter than asked, never looser. Throws
+ * GW_RATE_LIMITED, or returns the promise of a shared store's verdict.
  */
 export function takeToolToken(limit: ToolLimit | undefined, target: string, request: JsonRpcRequest): Promise<void> | undefined {
   if (limit === undefined || request.method !== 'tools/call' || typeof request.params?.name !== 'string') return undefined;
-  return limit(target, request.params.name);
+  return limit(target, foldName(request.params.name).toLowerCase());
 }

@@ -15,6 +15,23 @@ export interface TaskOrigin {
   readonly target: string;
   readonly tool: string;
   readonly params: Readonly<Record<string, unknown>> | undefined;
+  /** SEP-2663 (an aggregate's sealed task ids): the call's result comes inlined in `tasks/get`'s `result`. */
+  readonly inlined?: true;
+}
+
+/**
+ * What created the SEP-2663 task a routed `tasks/get` names: the aggregate's task routing opens the
+ * sealed id (../aggregate-tasks.ts) and marks the request; the chain's task stage reads the mark.
+ * Keyed by the request object, so nothing outlives it.
+ */
+const sealedOrigins = new WeakMap<object, TaskOrigin>();
+
+export function markSealedTask(request: object, origin: TaskOrigin): void {
+  sealedOrigins.set(request, origin);
+}
+
+export function sealedTaskOf(request: object): TaskOrigin | undefined {
+  return sealedOrigins.get(request);
 }
 
 export interface TaskRegistry {

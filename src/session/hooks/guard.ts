@@ -14,6 +14,7 @@ import type { HookConfig, TargetConfig } from '../../config/types.ts';
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../../jsonrpc/types.ts';
+import { dropRawText } from '../../jsonrpc/wire-text.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { Observer } from '../../log/observer.ts';
 import { compileGlobs } from '../../router/glob.ts';
@@ -153,12 +154,22 @@ export function createCallGuard({ client, observer, logger }: CallGuardOptions):
       const verdict = await ask(hook, target, 'response', method, { phase: 'response', principal: principal ?? null, target, method, params: params ?? {}, result }, params);
       if (verdict?.action === 'modify') result = verdict.value;
     }
-    redactIn(redact, target, method, result);
-    return result === (response as { result: JsonObject }).result ? response : { ...response, result };
+    if (result !== (response as { result: JsonObject }).result) return { ...response, result: redactIn(redact, target, method, result) };
+    redactIn(redact, target, method, result, response);
+    return response;
   };
 
-  const redactIn = (redact: Redactor | undefined, target: string, method: string, result: JsonObject) => {
-    if (redact !== undefined && method === 'tools/call' && redact(result) > 0) observer.hooked(target, 'response', 'redacted');
+  /**
+   * Redacts `result` in place. A large answer is forwarded as the line it was read from
+   * (jsonrpc/wire-text.ts): once anything in it was replaced, `response`'s kept line no longer says
+   * what the client may see, so it is dropped (issue 30 probe: a secret after 16 KiB came back in clear).
+   */
+  const redactIn = (redact: Redactor | undefined, target: string, method: string, result: JsonObject, response?: JsonRpcResponse): JsonObject => {
+    if (redact !== undefined && method === 'tools/call' && redact(result) > 0) {
+      if (response !== undefined) dropRawText(response);
+      observer.hooked(target, 'response', 'redacted');
+    }
+    return result;
   };
 
   return {
@@ -182,7 +193,7 @@ export function createCallGuard({ client, observer, logger }: CallGuardOptions):
       const compiled = compile(target);
       const hooks = matching(compiled.response, method);
       if (hooks.length === 0) {
-        redactIn(compiled.redact, target.name, method, response.result);
+        redactIn(compiled.redact, target.name, method, response.result, response);
         return undefined;
       }
       const params = paramsOf.get(key) ?? given;

@@ -22,9 +22,11 @@
  */
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
+import { namedBy } from '../../jsonrpc/methods.ts';
 import { META_INPUT_KEY } from '../../jsonrpc/modern.ts';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../jsonrpc/types.ts';
 import type { Logger } from '../../log/logger.ts';
+import type { Principal } from '../../upstream/caller.ts';
 import type { Exchange } from './exchange.ts';
 import type { Host } from './hosts.ts';
 import type { Relay } from './relay.ts';
@@ -51,7 +53,8 @@ export interface InputBridge {
   /** A server->client request of `host`; `relay`: the call it belongs to (undefined: none can be told). */
   ask(host: Host, relay: Relay | undefined, request: JsonObject): void;
   /** A retry carrying a sealed state: answers go upstream and the retry takes over the call. */
-  resume(claims: StateClaims, retry: JsonRpcRequest, scope: string, exchange: Exchange, logLevel: string | undefined, host: Host | undefined): void;
+  /** Throws GW_INVALID_REQUEST_STATE for a state that is not this retry's, GW_STEP_UP_REQUIRED when the retry's own token lacks the item's scopes. */
+  resume(claims: StateClaims, retry: JsonRpcRequest, scope: string, exchange: Exchange, logLevel: string | undefined, host: Host | undefined, caller: Principal | undefined): void;
   /** The call ended: its round goes. */
   forget(relay: Relay): void;
 }
@@ -172,13 +175,20 @@ export function createInputBridge(codec: StateCodec, limits: ParkingLimits, logg
       if (!relay.parked) round.gather ??= setTimeout(() => flush(relay, round), GATHER_MS);
     },
 
-    resume(claims, retry, scope, exchange, logLevel, host) {
+    resume(claims, retry, scope, exchange, logLevel, host, caller) {
       const relay = host === undefined ? undefined : [...host.askers].find((r) => r.call === claims.call);
       const round = relay === undefined ? undefined : rounds.get(relay);
       const stale =
         host === undefined || relay === undefined || round === undefined || !relay.parked || relay.call !== claims.call ||
-        claims.scope !== scope || claims.method !== retry.method || claims.round !== round.n || claims.expires < Date.now();
+        claims.scope !== scope || claims.method !== retry.method || claims.round !== round.n || claims.expires < Date.now() ||
+        // The retry is the same request (SEP-2322): a state presented with another tool, prompt or URI
+        // would hand that item's caller the parked call's result, judged and audited as something else.
+        namedBy(retry.method, retry.params) !== relay.named;
       if (stale) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState is unknown, expired, already used or not yours');
+      // Judged by its own token, like any request: a narrower one does not finish a stepped-up call
+      // (the round stays parked for a token that may).
+      const need = relay.stepUp?.(caller);
+      if (need !== undefined) throw new GatewayError('GW_STEP_UP_REQUIRED', undefined, { requiredScopes: [...need.required], missingScopes: [...need.missing] });
       const responses = retry.params?.inputResponses;
       if (!isObject(responses)) throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: inputResponses must be an object of answers by key');
       clearTimeout(round.expiry);

@@ -35,6 +35,8 @@ export interface Relay extends ResponseSink {
   /** The call's handle in its host (what a requestState names), unique in the host. */
   readonly call: number;
   readonly method: string;
+  /** The tool or prompt name or resource URI the request named, as sent (a retry must name the same). */
+  readonly named: string | undefined;
   /** The id of the client request the relay answers now (the retry's, after a rebind). */
   readonly clientId: RequestId;
   readonly parked: boolean;
@@ -116,7 +118,7 @@ function answerOf(message: JsonObject, id: RequestId, method: string, uri: strin
  * step-up over HTTP, the `WWW-Authenticate` of a 403 for the missing scopes (StreamSet.challenge).
  * `shape`: rewrites the final answer (stateless/url-consent.ts).
  */
-export function createRelay(exchange: Exchange, call: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string, challenge?: (missing: readonly string[]) => string, shape?: (answer: JsonObject) => JsonObject): Relay {
+export function createRelay(exchange: Exchange, call: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string, challenge?: (missing: readonly string[]) => string, shape?: (answer: JsonObject) => JsonObject, named?: string): Relay {
   let current = exchange;
   let id = clientId;
   let level = logLevel;
@@ -179,6 +181,9 @@ export function createRelay(exchange: Exchange, call: number, clientId: RequestI
   const relay: Relay = {
     call,
     method,
+    named,
+    // Set by the chain's step-up stage (stream-shapes.ts): how a retry's own token is judged.
+    stepUp: undefined,
     onclose: undefined,
     get clientId() {
       return id;

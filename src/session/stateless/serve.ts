@@ -184,10 +184,11 @@ export function createStatelessServer({ store, logger, limits, cluster }: Statel
       hosts.release(host);
       throw err;
     }
-    const uri = subjectOf(request.method)?.kind === 'uri' ? namedBy(request.method, request.params) : undefined;
+    const named = namedBy(request.method, request.params);
+    const uri = subjectOf(request.method)?.kind === 'uri' ? named : undefined;
     // Only calls that may answer input_required (SEP-2322) turn a consent error into one.
     const shape = callMayAsk(request.method) ? urlConsentShape(input.meta[META.clientCapabilities]) : undefined;
-    const relay = createRelay(exchange, host.nextCall++, request.id, request.method, logLevel, hooksFor(host), uri, input.challenge, shape);
+    const relay = createRelay(exchange, host.nextCall++, request.id, request.method, logLevel, hooksFor(host), uri, input.challenge, shape, named);
     if (mayAsk) host.askers.add(relay);
     const params = withoutEnvelope(request.params, RETRY_KEYS);
     if (params !== undefined) request.params = params;
@@ -240,7 +241,14 @@ export function createStatelessServer({ store, logger, limits, cluster }: Statel
     if (claims === undefined) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState was not issued by this gateway or was altered');
     // Another replica's call, not relayed to it (expired, or already a hop): nothing here to resume.
     if (claims.replica !== cluster?.replica) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState is unknown, expired, already used or not yours');
-    bridge.resume(claims, request, hosts.scopeOf(callerOf(input)), input.exchange, logLevel, hosts.byId(claims.host));
+    try {
+      bridge.resume(claims, request, hosts.scopeOf(callerOf(input)), input.exchange, logLevel, hosts.byId(claims.host), input.principal);
+    } catch (err) {
+      // SEP-2350 over HTTP: the 403 names every scope the call needs, as the chain's challenge does.
+      const required = err instanceof GatewayError && err.code === 'GW_STEP_UP_REQUIRED' ? err.details.requiredScopes : undefined;
+      if (input.challenge === undefined || !Array.isArray(required)) throw err;
+      input.exchange.json(403, JSON.stringify(toErrorResponse(request.id, err as GatewayError)), { 'www-authenticate': input.challenge(required as string[]) });
+    }
   };
 
   return {
