@@ -22,13 +22,14 @@ import { startGateway } from '../src/main.ts';
 import { createToolIndex } from '../src/router/tool-search.ts';
 import { buildAggregateConfig, type AggregateTarget } from '../test/support/aggregate.ts';
 import { createTestLogger } from '../test/support/gateway.ts';
+import { fileURLToPath } from 'node:url';
 
 // bench/'s own dependency (bench/package.json, installed by `npm run bench`), loaded by name so the
 // project's typecheck does not need bench/node_modules.
 const TOKENIZER: string = 'gpt-tokenizer/encoding/o200k_base';
 const { encode } = (await import(TOKENIZER)) as { encode: (text: string) => number[] };
 
-const FIXTURE = new URL('../test/fixtures/catalog-server.mjs', import.meta.url).pathname;
+const FIXTURE = fileURLToPath(new URL('../test/fixtures/catalog-server.mjs', import.meta.url));
 const ANY = z.object({}).passthrough();
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
 const ms = (n: number) => `${n.toFixed(2)} ms`;

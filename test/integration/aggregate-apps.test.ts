@@ -14,8 +14,9 @@ import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { buildAggregateConfig, connectClient, errorOf, textOf, type AggregateGatewayOptions } from '../support/aggregate.ts';
 import { createTestLogger } from '../support/gateway.ts';
 import { modern, resultOf } from '../support/modern.ts';
+import { fileURLToPath } from 'node:url';
 
-const APP_SERVER = new URL('../../node_modules/@modelcontextprotocol/server-basic-react/dist/index.js', import.meta.url).pathname;
+const APP_SERVER = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-basic-react/dist/index.js', import.meta.url));
 const app = { command: process.execPath, args: [APP_SERVER, '--stdio'] };
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/;
 
@@ -58,7 +59,7 @@ describe('MCP Apps through an aggregate', () => {
   });
 
   it('routes the bare name on stateless 2026 requests too', async () => {
-    await start({ targets: { app, skills: { command: process.execPath, args: [new URL('../fixtures/skills-server.mjs', import.meta.url).pathname] } } });
+    await start({ targets: { app, skills: { command: process.execPath, args: [fileURLToPath(new URL('../fixtures/skills-server.mjs', import.meta.url))] } } });
     const url = new URL('/mcp', gw!.url);
     const listed = resultOf(await modern(url, 'tools/list', {}, { id: 1 }));
     const tool = (listed.tools as Array<{ name: string; _meta?: unknown }>).find((t) => t.name === 'app__get-time');
@@ -77,7 +78,7 @@ describe('MCP Apps through an aggregate', () => {
     expect(err.message).toContain('call a__get-time, b__get-time');
     await client.close();
     await gw!.close();
-    await start({ targets: { a: app, b: { command: process.execPath, args: [new URL('../fixtures/skills-server.mjs', import.meta.url).pathname] } } }, 'off');
+    await start({ targets: { a: app, b: { command: process.execPath, args: [fileURLToPath(new URL('../fixtures/skills-server.mjs', import.meta.url))] } } }, 'off');
     client = await connectClient(gw!);
     const off = await errorOf(client.callTool({ name: 'get-time', arguments: {} }));
     expect(off.data).toMatchObject({ code: 'GW_UNKNOWN_TOOL' });

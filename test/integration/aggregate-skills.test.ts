@@ -22,8 +22,9 @@ import { keyAuth } from '../support/auth-server.ts';
 import { createTestLogger } from '../support/gateway.ts';
 import { modern, resultOf } from '../support/modern.ts';
 import { admin, eventually, startFromFile, type PinningGateway } from '../support/pinning.ts';
+import { fileURLToPath } from 'node:url';
 
-const SKILLS = new URL('../fixtures/skills-server.mjs', import.meta.url).pathname;
+const SKILLS = fileURLToPath(new URL('../fixtures/skills-server.mjs', import.meta.url));
 const ANY = z.object({}).passthrough();
 type Entry = { uri: string; frontmatter: Record<string, unknown>; resources: Array<{ uri: string; digest: string; size: number }> };
 

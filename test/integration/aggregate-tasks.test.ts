@@ -16,8 +16,9 @@ import { buildAggregateConfig, errorOf } from '../support/aggregate.ts';
 import { keyAuth } from '../support/auth-server.ts';
 import { createTestLogger } from '../support/gateway.ts';
 import { modern, resultOf } from '../support/modern.ts';
+import { fileURLToPath } from 'node:url';
 
-const TASKS = new URL('../fixtures/tasks-server.mjs', import.meta.url).pathname;
+const TASKS = fileURLToPath(new URL('../fixtures/tasks-server.mjs', import.meta.url));
 const ANY = z.object({}).passthrough();
 const EXT = { 'io.modelcontextprotocol/tasks': {} };
 const ALICE = 'alice-key-0123456789abcdef';

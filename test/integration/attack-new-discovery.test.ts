@@ -17,8 +17,9 @@ import { buildAggregateConfig, type AggregateTarget } from '../support/aggregate
 import { createTestLogger } from '../support/gateway.ts';
 import { modern, resultOf } from '../support/modern.ts';
 import { modernPath, ssePath, wsPath, type CallOutcome, type PathClient } from '../support/pinning.ts';
+import { fileURLToPath } from 'node:url';
 
-const FIXTURE = new URL('../fixtures/catalog-server.mjs', import.meta.url).pathname;
+const FIXTURE = fileURLToPath(new URL('../fixtures/catalog-server.mjs', import.meta.url));
 const rule = (r: Partial<PolicyRule>): PolicyRule => ({ effect: 'allow', principals: ['*'], scopes: [], claims: {}, servers: ['*'], tools: ['*'], prompts: ['*'], resources: ['*'], ...r });
 const RULES = [
   rule({}),

@@ -17,8 +17,9 @@ import { buildAggregateConfig } from '../support/aggregate.ts';
 import { keyAuth } from '../support/auth-server.ts';
 import { createTestLogger } from '../support/gateway.ts';
 import { modern } from '../support/modern.ts';
+import { fileURLToPath } from 'node:url';
 
-const SKILLS = new URL('../fixtures/skills-server.mjs', import.meta.url).pathname;
+const SKILLS = fileURLToPath(new URL('../fixtures/skills-server.mjs', import.meta.url));
 const ANY = z.object({}).passthrough();
 const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef0', carol: 'carol-key-0123456789abcdef' };
 const rule = (r: Partial<PolicyRule>): PolicyRule => ({ effect: 'allow', principals: ['*'], scopes: [], claims: {}, servers: ['*'], tools: ['*'], prompts: ['*'], resources: ['*'], ...r });

@@ -11,11 +11,14 @@ import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_CLI } from '../support/conformance.ts';
 
 const DRIVER = fileURLToPath(new URL('../fixtures/gateway-auth-client.ts', import.meta.url));
+// The suite splits --command at spaces and runs it through a shell, which joins the words again:
+// quoted, a path with a space (a checkout under "/tmp/sb ci/") stays one word.
+const shellQuoted = (path: string) => `'${path.replaceAll("'", "'\\''")}'`;
 
 function scenario(name: string): Promise<string> {
   return new Promise((resolve) => {
     // The CLI's own --timeout stops the driver; ours stops the CLI if it hangs past that.
-    execFile(process.execPath, [CONFORMANCE_CLI, 'client', '--command', `${process.execPath} ${DRIVER}`, '--scenario', name, '--timeout', '40000'], { timeout: 60_000 }, (_err, stdout, stderr) => resolve(`${stdout}\n${stderr}`));
+    execFile(process.execPath, [CONFORMANCE_CLI, 'client', '--command', `${shellQuoted(process.execPath)} ${shellQuoted(DRIVER)}`, '--scenario', name, '--timeout', '40000'], { timeout: 60_000 }, (_err, stdout, stderr) => resolve(`${stdout}\n${stderr}`));
   });
 }
 

@@ -22,8 +22,9 @@ import { keyAuth } from '../support/auth-server.ts';
 import { createTestLogger } from '../support/gateway.ts';
 import { modern, resultOf } from '../support/modern.ts';
 import { eventually } from '../support/pinning.ts';
+import { fileURLToPath } from 'node:url';
 
-const FIXTURE = new URL('../fixtures/catalog-server.mjs', import.meta.url).pathname;
+const FIXTURE = fileURLToPath(new URL('../fixtures/catalog-server.mjs', import.meta.url));
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdef0';
 const DENIED_FOR_BOB = ['github__merge_pull_request', 'filesystem__write_file'];

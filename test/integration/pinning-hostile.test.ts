@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { admin, eventually, modernPath, sdkPath, startFromFile, type PathClient, type PinningGateway } from '../support/pinning.ts';
+import { fileURLToPath } from 'node:url';
 
-const HOSTILE = new URL('../fixtures/hostile-lister.mjs', import.meta.url).pathname;
+const HOSTILE = fileURLToPath(new URL('../fixtures/hostile-lister.mjs', import.meta.url));
 const ECHO = { name: 'echo', description: 'Echoes.', annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false } };
 const HELPER = { name: 'helper', description: 'Helps.' };
 

@@ -12,9 +12,10 @@ import { loadConfigFile } from '../../src/config/load.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { createTestLogger } from './gateway.ts';
 import type { AuthorizationServer } from './oidc-provider.ts';
+import { fileURLToPath } from 'node:url';
 
-export const RUGPULL = new URL('../fixtures/rugpull-server.mjs', import.meta.url).pathname;
-export const HOSTILE = new URL('../fixtures/hostile-names-server.mjs', import.meta.url).pathname;
+export const RUGPULL = fileURLToPath(new URL('../fixtures/rugpull-server.mjs', import.meta.url));
+export const HOSTILE = fileURLToPath(new URL('../fixtures/hostile-names-server.mjs', import.meta.url));
 export const ALICE_KEY = 'alice-key-0123456789abcdef';
 export const BOB_KEY = 'bob-key-0123456789abcdef';
 export const ADMIN_KEY = 'admin-key-0123456789abcdef';
