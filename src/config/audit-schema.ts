@@ -4,16 +4,7 @@
  * records are written, to the log stream only.
  */
 import { z } from 'zod';
-import { anObject, boolean, isPlainHttpUrl, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString } from './schema-kit.ts';
-
-const isRegExp = (source: string): boolean => {
-  try {
-    new RegExp(source, 'g');
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { anObject, boolean, isPlainHttpUrl, isRegExp, MAX_DURATION_MS, MiB, nonEmptyString, nonNegative, positive, scalarString } from './schema-kit.ts';
 
 const url = (example: string) =>
   nonEmptyString().refine(isPlainHttpUrl, { error: `expected an absolute http:// or https:// URL without user:password@ (e.g. ${example})` });

@@ -5,17 +5,8 @@
  * every default with its reason.
  */
 import { z } from 'zod';
-import { anObject, boolean, isPlainHttpUrl, MAX_DURATION_MS, MiB, nonEmptyString, positive, scalarString } from './schema-kit.ts';
+import { anObject, boolean, isPlainHttpUrl, isRegExp, MAX_DURATION_MS, MiB, nonEmptyString, positive, scalarString } from './schema-kit.ts';
 
-/** A pattern compiles as a JavaScript regular expression (flags are the gateway's: `g`). */
-const isRegExp = (source: string): boolean => {
-  try {
-    new RegExp(source, 'g');
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 export const hookSchema = z.strictObject(
   {

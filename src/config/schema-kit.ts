@@ -76,3 +76,13 @@ export function isPlainHttpUrl(value: string): boolean {
     return false;
   }
 }
+
+/** A pattern compiles as a JavaScript regular expression (flags are the gateway's: `g`): redaction and capture patterns. */
+export const isRegExp = (source: string): boolean => {
+  try {
+    new RegExp(source, 'g');
+    return true;
+  } catch {
+    return false;
+  }
+};
