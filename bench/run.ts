@@ -16,7 +16,7 @@ import { runOpen } from './lib/open.ts';
 import { runRamp } from './lib/ramp.ts';
 import { renderReport } from './lib/report.ts';
 import { cellKey, emptyCell, loadMedian, type Cell, type Results } from './lib/results.ts';
-import { BEFORE, roundOrder, scenarios as allScenarios, withBefore, type Scenario } from './lib/scenarios.ts';
+import { BEFORE, goalsOnly, roundOrder, scenarios as allScenarios, withBefore, type Scenario } from './lib/scenarios.ts';
 import { machineFacts } from './lib/machine.ts';
 import { summariseProfiles } from './lib/profile.ts';
 import { renderChart, type ChartSeries } from './lib/svg.ts';
@@ -38,6 +38,7 @@ const { values: argv } = parseArgs({
     systems: { type: 'string' },
     scenarios: { type: 'string' },
     quick: { type: 'boolean', default: false },
+    goals: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     before: { type: 'string' },
@@ -69,12 +70,23 @@ const pickList = <T extends string>(text: string | undefined, all: readonly T[],
 };
 /** The build before (`--before`, `--before-ref`): its `-before` systems run next to this build's. */
 const before = prepareBefore({ path: argv.before, ref: argv['before-ref'] }, ROOT);
-process.on('exit', () => before?.cleanup());
+// Every way out: the processes first, then the worktree of --before-ref (nothing runs from it any more).
+process.on('exit', () => {
+  killAll();
+  killClusterProcesses();
+  before?.cleanup();
+});
 const BEFORE_NAMES: readonly SystemName[] = [...BEFORE.values()];
-const systems = pickList(argv.systems, before === undefined ? SYSTEM_NAMES.filter((s) => !BEFORE_NAMES.includes(s)) : SYSTEM_NAMES, 'system');
-if (before === undefined && systems.some((s) => BEFORE_NAMES.includes(s))) throw new Error(`${BEFORE_NAMES.join(' and ')} need --before or --before-ref`);
+const systems = (() => {
+  const picked = argv.systems === undefined ? SYSTEM_NAMES.filter((s) => before !== undefined || !BEFORE_NAMES.includes(s)) : pickList(argv.systems, SYSTEM_NAMES, 'system');
+  if (before === undefined && picked.some((s) => BEFORE_NAMES.includes(s))) throw new Error(`${BEFORE_NAMES.join(' and ')} need --before or --before-ref`);
+  // A system picked in a before/after run brings its twin on the build before.
+  const twins = before === undefined ? [] : picked.flatMap((s) => BEFORE.get(s) ?? []);
+  return [...new Set([...picked, ...twins])];
+})();
 const scenarioList = (() => {
-  const plain = allScenarios(settings.rampSessions, settings.openSessions);
+  const every = allScenarios(settings.rampSessions, settings.openSessions);
+  const plain = argv.goals ? goalsOnly(every) : every;
   const all = before === undefined ? plain : withBefore(plain);
   const names = pickList(argv.scenarios, all.map((s) => s.name), 'scenario');
   return all.filter((s) => names.includes(s.name)).map((s) => ({ ...s, systems: s.systems.filter((x) => systems.includes(x)) }));
@@ -85,8 +97,6 @@ const nodeFlags = [
   ...(argv['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${argv['cpu-prof']}`]),
 ];
 
-process.on('exit', killAll);
-process.on('exit', killClusterProcesses);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     process.stderr.write(`\nbench: ${signal}, stopping every child\n`);
@@ -107,6 +117,14 @@ function connectorFor(system: RunningSystem, sc: Scenario): Connector {
 }
 
 const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
+
+/** A cell that could not run (unavailable: not built yet, a program missing) or failed, with the reason. */
+function recordFailure(cell: Cell, label: string, err: unknown): void {
+  const message = (err as Error).message.replace(/\s+/g, ' ').slice(0, 300);
+  if (err instanceof Unavailable) cell.unavailable = message;
+  else cell.failures.push(message);
+  process.stderr.write(`${label} ${err instanceof Unavailable ? 'unavailable' : 'FAILED'}: ${message}\n`);
+}
 
 async function runCell(sc: Scenario, name: SystemName, cell: Cell, label: string): Promise<void> {
   let system: RunningSystem | undefined;
@@ -148,10 +166,7 @@ async function runCell(sc: Scenario, name: SystemName, cell: Cell, label: string
       process.stderr.write(`${label} ${r.opened} sessions at ${fmt(r.setupPerSecond)}/s, ${fmt(r.rssPerSessionKiB, 1)} KiB each, errors ${r.errors}\n`);
     }
   } catch (err) {
-    const message = (err as Error).message.replace(/\s+/g, ' ').slice(0, 300);
-    if (err instanceof Unavailable) cell.unavailable = message;
-    else cell.failures.push(message);
-    process.stderr.write(`${label} ${err instanceof Unavailable ? 'unavailable' : 'FAILED'}: ${message}\n`);
+    recordFailure(cell, label, err);
   } finally {
     await connector?.close().catch(() => undefined);
     await system?.stop();
@@ -170,10 +185,7 @@ async function runPairCell(sc: Scenario, name: SystemName, cell: Cell, label: st
     const side = (what: string, x: typeof pair.subject) => `${what} ${fmt(x.callsPerSecond).padStart(6)}/s p50 ${fmt(x.p50, 3)} ms CPU ${fmt(x.serverCpu)} ms/1k`;
     process.stderr.write(`${label} ${side(s, pair.subject)}; ${side(r, pair.reference)}; errors ${pair.subject.errors + pair.reference.errors}\n`);
   } catch (err) {
-    const message = (err as Error).message.replace(/\s+/g, ' ').slice(0, 300);
-    if (err instanceof Unavailable) cell.unavailable = message;
-    else cell.failures.push(message);
-    process.stderr.write(`${label} ${err instanceof Unavailable ? 'unavailable' : 'FAILED'}: ${message}\n`);
+    recordFailure(cell, label, err);
   }
 }
 

@@ -123,3 +123,24 @@ export function roundOrder(systems: readonly SystemName[], round: number): Syste
   }
   return order;
 }
+
+/** What issue 34's goals table reads (report-goals.ts): per scenario, the systems it needs. */
+const GOAL_SYSTEMS: ReadonlyMap<string, readonly SystemName[]> = new Map<string, readonly SystemName[]>([
+  ['1x1', ['direct-http', 'switchboard']],
+  ['1x32', ['direct-http', 'switchboard']],
+  ['64x4', ['direct-http', 'switchboard']],
+  ['2026-1x32', ['switchboard']],
+  ['relay', ['switchboard']],
+  ['replicas', ['switchboard']],
+  ['open', ['switchboard-spare']],
+  ['open-roots', ['switchboard-spare']],
+  ['open-full', ['switchboard-spare']],
+]);
+
+/** `--goals`: only the scenarios of issue 34's table, each with only the systems its rows read. */
+export function goalsOnly(list: readonly Scenario[]): Scenario[] {
+  return list.flatMap((sc) => {
+    const keep = GOAL_SYSTEMS.get(sc.name);
+    return keep === undefined ? [] : [{ ...sc, systems: sc.systems.filter((s) => keep.includes(s)) }];
+  });
+}

@@ -11,7 +11,7 @@ import type { OpenResult } from '../../../bench/lib/open.ts';
 import { pairTable } from '../../../bench/lib/report-cluster.ts';
 import { goalLines, GOALS } from '../../../bench/lib/report-goals.ts';
 import { cellKey, emptyCell, type Cell, type Results } from '../../../bench/lib/results.ts';
-import { roundOrder, scenarios, withBefore, type Scenario } from '../../../bench/lib/scenarios.ts';
+import { goalsOnly, roundOrder, scenarios, withBefore, type Scenario } from '../../../bench/lib/scenarios.ts';
 import type { SystemName } from '../../../bench/lib/systems.ts';
 
 const load = (callsPerSecond: number, p50 = 1, serverCpu = 100, errors = 0): LoadResult => ({
@@ -140,5 +140,20 @@ describe('a before/after run', () => {
       expect(afterFirst).toBe(round % 2 === 0);
     }
     expect(new Set(orders.map((o) => o[0])).size).toBe(4);
+  });
+
+  it('--goals keeps the scenarios of the issue table, each with the systems its rows read, and their twins', () => {
+    const picked = withBefore(goalsOnly(scenarios(10)));
+    expect(Object.fromEntries(picked.map((sc) => [sc.name, sc.systems]))).toEqual({
+      '1x1': ['direct-http', 'switchboard', 'switchboard-before'],
+      '1x32': ['direct-http', 'switchboard', 'switchboard-before'],
+      '64x4': ['direct-http', 'switchboard', 'switchboard-before'],
+      '2026-1x32': ['switchboard', 'switchboard-before'],
+      open: ['switchboard-spare', 'switchboard-spare-before'],
+      'open-roots': ['switchboard-spare', 'switchboard-spare-before'],
+      'open-full': ['switchboard-spare', 'switchboard-spare-before'],
+      relay: ['switchboard', 'switchboard-before'],
+      replicas: ['switchboard', 'switchboard-before'],
+    });
   });
 });
