@@ -9,8 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { httpConnector, statelessConnector, stdioConnector, wsConnector, type Connector } from './lib/clients.ts';
 import { prepareBefore } from './lib/before.ts';
-import { killClusterProcesses } from './lib/cluster.ts';
-import { measureRelay, measureReplicas } from './lib/cluster-scenarios.ts';
+import { measureRelay, measureReplicas, stopClusterScenarios } from './lib/cluster-scenarios.ts';
 import { runLoad } from './lib/load.ts';
 import { runOpen } from './lib/open.ts';
 import { runRamp } from './lib/ramp.ts';
@@ -73,7 +72,7 @@ const before = prepareBefore({ path: argv.before, ref: argv['before-ref'] }, ROO
 // Every way out: the processes first, then the worktree of --before-ref (nothing runs from it any more).
 process.on('exit', () => {
   killAll();
-  killClusterProcesses();
+  stopClusterScenarios();
   before?.cleanup();
 });
 const BEFORE_NAMES: readonly SystemName[] = [...BEFORE.values()];

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { httpConnector, type Connector } from './clients.ts';
-import { missingPrograms, relayedConnector, startCluster, type Cluster } from './cluster.ts';
+import { killClusterProcesses, missingPrograms, relayedConnector, startCluster, type Cluster } from './cluster.ts';
 import { runLoad, type LoadResult } from './load.ts';
 import { Unavailable } from './spawn.ts';
 
@@ -66,10 +66,21 @@ async function inOrder(subject: () => Promise<LoadResult>, reference: () => Prom
   return { subject: s, reference: await reference() };
 }
 
+/** Config folders of the clusters running now. */
+const dirs = new Set<string>();
+
+/** Every cluster process killed and its config folder removed (synchronous: for exit handlers). */
+export function stopClusterScenarios(): void {
+  killClusterProcesses();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  dirs.clear();
+}
+
 async function withCluster<T>(n: number, programs: readonly string[], cli: string, work: (cluster: Cluster) => Promise<T>): Promise<T> {
   const missing = missingPrograms(programs);
   if (missing !== undefined) throw new Unavailable(missing);
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-cluster-'));
+  dirs.add(dir);
   let cluster: Cluster | undefined;
   try {
     cluster = await startCluster(n, { cli, dir });
@@ -77,6 +88,7 @@ async function withCluster<T>(n: number, programs: readonly string[], cli: strin
   } finally {
     await cluster?.stop();
     rmSync(dir, { recursive: true, force: true });
+    dirs.delete(dir);
   }
 }
 
