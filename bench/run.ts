@@ -8,15 +8,18 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { httpConnector, statelessConnector, stdioConnector, wsConnector, type Connector } from './lib/clients.ts';
+import { prepareBefore } from './lib/before.ts';
+import { measureRelay, measureReplicas, stopClusterScenarios } from './lib/cluster-scenarios.ts';
 import { runLoad } from './lib/load.ts';
 import { runOpen } from './lib/open.ts';
 import { runRamp } from './lib/ramp.ts';
-import { cellKey, loadMedian, renderReport, type Cell, type Results } from './lib/report.ts';
-import { scenarios as allScenarios, type Scenario } from './lib/scenarios.ts';
+import { renderReport } from './lib/report.ts';
+import { cellKey, emptyCell, loadMedian, type Cell, type Results } from './lib/results.ts';
+import { BEFORE, goalsOnly, roundOrder, scenarios as allScenarios, withBefore, type Scenario } from './lib/scenarios.ts';
 import { machineFacts } from './lib/machine.ts';
 import { summariseProfiles } from './lib/profile.ts';
 import { renderChart, type ChartSeries } from './lib/svg.ts';
-import { ECHO_SERVER, killAll, ROOT, startSystem, SYSTEM_NAMES, Unavailable, type RunningSystem, type SystemName } from './lib/systems.ts';
+import { CLI, ECHO_SERVER, killAll, ROOT, startSystem, SYSTEM_NAMES, Unavailable, type RunningSystem, type SystemName } from './lib/systems.ts';
 
 const DOC = `${ROOT}docs/benchmarks.md`;
 const SVG = `${ROOT}docs/benchmarks.svg`;
@@ -34,8 +37,11 @@ const { values: argv } = parseArgs({
     systems: { type: 'string' },
     scenarios: { type: 'string' },
     quick: { type: 'boolean', default: false },
+    goals: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
+    before: { type: 'string' },
+    'before-ref': { type: 'string' },
   },
 });
 
@@ -61,9 +67,26 @@ const pickList = <T extends string>(text: string | undefined, all: readonly T[],
   for (const item of list) if (!all.includes(item)) throw new Error(`unknown ${what} "${item}"; known: ${all.join(', ')}`);
   return list;
 };
-const systems = pickList(argv.systems, SYSTEM_NAMES, 'system');
+/** The build before (`--before`, `--before-ref`): its `-before` systems run next to this build's. */
+const before = prepareBefore({ path: argv.before, ref: argv['before-ref'] }, ROOT);
+// Every way out: the processes first, then the worktree of --before-ref (nothing runs from it any more).
+process.on('exit', () => {
+  killAll();
+  stopClusterScenarios();
+  before?.cleanup();
+});
+const BEFORE_NAMES: readonly SystemName[] = [...BEFORE.values()];
+const systems = (() => {
+  const picked = argv.systems === undefined ? SYSTEM_NAMES.filter((s) => before !== undefined || !BEFORE_NAMES.includes(s)) : pickList(argv.systems, SYSTEM_NAMES, 'system');
+  if (before === undefined && picked.some((s) => BEFORE_NAMES.includes(s))) throw new Error(`${BEFORE_NAMES.join(' and ')} need --before or --before-ref`);
+  // A system picked in a before/after run brings its twin on the build before.
+  const twins = before === undefined ? [] : picked.flatMap((s) => BEFORE.get(s) ?? []);
+  return [...new Set([...picked, ...twins])];
+})();
 const scenarioList = (() => {
-  const all = allScenarios(settings.rampSessions, settings.openSessions);
+  const every = allScenarios(settings.rampSessions, settings.openSessions);
+  const plain = argv.goals ? goalsOnly(every) : every;
+  const all = before === undefined ? plain : withBefore(plain);
   const names = pickList(argv.scenarios, all.map((s) => s.name), 'scenario');
   return all.filter((s) => names.includes(s.name)).map((s) => ({ ...s, systems: s.systems.filter((x) => systems.includes(x)) }));
 })();
@@ -73,7 +96,6 @@ const nodeFlags = [
   ...(argv['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${argv['cpu-prof']}`]),
 ];
 
-process.on('exit', killAll);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     process.stderr.write(`\nbench: ${signal}, stopping every child\n`);
@@ -95,11 +117,19 @@ function connectorFor(system: RunningSystem, sc: Scenario): Connector {
 
 const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
 
+/** A cell that could not run (unavailable: not built yet, a program missing) or failed, with the reason. */
+function recordFailure(cell: Cell, label: string, err: unknown): void {
+  const message = (err as Error).message.replace(/\s+/g, ' ').slice(0, 300);
+  if (err instanceof Unavailable) cell.unavailable = message;
+  else cell.failures.push(message);
+  process.stderr.write(`${label} ${err instanceof Unavailable ? 'unavailable' : 'FAILED'}: ${message}\n`);
+}
+
 async function runCell(sc: Scenario, name: SystemName, cell: Cell, label: string): Promise<void> {
   let system: RunningSystem | undefined;
   let connector: Connector | undefined;
   try {
-    system = await startSystem(name, { sharedChildren: settings.sharedChildren, nodeFlags: name.startsWith('switchboard') ? nodeFlags : [] });
+    system = await startSystem(name, { sharedChildren: settings.sharedChildren, nodeFlags: name.startsWith('switchboard') ? nodeFlags : [], beforeCli: before?.cli });
     connector = connectorFor(system, sc);
     if (sc.wire === 'ws') {
       // A gateway without the WebSocket route refuses the upgrade: unavailable, not failed.
@@ -135,13 +165,26 @@ async function runCell(sc: Scenario, name: SystemName, cell: Cell, label: string
       process.stderr.write(`${label} ${r.opened} sessions at ${fmt(r.setupPerSecond)}/s, ${fmt(r.rssPerSessionKiB, 1)} KiB each, errors ${r.errors}\n`);
     }
   } catch (err) {
-    const message = (err as Error).message.replace(/\s+/g, ' ').slice(0, 300);
-    if (err instanceof Unavailable) cell.unavailable = message;
-    else cell.failures.push(message);
-    process.stderr.write(`${label} ${err instanceof Unavailable ? 'unavailable' : 'FAILED'}: ${message}\n`);
+    recordFailure(cell, label, err);
   } finally {
     await connector?.close().catch(() => undefined);
     await system?.stop();
+  }
+}
+
+/** A cluster scenario on the build the system names: replicas of its src/cli.ts, relayed or behind HAProxy. */
+async function runPairCell(sc: Scenario, name: SystemName, cell: Cell, label: string, round: number): Promise<void> {
+  const cli = name === 'switchboard-before' ? before?.cli : name === 'switchboard' ? CLI : undefined;
+  try {
+    if (cli === undefined) throw new Error(`${sc.name} runs the replicas of switchboard or switchboard-before, not ${name}`);
+    const options = { cli, sessions: sc.sessions, inFlight: sc.inFlight, warmupMs: settings.warmupMs, durationMs: settings.durationMs, referenceFirst: round % 2 === 1 };
+    const pair = await (sc.kind === 'relay' ? measureRelay(options) : measureReplicas(options));
+    cell.pairs.push(pair);
+    const [s, r] = sc.kind === 'relay' ? ['relayed', 'owner'] : ['3 replicas', '1 replica'];
+    const side = (what: string, x: typeof pair.subject) => `${what} ${fmt(x.callsPerSecond).padStart(6)}/s p50 ${fmt(x.p50, 3)} ms CPU ${fmt(x.serverCpu)} ms/1k`;
+    process.stderr.write(`${label} ${side(s, pair.subject)}; ${side(r, pair.reference)}; errors ${pair.subject.errors + pair.reference.errors}\n`);
+  } catch (err) {
+    recordFailure(cell, label, err);
   }
 }
 
@@ -157,6 +200,7 @@ function machine(): string[] {
   return [
     `- Machine: ${os.availableParallelism()} x ${facts.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, kernel ${os.release()}${facts.virtual ? ' (virtual machine)' : ''}`,
     `- Node ${process.version}; Switchboard ${facts.source}, log level info; supergateway ${peers('supergateway')}, mcp-proxy ${peers('mcp-proxy')}`,
+    ...(before === undefined ? [] : [`- switchboard-before (and switchboard-spare-before): ${before.label}`]),
     `- Load average at start: ${facts.load}`,
   ];
 }
@@ -197,13 +241,14 @@ async function main(): Promise<void> {
   for (let round = 0; round < settings.rounds; round++) {
     for (const sc of scenarioList) {
       // Rotate the order every round so that no system always runs first (or on a warmer machine).
-      const order = sc.systems.map((_, i) => sc.systems[(i + round) % sc.systems.length] as SystemName);
-      for (const name of order) {
+      for (const name of roundOrder(sc.systems, round)) {
         const key = cellKey(sc.name, name);
-        const cell = results.get(key) ?? { loads: [], ramps: [], opens: [], unavailable: undefined, failures: [] };
+        const cell = results.get(key) ?? emptyCell();
         results.set(key, cell);
         if (cell.unavailable !== undefined) continue;
-        await runCell(sc, name, cell, `round ${round + 1}/${settings.rounds} ${sc.name.padEnd(8)} ${name.padEnd(18)}`);
+        const label = `round ${round + 1}/${settings.rounds} ${sc.name.padEnd(8)} ${name.padEnd(18)}`;
+        if (sc.kind === 'relay' || sc.kind === 'replicas') await runPairCell(sc, name, cell, label, round);
+        else await runCell(sc, name, cell, label);
       }
     }
   }

@@ -1,53 +1,18 @@
 /**
  * The report: medians across rounds per scenario and system, ratios against direct-http, every
- * target of issue 5 as met / not met, and the per-round spread. Markdown for docs/benchmarks.md
+ * goal of issue 34 (report-goals.ts) and target of issue 5 as met / not met, and the per-round spread. Markdown for docs/benchmarks.md
  * and the terminal.
  */
 import type { LoadResult } from './load.ts';
 import type { OpenResult } from './open.ts';
 import type { RampResult } from './ramp.ts';
+import { pairSpread, pairTable } from './report-cluster.ts';
+import { goalLines } from './report-goals.ts';
+import { cellKey, fmt, fmtInt, loadMedian, median, ratio, rampMedian, status, type Cell, type Results } from './results.ts';
 import type { Scenario } from './scenarios.ts';
 import type { SystemName } from './systems.ts';
 
-export interface Cell {
-  loads: LoadResult[];
-  ramps: RampResult[];
-  opens: OpenResult[];
-  /** Why the system could not run this scenario at all (not built yet, no such wire). */
-  unavailable: string | undefined;
-  /** Rounds that failed, with the reason. */
-  failures: string[];
-}
-
-export type Results = Map<string, Cell>;
-export const cellKey = (scenario: string, system: SystemName) => `${scenario}/${system}`;
-
-export function median(values: readonly number[]): number {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
-
-const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
-const fmtInt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
-const ratio = (n: number) => (Number.isFinite(n) ? `${n.toFixed(n < 0.1 ? 3 : 2)}x` : '-');
-
-export function loadMedian(results: Results, scenario: string, system: SystemName, field: keyof LoadResult): number {
-  const cell = results.get(cellKey(scenario, system));
-  return median((cell?.loads ?? []).map((r) => r[field] as number));
-}
-export function rampMedian(results: Results, scenario: string, system: SystemName, field: keyof RampResult): number {
-  const cell = results.get(cellKey(scenario, system));
-  return median((cell?.ramps ?? []).map((r) => r[field] as number));
-}
-
-function status(cell: Cell | undefined): string | undefined {
-  if (cell === undefined) return 'not run';
-  if (cell.unavailable !== undefined) return 'unavailable';
-  if (cell.loads.length === 0 && cell.ramps.length === 0 && cell.opens.length === 0) return cell.failures.length > 0 ? 'failed' : 'not run';
-  return undefined;
-}
+export { cellKey, loadMedian, median, rampMedian, type Cell, type Results } from './results.ts';
 
 function loadTable(results: Results, sc: Scenario): string[] {
   const lines = [
@@ -194,11 +159,31 @@ function spread(results: Results, list: readonly Scenario[], rounds: number): st
       const cell = results.get(cellKey(sc.name, system));
       if (cell === undefined || status(cell) !== undefined) continue;
       const values =
-        sc.kind === 'load' ? cell.loads.map((r) => fmtInt(r.callsPerSecond)) : sc.kind === 'open' ? cell.opens.map((r) => `${fmt(r.p50, 2)} ms`) : cell.ramps.map((r) => fmtInt(r.setupPerSecond));
+        sc.kind === 'load'
+          ? cell.loads.map((r) => fmtInt(r.callsPerSecond))
+          : sc.kind === 'open'
+            ? cell.opens.map((r) => `${fmt(r.p50, 2)} ms`)
+            : sc.kind === 'ramp'
+              ? cell.ramps.map((r) => fmtInt(r.setupPerSecond))
+              : pairSpread(sc.kind, cell);
       lines.push(`| ${sc.name} | ${system} | ${values.join(' | ')} |`);
     }
   }
   return lines;
+}
+
+function scenarioTable(results: Results, sc: Scenario): string[] {
+  switch (sc.kind) {
+    case 'load':
+      return loadTable(results, sc);
+    case 'open':
+      return openTable(results, sc);
+    case 'ramp':
+      return rampTable(results, sc);
+    case 'relay':
+    case 'replicas':
+      return pairTable(results, { ...sc, kind: sc.kind });
+  }
 }
 
 export interface ReportContext {
@@ -223,20 +208,22 @@ export function renderReport(results: Results, list: readonly Scenario[], ctx: R
   out.push('(for direct-http: the HTTP server). Ratios are against direct-http in the same run.');
   out.push('');
   if (ctx.chart !== undefined) out.push(`![Throughput and p99 per system and scenario](${ctx.chart})`, '');
+  out.push('### Goals (issue 34)', '', ...goalLines(results), '');
   out.push('### Targets (issue 5)', '', ...targetLines(results), '');
   out.push('### Scenarios', '');
-  for (const sc of list) out.push(...(sc.kind === 'load' ? loadTable(results, sc) : sc.kind === 'open' ? openTable(results, sc) : rampTable(results, sc)), '');
+  for (const sc of list) out.push(...scenarioTable(results, sc), '');
   const notes: string[] = [];
   for (const sc of list) {
     for (const system of sc.systems) {
       const cell = results.get(cellKey(sc.name, system));
       if (cell?.unavailable !== undefined) notes.push(`- ${sc.name} / ${system}: unavailable: ${cell.unavailable}`);
       for (const f of cell?.failures ?? []) notes.push(`- ${sc.name} / ${system}: failed: ${f}`);
-      const firstError = [...(cell?.loads ?? []), ...(cell?.ramps ?? []), ...(cell?.opens ?? [])].find((r) => r.firstError !== undefined)?.firstError;
+      const pairs = (cell?.pairs ?? []).flatMap((p) => [p.subject, p.reference]);
+      const firstError = [...(cell?.loads ?? []), ...(cell?.ramps ?? []), ...(cell?.opens ?? []), ...pairs].find((r) => r.firstError !== undefined)?.firstError;
       if (firstError !== undefined) notes.push(`- ${sc.name} / ${system}: first error: ${firstError}`);
     }
   }
   if (notes.length > 0) out.push('### Unavailable, failed and errors', '', ...notes.map((n) => n.replace(/\s+/g, ' ').slice(0, 400)), '');
-  out.push('### Spread: calls/s (ramps: sessions/s; open: p50) per round', '', ...spread(results, list, ctx.rounds));
+  out.push('### Spread: calls/s (ramps: sessions/s; open: p50; relay: p50 relayed / owner; replicas: calls/s 3 / 1) per round', '', ...spread(results, list, ctx.rounds));
   return out.join('\n');
 }

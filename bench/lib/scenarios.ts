@@ -4,7 +4,8 @@ import type { SystemName } from './systems.ts';
 
 export interface Scenario {
   readonly name: string;
-  readonly kind: 'load' | 'ramp' | 'open';
+  /** `relay`, `replicas`: a pair of loads on a cluster of the build's replicas (cluster-scenarios.ts). */
+  readonly kind: 'load' | 'ramp' | 'open' | 'relay' | 'replicas';
   /** `http-2026`: stateless 2026-07-28 requests (the reference, direct-http, keeps its 2025 session). */
   readonly wire: 'http' | 'ws' | 'http-2026';
   readonly sessions: number;
@@ -33,6 +34,13 @@ const STATELESS: readonly SystemName[] = ['direct-http', 'switchboard'];
 
 /** Session open: the per-session default (a spawn per session) against warm spares. */
 const OPEN: readonly SystemName[] = ['switchboard', 'switchboard-spare'];
+/** The cluster scenarios run replicas of a build: the system names which build (this one or the one before). */
+const CLUSTER: readonly SystemName[] = ['switchboard'];
+/** Each system's twin on the build before the change (`--before`, `--before-ref`). */
+export const BEFORE: ReadonlyMap<SystemName, SystemName> = new Map([
+  ['switchboard', 'switchboard-before'],
+  ['switchboard-spare', 'switchboard-spare-before'],
+]);
 
 export function scenarios(rampSessions: number, openSessions = 50): Scenario[] {
   return [
@@ -69,6 +77,70 @@ export function scenarios(rampSessions: number, openSessions = 50): Scenario[] {
       client: { protocolVersion: '2025-11-25', capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} } },
       about: `as open, by a client declaring roots, sampling and elicitation on 2025-11-25`,
     },
+    {
+      name: 'relay',
+      kind: 'relay',
+      wire: 'http',
+      sessions: 1,
+      inFlight: 1,
+      bytes: 0,
+      systems: CLUSTER,
+      about: 'a call relayed by another replica against the same call sent to its owner: 2 replicas sharing a Redis, 1 session x 1 in flight (docs/scaling.md)',
+    },
+    {
+      name: 'replicas',
+      kind: 'replicas',
+      wire: 'http',
+      sessions: 4,
+      inFlight: 4,
+      bytes: 0,
+      systems: CLUSTER,
+      about: 'HAProxy with Mcp-Session-Id affinity (deploy/cluster/haproxy.cfg) over 3 replicas against over 1, 4 sessions x 4 in flight',
+    },
     { name: 'ws-ramp', kind: 'ramp', wire: 'ws', sessions: rampSessions, inFlight: 1, bytes: 0, systems: ['direct-http', 'switchboard-http', 'switchboard-shared'], about: `WebSocket: open ${rampSessions} sessions` },
   ];
+}
+
+/** The same scenarios with each system's `-before` twin right after it, wherever the system runs. */
+export function withBefore(list: readonly Scenario[]): Scenario[] {
+  return list.map((sc) => ({ ...sc, systems: sc.systems.flatMap((s) => [s, ...(BEFORE.has(s) ? [BEFORE.get(s) as SystemName] : [])]) }));
+}
+
+/**
+ * The order of the systems in round `round` (from 0): rotated by one every round, so that no
+ * system always runs first; and of a system and its `-before` twin, the build that runs first
+ * alternates (this one in even rounds, the one before in odd rounds), whatever the rotation did.
+ */
+export function roundOrder(systems: readonly SystemName[], round: number): SystemName[] {
+  const order = systems.map((_, i) => systems[(i + round) % systems.length] as SystemName);
+  for (const [after, before] of BEFORE) {
+    const a = order.indexOf(after);
+    const b = order.indexOf(before);
+    if (a === -1 || b === -1) continue;
+    const [first, second] = a < b ? [a, b] : [b, a];
+    order[first] = round % 2 === 0 ? after : before;
+    order[second] = round % 2 === 0 ? before : after;
+  }
+  return order;
+}
+
+/** What issue 34's goals table reads (report-goals.ts): per scenario, the systems it needs. */
+const GOAL_SYSTEMS: ReadonlyMap<string, readonly SystemName[]> = new Map<string, readonly SystemName[]>([
+  ['1x1', ['direct-http', 'switchboard']],
+  ['1x32', ['direct-http', 'switchboard']],
+  ['64x4', ['direct-http', 'switchboard']],
+  ['2026-1x32', ['switchboard']],
+  ['relay', ['switchboard']],
+  ['replicas', ['switchboard']],
+  ['open', ['switchboard-spare']],
+  ['open-roots', ['switchboard-spare']],
+  ['open-full', ['switchboard-spare']],
+]);
+
+/** `--goals`: only the scenarios of issue 34's table, each with only the systems its rows read. */
+export function goalsOnly(list: readonly Scenario[]): Scenario[] {
+  return list.flatMap((sc) => {
+    const keep = GOAL_SYSTEMS.get(sc.name);
+    return keep === undefined ? [] : [{ ...sc, systems: sc.systems.filter((s) => keep.includes(s)) }];
+  });
 }

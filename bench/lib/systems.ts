@@ -13,27 +13,30 @@
  *   supergateway        supergateway --stateful, stdio -> Streamable HTTP (npm, bench/package.json)
  *   mcp-proxy           punkpeye mcp-proxy, stdio -> Streamable HTTP (npm, bench/package.json)
  *
- * Every process is tracked; `killAll` runs on every exit path of the benchmark.
+ *   switchboard-before        `switchboard` on another build's src/cli.ts (`--before`, `--before-ref`)
+ *   switchboard-spare-before  `switchboard-spare` on that build: the same scenarios, side by side
+ *
+ * Every process is tracked (spawn.ts); `killAll` runs on every exit path of the benchmark.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { alive, treeOf } from './proc.ts';
+import { freePort, start, stopTree, waitForLine, waitForPort } from './spawn.ts';
+
+export { killAll, ROOT, Unavailable } from './spawn.ts';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
-export const ROOT = here('../../');
 export const ECHO_SERVER = here('../echo-server.mjs');
 export const ECHO_HTTP = here('../echo-http.mjs');
 /** BENCH_CLI: another checkout's src/cli.ts (before/after comparisons of a change). */
-const CLI = process.env.BENCH_CLI ?? here('../../src/cli.ts');
+export const CLI = process.env.BENCH_CLI ?? here('../../src/cli.ts');
 const SUPERGATEWAY = here('../node_modules/supergateway/dist/index.js');
 const MCP_PROXY = here('../node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs');
 const NODE = process.execPath;
 
-export const SYSTEM_NAMES = ['direct', 'direct-http', 'switchboard', 'switchboard-shared', 'switchboard-spare', 'switchboard-http', 'switchboard-apikey', 'switchboard-jwt', 'supergateway', 'mcp-proxy'] as const;
+export const SYSTEM_NAMES = ['direct', 'direct-http', 'switchboard', 'switchboard-shared', 'switchboard-spare', 'switchboard-http', 'switchboard-apikey', 'switchboard-jwt', 'supergateway', 'mcp-proxy', 'switchboard-before', 'switchboard-spare-before'] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
 export interface RunningSystem {
@@ -49,117 +52,6 @@ export interface RunningSystem {
   /** Headers every HTTP request carries (a credential). */
   readonly headers?: Record<string, string>;
   stop(): Promise<void>;
-}
-
-/** The system could not be started for a reason that is not a failure of the run (not built yet). */
-export class Unavailable extends Error {}
-
-const tracked = new Set<ChildProcess>();
-const trackedPids = new Set<number>();
-
-/** SIGKILLs every process group the benchmark started (idempotent, synchronous). */
-export function killAll(): void {
-  for (const child of tracked) {
-    for (const pid of child.pid === undefined ? [] : treeOf([child.pid])) trackedPids.add(pid);
-  }
-  for (const pid of trackedPids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-  for (const child of tracked) child.kill('SIGKILL');
-}
-
-function start(command: string, args: string[], cwd = ROOT): ChildProcess {
-  const child = spawn(command, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
-  tracked.add(child);
-  child.once('exit', () => tracked.delete(child));
-  return child;
-}
-
-/** Stops a system's process and everything under it: SIGTERM, then SIGKILL after `graceMs`. */
-async function stopTree(child: ChildProcess, graceMs = 10_000): Promise<void> {
-  const pids = child.pid === undefined ? [] : treeOf([child.pid]);
-  for (const pid of pids) trackedPids.add(pid);
-  if (child.exitCode === null && child.signalCode === null) {
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    await exited;
-    clearTimeout(timer);
-  }
-  // Children a gateway leaves behind (it should stop them itself) are killed, not waited for.
-  const deadline = Date.now() + 5_000;
-  for (const pid of pids) {
-    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    if (alive(pid)) process.kill(pid, 'SIGKILL');
-    trackedPids.delete(pid);
-  }
-}
-
-/** Collects a child's output; resolves with the first stdout line that `pick` accepts. */
-function waitForLine(child: ChildProcess, what: string, pick: (line: string) => string | undefined, ms = 20_000): Promise<string> {
-  let err = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (c: string) => void (err = (err + c).slice(-4_000)));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`${what}: not ready within ${ms} ms; output: ${out}${err}`)), ms);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      const message = `${what} exited at start (code ${code}): ${(out + err).trim().split('\n').slice(-3).join(' | ').slice(0, 400)}`;
-      // Exit code 2 is Switchboard refusing its config: a feature this build does not have yet.
-      reject(what === 'switchboard' && code === 2 ? new Unavailable(message) : new Error(message));
-    });
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => {
-      out = (out + chunk).slice(-4_000);
-      buffer += chunk;
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) !== -1) {
-        const found = pick(buffer.slice(0, nl));
-        buffer = buffer.slice(nl + 1);
-        if (found !== undefined) {
-          clearTimeout(timer);
-          child.stdout?.removeAllListeners('data');
-          child.stdout?.resume();
-          resolve(found);
-          return;
-        }
-      }
-    });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPort(port: number, child: ChildProcess, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${what} exited at start (code ${child.exitCode})`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.end();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what}: port ${port} not open within ${ms} ms`);
 }
 
 async function startEchoHttp(): Promise<{ child: ChildProcess; url: string; ws: string }> {
@@ -180,10 +72,12 @@ export interface GatewayOptions {
   sharedChildren: number;
   /** Extra node flags for the gateway (e.g. --cpu-prof). */
   nodeFlags: readonly string[];
+  /** The other build's src/cli.ts, for the `-before` systems. */
+  beforeCli?: string | undefined;
 }
 
 /** src/cli.ts with one target `echo`; the URL comes from its start-up log line. */
-async function startSwitchboard(server: Record<string, unknown>, options: GatewayOptions, gatewayExtra: Record<string, unknown> = {}): Promise<{ child: ChildProcess; base: string }> {
+async function startSwitchboard(server: Record<string, unknown>, options: GatewayOptions, gatewayExtra: Record<string, unknown> = {}, cli = CLI): Promise<{ child: ChildProcess; base: string }> {
   const dir = mkdtempSync(join(os.tmpdir(), 'switchboard-bench-'));
   const file = join(dir, 'config.json');
   const config = {
@@ -200,7 +94,7 @@ async function startSwitchboard(server: Record<string, unknown>, options: Gatewa
     },
   };
   writeFileSync(file, JSON.stringify(config, null, 2));
-  const child = start(NODE, [...options.nodeFlags, CLI, '--config', file]);
+  const child = start(NODE, [...options.nodeFlags, cli, '--config', file]);
   const endpoint = await waitForLine(child, 'switchboard', (line) => {
     try {
       const entry = JSON.parse(line) as { endpoints?: string[] };
@@ -224,11 +118,15 @@ export async function startSystem(name: SystemName, options: GatewayOptions): Pr
     }
     case 'switchboard':
     case 'switchboard-spare':
-    case 'switchboard-shared': {
+    case 'switchboard-shared':
+    case 'switchboard-before':
+    case 'switchboard-spare-before': {
       const server: Record<string, unknown> = { command: NODE, args: echoArgs };
       if (name === 'switchboard-shared') server.upstream = { mode: 'shared', children: options.sharedChildren };
-      if (name === 'switchboard-spare') server.upstream = { spares: 2 };
-      const { child, base } = await startSwitchboard(server, options);
+      if (name === 'switchboard-spare' || name === 'switchboard-spare-before') server.upstream = { spares: 2 };
+      const before = name.endsWith('-before');
+      if (before && options.beforeCli === undefined) throw new Error(`${name} needs --before or --before-ref`);
+      const { child, base } = await startSwitchboard(server, options, {}, before ? options.beforeCli : CLI);
       const pid = child.pid as number;
       return {
         name,

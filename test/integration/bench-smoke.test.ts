@@ -1,13 +1,22 @@
 /**
  * Smoke test of the benchmark harness (bench/): its clients and load generator drive the real
  * gateway, the direct pipe and the plain HTTP echo server for a few hundred calls, and every answer
- * is checked. Correctness only: no timing is asserted. Uses root dependencies only (no peers).
+ * is checked; the cluster scenarios drive real replicas, a real Redis and Debian's HAProxy; a
+ * before/after run's temporary worktree is made and removed. Correctness only: no timing is
+ * asserted. Uses root dependencies only (no peers).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareBefore } from '../../bench/lib/before.ts';
 import { answerFromBody, checkEcho, httpConnector, stdioConnector, wsConnector } from '../../bench/lib/clients.ts';
+import { measureRelay, measureReplicas } from '../../bench/lib/cluster-scenarios.ts';
 import { runLoad } from '../../bench/lib/load.ts';
 import { runRamp } from '../../bench/lib/ramp.ts';
+import { Unavailable } from '../../bench/lib/spawn.ts';
+import { CLI, killAll, ROOT, startSystem } from '../../bench/lib/systems.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { fileURLToPath } from 'node:url';
 
@@ -102,4 +111,70 @@ describe('bench harness', () => {
     expect(answerFromBody('text/event-stream', body, 3).id).toBe(3);
     expect(() => answerFromBody('text/event-stream', body, 4)).toThrow(/without an answer/);
   });
+
+  it('runs the relay scenario: 100 checked calls relayed by r1 to the owner r0, 100 sent to r0 (a real Redis)', async () => {
+    const { subject, reference } = await measureRelay({ cli: CLI, sessions: 1, inFlight: 1, warmupMs: 50, durationMs: 60_000, maxCalls: 100, referenceFirst: true });
+    for (const side of [subject, reference]) {
+      expect(side.errors, side.firstError).toBe(0);
+      expect(side.calls).toBeGreaterThanOrEqual(100);
+    }
+  }, 120_000);
+
+  it('runs the replicas scenario: HAProxy with session affinity over 3 replicas, then over 1, every answer checked', async () => {
+    const { subject, reference } = await measureReplicas({ cli: CLI, sessions: 2, inFlight: 2, warmupMs: 50, durationMs: 60_000, maxCalls: 100, referenceFirst: false });
+    for (const side of [subject, reference]) {
+      expect(side.errors, side.firstError).toBe(0);
+      expect(side.calls).toBeGreaterThanOrEqual(100);
+    }
+  }, 120_000);
+
+  it('calls a build that refuses the cluster config (exit code 2) unavailable, and stops its Redis', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+    try {
+      const refusing = join(dir, 'cli.mjs');
+      writeFileSync(refusing, 'process.exit(2);\n');
+      const error = await measureRelay({ cli: refusing, sessions: 1, inFlight: 1, warmupMs: 50, durationMs: 1_000, maxCalls: 10, referenceFirst: false }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Unavailable);
+      expect((error as Error).message).toMatch(/refused the cluster config/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('starts switchboard-before on the build it is given, and refuses to start it without one', async () => {
+    await expect(startSystem('switchboard-before', { sharedChildren: 2, nodeFlags: [] })).rejects.toThrow(/needs --before or --before-ref/);
+    const system = await startSystem('switchboard-before', { sharedChildren: 2, nodeFlags: [], beforeCli: CLI });
+    const connector = httpConnector(system.url as string, 4);
+    try {
+      const result = await runLoad(connector, { ...smoke, sessions: 2, inFlight: 2, bytes: 0, maxCalls: 100 });
+      expect(result.errors, result.firstError).toBe(0);
+    } finally {
+      await connector.close();
+      await system.stop();
+      killAll();
+    }
+  }, 60_000);
+
+  it('checks --before-ref out into a temporary worktree with node_modules linked, and removes it again', () => {
+    const worktrees = () => execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: ROOT, encoding: 'utf8' });
+    const before = prepareBefore({ ref: 'HEAD' }, ROOT);
+    if (before === undefined) throw new Error('no build before');
+    const checkout = dirname(dirname(before.cli));
+    try {
+      expect(existsSync(before.cli)).toBe(true);
+      expect(realpathSync(join(checkout, 'node_modules'))).toBe(realpathSync(join(ROOT, 'node_modules')));
+      expect(worktrees()).toContain(checkout);
+      expect(before.label).toMatch(/at [0-9a-f]{7}/);
+    } finally {
+      before.cleanup();
+    }
+    expect(existsSync(checkout)).toBe(false);
+    expect(worktrees()).not.toContain(checkout);
+    before.cleanup(); // idempotent
+    expect(() => prepareBefore({ ref: 'no-such-revision-7f3a' }, ROOT)).toThrow(/not a revision/);
+    expect(() => prepareBefore({ ref: '--orphan' }, ROOT)).toThrow(/not a revision/);
+    expect(() => prepareBefore({ path: join(ROOT, 'no/such/cli.ts') }, ROOT)).toThrow(/no such file/);
+    expect(() => prepareBefore({ path: CLI, ref: 'HEAD' }, ROOT)).toThrow(/not both/);
+    expect(prepareBefore({ path: CLI }, ROOT)?.cli).toBe(CLI);
+  }, 60_000);
 });

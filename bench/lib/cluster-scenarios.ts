@@ -1,0 +1,118 @@
+/**
+ * The cluster rows of issue 34's table inside `npm run bench`, over lib/cluster.ts:
+ *
+ *   relay     a call relayed by another replica against the same call sent to its owner (two
+ *             replicas and a Redis, no HAProxy; docs/scaling.md "Figures")
+ *   replicas  HAProxy in front of 3 replicas against HAProxy in front of 1, with the session
+ *             affinity deploy/cluster/haproxy.cfg configures (learnt from Mcp-Session-Id)
+ *
+ * Each is a pair of loads, the subject and its reference, measured on the same build in the same
+ * round (their order alternates with the round); the figure is the ratio of the two.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { httpConnector, type Connector } from './clients.ts';
+import { killClusterProcesses, missingPrograms, relayedConnector, startCluster, type Cluster } from './cluster.ts';
+import { runLoad, type LoadResult } from './load.ts';
+import { Unavailable } from './spawn.ts';
+
+/** Two loads on one build: the subject (relayed; 3 replicas) and its reference (the owner; 1 replica). */
+export interface PairResult {
+  readonly subject: LoadResult;
+  readonly reference: LoadResult;
+}
+
+export interface PairOptions {
+  /** The build's src/cli.ts. */
+  readonly cli: string;
+  readonly sessions: number;
+  readonly inFlight: number;
+  readonly warmupMs: number;
+  readonly durationMs: number;
+  /** Stop each load after this many measured calls (smoke tests). */
+  readonly maxCalls?: number | undefined;
+  /** Measure the reference first (rounds alternate it). */
+  readonly referenceFirst: boolean;
+}
+
+const PATH = '/servers/echo/mcp';
+
+async function measure(connector: Connector, cluster: Cluster, options: PairOptions): Promise<LoadResult> {
+  try {
+    return await runLoad(connector, {
+      sessions: options.sessions,
+      inFlight: options.inFlight,
+      bytes: 0,
+      warmupMs: options.warmupMs,
+      durationMs: options.durationMs,
+      ...(options.maxCalls === undefined ? {} : { maxCalls: options.maxCalls }),
+      // Server CPU: every replica and its children; there is no single gateway process.
+      roots: cluster.replicas.map((r) => r.pid),
+      gatewayPid: undefined,
+    });
+  } finally {
+    await connector.close();
+  }
+}
+
+/** Runs the subject and the reference in the order the round asks. */
+async function inOrder(subject: () => Promise<LoadResult>, reference: () => Promise<LoadResult>, referenceFirst: boolean): Promise<PairResult> {
+  if (referenceFirst) {
+    const r = await reference();
+    return { reference: r, subject: await subject() };
+  }
+  const s = await subject();
+  return { subject: s, reference: await reference() };
+}
+
+/** Config folders of the clusters running now. */
+const dirs = new Set<string>();
+
+/** Every cluster process killed and its config folder removed (synchronous: for exit handlers). */
+export function stopClusterScenarios(): void {
+  killClusterProcesses();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  dirs.clear();
+}
+
+async function withCluster<T>(n: number, programs: readonly string[], cli: string, work: (cluster: Cluster) => Promise<T>): Promise<T> {
+  const missing = missingPrograms(programs);
+  if (missing !== undefined) throw new Unavailable(missing);
+  const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-cluster-'));
+  dirs.add(dir);
+  let cluster: Cluster | undefined;
+  try {
+    cluster = await startCluster(n, { cli, dir });
+    return await work(cluster);
+  } finally {
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    dirs.delete(dir);
+  }
+}
+
+/** Sessions opened on r0; the subject sends every call to r1 (which relays it), the reference to r0. */
+export function measureRelay(options: PairOptions): Promise<PairResult> {
+  const connections = options.sessions * options.inFlight;
+  return withCluster(2, ['redis-server'], options.cli, (cluster) => {
+    const [r0, r1] = cluster.replicas;
+    if (r0 === undefined || r1 === undefined) throw new Error('the relay needs two replicas');
+    return inOrder(
+      () => measure(relayedConnector(r0.url + PATH, r1.url + PATH, connections), cluster, options),
+      () => measure(httpConnector(r0.url + PATH, connections), cluster, options),
+      options.referenceFirst,
+    );
+  });
+}
+
+/** HAProxy (with session affinity) over 3 replicas, against HAProxy over 1: a fresh Redis and replicas for each. */
+export function measureReplicas(options: PairOptions): Promise<PairResult> {
+  const connections = options.sessions * options.inFlight;
+  const behindHaproxy = (n: number) =>
+    withCluster(n, ['redis-server', 'haproxy'], options.cli, async (cluster) => {
+      const front = await cluster.startHaproxy(true);
+      return measure(httpConnector(front + PATH, connections), cluster, options);
+    });
+  return inOrder(() => behindHaproxy(3), () => behindHaproxy(1), options.referenceFirst);
+}
