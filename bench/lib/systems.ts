@@ -19,7 +19,7 @@
  * Every process is tracked (spawn.ts); `killAll` runs on every exit path of the benchmark.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -95,6 +95,8 @@ async function startSwitchboard(server: Record<string, unknown>, options: Gatewa
   };
   writeFileSync(file, JSON.stringify(config, null, 2));
   const child = start(NODE, [...options.nodeFlags, cli, '--config', file]);
+  // The folder lives as long as the gateway that reads (and may reload) its config.
+  child.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const endpoint = await waitForLine(child, 'switchboard', (line) => {
     try {
       const entry = JSON.parse(line) as { endpoints?: string[] };
