@@ -13,7 +13,7 @@
  * token exchange), sealed with AES-256-GCM under a key of its own, bound to the hop it rides in:
  * it is never a plain header between replicas.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DerivedKeys } from './keyring.ts';
 
 /** What a hop's MAC covers. `sessionId`, `principal`, `credential`: '' when none. */
@@ -75,7 +75,8 @@ function openWith(key: DerivedKeys['credential'], bytes: Buffer, aad: Buffer): s
 export function createHopSigner(ring: readonly DerivedKeys[]): HopSigner {
   const first = ring[0];
   if (first === undefined) throw new Error('the cluster key ring is empty');
-  const digest = (body: string) => createHash('sha256').update(body, 'utf8').digest('base64url');
+  // One-shot crypto.hash: no Hash object per hop.
+  const digest = (body: string) => hash('sha256', body, 'base64url');
   return {
     digest,
     sign(facts, body, now = Date.now()) {
