@@ -4,6 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { ResponseSink } from '../session/streams.ts';
+import type { JsonObject } from '../jsonrpc/types.ts';
 import type { StepUpRequest } from './auth-hook.ts';
 
 /** Past this many unsent bytes the client is too slow: drop the connection (it can resume). */
@@ -52,9 +53,20 @@ export function createKeepAlive(intervalMs: number): KeepAlive {
 export function writeJson(raw: ServerResponse, status: number, body: string, headers?: Record<string, string>): void {
   const payload = body.length >= BUFFER_BODY_CHARS ? Buffer.from(body) : body;
   const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
-  raw.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': length });
+  // One flat [name, value, ...] list (node:http takes it as it is): no object spread per answer,
+  // and no for-in over it in _storeHeader (issue 34). Our own two fields win over a caller's.
+  const fields: Array<string | number> = ['content-type', 'application/json', 'content-length', length];
+  if (headers !== undefined) {
+    for (const name of Object.keys(headers)) {
+      if (name !== 'content-type' && name !== 'content-length') fields.push(name, headers[name] as string);
+    }
+  }
+  raw.writeHead(status, fields);
   raw.end(payload);
 }
+
+/** Computes the `WWW-Authenticate` of a 403 for `missing` scopes (one function per route). */
+type Challenger = (request: StepUpRequest, missing: readonly string[]) => string;
 
 /**
  * `sessionId`: the 2025 session the stream belongs to (sent as Mcp-Session-Id); undefined for a
@@ -62,79 +74,103 @@ export function writeJson(raw: ServerResponse, status: number, body: string, hea
  * `WWW-Authenticate` of a 403 for the missing scopes, from the response's own request (one
  * function per route, nothing made per POST); undefined, the sink has no `challenge`.
  */
-export function createHttpSink(raw: ServerResponse, sessionId: string | undefined, keepAlive: KeepAlive, challenge?: (request: StepUpRequest, missing: readonly string[]) => string): HttpSink {
-  let closed = false;
-  let lastWrite = Date.now();
+export function createHttpSink(raw: ServerResponse, sessionId: string | undefined, keepAlive: KeepAlive, challenge?: Challenger): HttpSink {
+  return new RawSink(raw, sessionId, keepAlive, challenge);
+}
 
-  const finish = () => {
-    closed = true;
-    keepAlive.delete(sink);
-  };
+/**
+ * A class, not an object literal of closures: one is made per POST, and its methods are shared
+ * on the prototype instead of seven closures allocated per request (issue 34). What stays per
+ * request is the object and the one 'close' listener on the response.
+ */
+class RawSink implements HttpSink {
+  onclose: (() => void) | undefined = undefined;
+  /** Own property only with step-up over HTTP: its presence says the sink can refuse with 403. */
+  challenge?: (message: JsonObject, scopes: readonly string[]) => void;
+  private done = false;
+  /** Set when the SSE stream starts: only SSE streams are pinged. */
+  private lastWrite = 0;
+  private readonly raw: ServerResponse;
+  private readonly sessionId: string | undefined;
+  private readonly keepAlive: KeepAlive;
 
-  const write = (chunk: string) => {
-    lastWrite = Date.now();
-    raw.write(chunk);
-    if (raw.writableLength > MAX_BUFFERED_BYTES) {
-      finish();
-      raw.destroy();
-      sink.onclose?.();
-    }
-  };
-
-  const sink: HttpSink = {
-    onclose: undefined,
-    get closed() {
-      return closed || raw.destroyed;
-    },
-    json(body) {
-      if (closed) return;
-      finish();
-      writeJson(raw, 200, body, sessionId === undefined ? undefined : { 'mcp-session-id': sessionId });
-    },
-    sse() {
-      if (closed || raw.headersSent) return;
-      raw.writeHead(200, {
-        ...(sessionId === undefined ? {} : { 'mcp-session-id': sessionId }),
-        'content-type': 'text/event-stream',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        // Tell buffering reverse proxies (nginx) to pass events through as they come.
-        'x-accel-buffering': 'no',
-      });
-      raw.flushHeaders();
-      keepAlive.add(sink);
-    },
-    event(id, data) {
-      if (closed) return;
-      // A priming event (empty data) also tells the client how soon to reconnect (SEP-1699).
-      if (data === '') write(`id: ${id}\nretry: ${RECONNECT_MS}\ndata: \n\n`);
-      // A stream without replay (StreamOptions) gives no id: there is nothing to resume from.
-      else write(id === '' ? `event: message\ndata: ${data}\n\n` : `event: message\nid: ${id}\ndata: ${data}\n\n`);
-    },
-    end() {
-      if (closed) return;
-      finish();
-      raw.end();
-    },
-    ping(now, idleMs) {
-      if (!closed && now - lastWrite >= idleMs) write(': keep-alive\n\n');
-    },
-  };
-
-  if (challenge !== undefined) {
-    sink.challenge = (message, scopes) => {
-      if (closed) return;
-      finish();
-      const headers: Record<string, string> = { 'www-authenticate': challenge(raw.req, scopes) };
-      if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
-      writeJson(raw, 403, JSON.stringify(message), headers);
-    };
+  constructor(raw: ServerResponse, sessionId: string | undefined, keepAlive: KeepAlive, challenger: Challenger | undefined) {
+    this.raw = raw;
+    this.sessionId = sessionId;
+    this.keepAlive = keepAlive;
+    if (challenger !== undefined) this.challenge = (message, scopes) => this.refuse(challenger, message, scopes);
+    raw.on('close', () => this.peerClosed());
   }
 
-  raw.on('close', () => {
-    if (closed) return;
-    finish();
-    sink.onclose?.();
-  });
-  return sink;
+  get closed(): boolean {
+    return this.done || this.raw.destroyed;
+  }
+
+  json(body: string): void {
+    if (this.done) return;
+    this.finish();
+    writeJson(this.raw, 200, body, this.sessionId === undefined ? undefined : { 'mcp-session-id': this.sessionId });
+  }
+
+  sse(): void {
+    if (this.done || this.raw.headersSent) return;
+    this.raw.writeHead(200, {
+      ...(this.sessionId === undefined ? {} : { 'mcp-session-id': this.sessionId }),
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      // Tell buffering reverse proxies (nginx) to pass events through as they come.
+      'x-accel-buffering': 'no',
+    });
+    this.raw.flushHeaders();
+    this.lastWrite = Date.now();
+    this.keepAlive.add(this);
+  }
+
+  event(id: string, data: string): void {
+    if (this.done) return;
+    // A priming event (empty data) also tells the client how soon to reconnect (SEP-1699).
+    if (data === '') this.write(`id: ${id}\nretry: ${RECONNECT_MS}\ndata: \n\n`);
+    // A stream without replay (StreamOptions) gives no id: there is nothing to resume from.
+    else this.write(id === '' ? `event: message\ndata: ${data}\n\n` : `event: message\nid: ${id}\ndata: ${data}\n\n`);
+  }
+
+  end(): void {
+    if (this.done) return;
+    this.finish();
+    this.raw.end();
+  }
+
+  ping(now: number, idleMs: number): void {
+    if (!this.done && now - this.lastWrite >= idleMs) this.write(': keep-alive\n\n');
+  }
+
+  private refuse(challenger: Challenger, message: JsonObject, scopes: readonly string[]): void {
+    if (this.done) return;
+    this.finish();
+    const headers: Record<string, string> = { 'www-authenticate': challenger(this.raw.req, scopes) };
+    if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
+    writeJson(this.raw, 403, JSON.stringify(message), headers);
+  }
+
+  private write(chunk: string): void {
+    this.lastWrite = Date.now();
+    this.raw.write(chunk);
+    if (this.raw.writableLength > MAX_BUFFERED_BYTES) {
+      this.finish();
+      this.raw.destroy();
+      this.onclose?.();
+    }
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.keepAlive.delete(this);
+  }
+
+  private peerClosed(): void {
+    if (this.done) return;
+    this.finish();
+    this.onclose?.();
+  }
 }

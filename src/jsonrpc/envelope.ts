@@ -147,8 +147,12 @@ function hasNonCanonicalNumber(quotedKey: string, text: string): boolean {
     i++;
     while (isJsonSpace(text.charCodeAt(i))) i++;
     const start = i;
-    while (isNumberChar(text.charCodeAt(i))) i++;
+    // Digits alone, no leading zero, at most 15 of them: exact and written as String() writes it.
+    // No slice and no Number/String round trip for the ids of ordinary messages (issue 34).
+    let plain = true;
+    for (let c = text.charCodeAt(i); isNumberChar(c); c = text.charCodeAt(++i)) if (c < 0x30 || c > 0x39) plain = false;
     if (i === start) continue; // not a number
+    if (plain && i - start <= 15 && (i - start === 1 || text.charCodeAt(start) !== 0x30)) continue;
     const literal = text.slice(start, i);
     if (String(Number(literal)) !== literal) return true;
   }

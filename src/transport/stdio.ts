@@ -23,7 +23,7 @@ import { signalGroup, stopGroup, unregisterGroup } from './process-tree.ts';
 import type { StderrSink } from './stderr-sink.ts';
 import { busyError, closedError, type ExitInfo, exitedError, overflowError, spawnFailed } from './stdio-errors.ts';
 import type { Overflow, StdoutGarbage, StdoutReader } from './stdout-reader.ts';
-import type { SendOptions, Transport } from './types.ts';
+import { SENT, type SendOptions, type Transport } from './types.ts';
 
 export { killAllChildrenNow } from './process-tree.ts';
 
@@ -33,8 +33,6 @@ export { killAllChildrenNow } from './process-tree.ts';
  */
 const PIPE_CLOSE_WAIT_MS = 500;
 
-/** What `send` returns while the pipe has room: one settled promise for every call. */
-const SENT: Promise<void> = Promise.resolve();
 
 export interface StdioTransportOptions {
   target: StdioTargetConfig;

@@ -9,6 +9,13 @@ import type { GatewayError } from '../errors/gateway-error.ts';
 import type { TraceContext } from '../jsonrpc/trace-context.ts';
 import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 
+/**
+ * What `send` returns when the message left (or was queued) at once: one settled promise shared by
+ * every call, so a caller can tell it apart and skip a `.catch` (a promise and a microtask) per
+ * message (issue 34).
+ */
+export const SENT: Promise<void> = Promise.resolve();
+
 /** What goes with one message besides its text. Every field is optional; none costs anything unset. */
 export interface SendOptions {
   /**

@@ -22,7 +22,7 @@ import type {
 } from '../jsonrpc/types.ts';
 import type { TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import type { SendOptions, Transport } from '../transport/types.ts';
+import { SENT, type SendOptions, type Transport } from '../transport/types.ts';
 
 /** What a request carries up besides its text: its own headers and trace context (the signal is the correlator's). */
 export type RequestOptions = Pick<SendOptions, 'headers' | 'trace'>;
@@ -201,7 +201,10 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
       message.id = upstreamId;
       const sendOptions: SendOptions =
         options === undefined ? { signal: entry.abort.signal } : { signal: entry.abort.signal, headers: options.headers, trace: options.trace };
-      transport.send(message, sendOptions).catch((err: unknown) => {
+      const sent = transport.send(message, sendOptions);
+      // The shared settled promise (transport/types.ts) cannot fail: no `.catch` for it.
+      if (sent === SENT) return upstreamId;
+      sent.catch((err: unknown) => {
         fail(
           upstreamId,
           err instanceof GatewayError

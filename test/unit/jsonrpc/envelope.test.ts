@@ -18,6 +18,21 @@ describe('parseJson', () => {
     expect(JSON.stringify(parseJson(text))).toBe(text);
   });
 
+  // The scan's shortcut (digits alone, up to 15, no leading zero) against the full round trip:
+  // every spelling is written back as it came, whichever side of the shortcut it falls on.
+  it.each(['0', '7', '10', '123456789012345', '1234567890123456', '9007199254740993', '-0', '-5', '1.0', '1E2', '1e-0', '2.50', '12345678901234567890'])(
+    'writes the id %s back exactly as it was sent, as id, requestId and progressToken',
+    (id) => {
+      for (const text of [
+        `{"jsonrpc":"2.0","id":${id},"method":"x"}`,
+        `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${id}}}`,
+        `{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"progressToken":${id}}}}`,
+      ]) {
+        expect(JSON.stringify(parseJson(text))).toBe(text);
+      }
+    },
+  );
+
   it('throws on malformed JSON', () => {
     expect(() => parseJson('{"a":')).toThrow(SyntaxError);
   });
