@@ -82,8 +82,12 @@ export interface ModernEntryOptions {
   forwardRetry?: ForwardRetry | undefined;
 }
 
-/** Serves a POST classified as 2026-07-28 (a request or a notification): checked, rate-limited, then served statelessly. */
-export type ServeModern = (request: FastifyRequest, reply: FastifyReply, value: unknown, era: ReturnType<typeof classifyPost>) => FastifyReply | Promise<FastifyReply>;
+/**
+ * Serves a POST classified as 2026-07-28 (a request or a notification): checked, rate-limited, then
+ * served statelessly. `resolved`: the endpoint the route found for this request just now (used
+ * when nothing was awaited since; after a wait the path is looked up again, a reload may have closed it).
+ */
+export type ServeModern = (request: FastifyRequest, reply: FastifyReply, value: unknown, era: ReturnType<typeof classifyPost>, resolved?: RouteEndpoint) => FastifyReply | Promise<FastifyReply>;
 
 /** Whether the retry's owner needs the caller's token (hop-forward.ts); a path closed since: it does not. */
 function needsCredential(request: FastifyRequest, open: (request: FastifyRequest) => RouteEndpoint): boolean {
@@ -99,10 +103,11 @@ export function createModernEntry(options: ModernEntryOptions): ServeModern {
   /** A 2026 request's challenge (a closure per request only with step-up over HTTP; a 2025 sink reads its own request). */
   const challengeOf = (request: FastifyRequest) => stepUpChallenge && ((missing: readonly string[]) => stepUpChallenge(request, missing));
 
-  const admitModern = (request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, meta: ModernMeta, refuse: (error: unknown) => FastifyReply) => {
+  const admitModern = (request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, meta: ModernMeta, refuse: (error: unknown) => FastifyReply, resolved?: RouteEndpoint) => {
     let entry: RouteEndpoint;
     try {
-      entry = open(request);
+      // A removed target or group (live sessions only) is a 404 for new work: `open` says so.
+      entry = resolved?.open === true ? resolved : open(request);
     } catch (error) {
       return refuse(error);
     }
@@ -112,7 +117,7 @@ export function createModernEntry(options: ModernEntryOptions): ServeModern {
     return reply;
   };
 
-  return (request, reply, value, era) => {
+  return (request, reply, value, era, resolved) => {
     const id = idOf(value);
     if ('reject' in era) return replyError(reply, eraError(era), id);
     if (!('request' in era)) return reply.code(202).send(); // 2026 notifications have no session to reach
@@ -136,6 +141,6 @@ export function createModernEntry(options: ModernEntryOptions): ServeModern {
     }
     // A promise only when the buckets are shared (a cluster): in one process the check is decided at once.
     if (taking !== undefined) return taking.then(() => admitModern(request, reply, era.request, era.meta, refuse), refuse);
-    return admitModern(request, reply, era.request, era.meta, refuse);
+    return admitModern(request, reply, era.request, era.meta, refuse, resolved);
   };
 }

@@ -168,7 +168,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     checkPostHeaders(request.headers);
     const value = parseBody(request.body);
     const era = classifyPost(value, request.headers);
-    if (!('era' in era) || era.era === '2026') return serveModern(request, reply, value, era);
+    if (!('era' in era) || era.era === '2026') return serveModern(request, reply, value, era, entry);
     const { messages, batch } = toMessages(value);
     const sessionId = request.headers[SESSION_HEADER];
     const first = messages[0] as JsonRpcMessage;

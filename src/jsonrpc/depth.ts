@@ -24,6 +24,9 @@ export class JsonTooDeepError extends Error {
  * A text shorter than 2 x limit cannot nest that deep: callers skip the scan for those.
  */
 export function nestsDeeperThan(text: string, limit: number): boolean {
+  // Nesting never goes deeper than the text has openers, and most messages have a handful (a
+  // 2026 request's envelope alone makes it long enough to be scanned): counted natively first.
+  if (fewOpeners(text, limit)) return false;
   let depth = 0;
   const length = text.length;
   for (let i = 0; i < length; i++) {
@@ -38,6 +41,14 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
     }
   }
   return false;
+}
+
+/** True when `text` has at most `limit` `{` and `[` in all (inside strings too: an upper bound). */
+function fewOpeners(text: string, limit: number): boolean {
+  let count = 0;
+  for (let at = text.indexOf('{'); at !== -1; at = text.indexOf('{', at + 1)) if (++count > limit) return false;
+  for (let at = text.indexOf('['); at !== -1; at = text.indexOf('[', at + 1)) if (++count > limit) return false;
+  return true;
 }
 
 /** Index of the quote that closes the string opened at `open`, or -1. */

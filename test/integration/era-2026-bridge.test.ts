@@ -61,6 +61,33 @@ describe('2026 requests on a 2025 upstream', () => {
       .toBe(true);
   });
 
+  it('closing a response still waiting for its one JSON answer cancels the call upstream as well', async () => {
+    const url = await gateway();
+    // A caller that declared nothing to ask: its calls share one host, so `history` sees the slow call.
+    const plain = { 'io.modelcontextprotocol/clientCapabilities': {} };
+    const history = async () => JSON.parse(textOf(resultOf(await modern(url, 'tools/call', { name: 'history' }, { meta: plain })))) as Recorded[];
+    const abort = new AbortController();
+    const params = { name: 'slow', arguments: { ms: 5_000 }, _meta: envelope(plain) };
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params });
+    const answered = fetch(url, { method: 'POST', headers: standardHeaders('tools/call', params), body, signal: abort.signal }).then(
+      () => 'answered',
+      () => 'aborted',
+    );
+    let slowId: unknown;
+    await expect
+      .poll(async () => {
+        slowId = (await history()).find((m) => m.method === 'tools/call' && m.params?.name === 'slow')?.id;
+        return slowId !== undefined;
+      }, { timeout: 10_000 })
+      .toBe(true);
+    // No progress, no log line: the response is still undecided (no SSE writer made) when the client goes.
+    abort.abort();
+    expect(await answered).toBe('aborted');
+    await expect
+      .poll(async () => (await history()).some((m) => m.method === 'notifications/cancelled' && m.params?.requestId === slowId), { timeout: 10_000 })
+      .toBe(true);
+  });
+
   it('a client gone while its held session still opens has cancelled: the call never goes upstream', async () => {
     const rec = recorderServer();
     const slowStart = { ...rec, args: [...(rec.args ?? []), '--init-delay-ms=3000'] };

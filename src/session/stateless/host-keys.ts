@@ -43,6 +43,8 @@ const has = (value: unknown, key: string): boolean => typeof value === 'object' 
  */
 export function askingCapabilities(capabilities: JsonObject): string {
   const { sampling, elicitation, roots } = capabilities;
+  // Most callers declare none of them: the one constant, no string made.
+  if ((sampling === undefined || sampling === null) && (elicitation === undefined || elicitation === null) && (roots === undefined || roots === null)) return ASKS_NOTHING;
   const elicits = elicitation !== undefined && elicitation !== null;
   // Per request: plain concatenation, no array.
   const s = sampling === undefined || sampling === null ? '-' : `s${has(sampling, 'tools') ? 't' : ''}${has(sampling, 'context') ? 'c' : ''}`;
@@ -56,7 +58,19 @@ export interface HostKeys {
   scopeOf(caller: HostCaller): string;
   /** `scope` (the caller's), the grant and the asking capabilities: callers of one key share hosts. */
   keyOf(caller: HostCaller, scope: string): string;
+  /** Both, made once per endpoint, principal, credential and asking capabilities, then the same strings. */
+  identityOf(caller: HostCaller): HostIdentity;
 }
+
+export interface HostIdentity {
+  readonly scope: string;
+  readonly key: string;
+}
+
+/** Distinct credentials remembered per endpoint and principal before the memo starts over (a bound). */
+const MAX_CREDENTIALS = 256;
+/** The principal slot of callers without one (no gateway.auth). */
+const NO_PRINCIPAL = {};
 
 export function createHostKeys(): HostKeys {
   /** Keys the credential hashes: per pool (per gateway), never stored or shown. */
@@ -74,8 +88,38 @@ export function createHostKeys(): HostKeys {
     return `${forwarded ? 'f' : 'a'}${hash}`;
   };
 
-  return {
-    scopeOf: (caller) => `${caller.endpoint.endpoint}\u0000${caller.principal?.id ?? ''}\u0000${credentialOf(caller)}`,
-    keyOf: (caller, scope) => `${scope}\u0000${caller.endpoint.grantKey(caller.principal)}\u0000${caller.asking}`,
+  const scopeOf = (caller: HostCaller) => `${caller.endpoint.endpoint}\u0000${caller.principal?.id ?? ''}\u0000${credentialOf(caller)}`;
+  const keyOf = (caller: HostCaller, scope: string) => `${scope}\u0000${caller.endpoint.grantKey(caller.principal)}\u0000${caller.asking}`;
+
+  /**
+   * Every 2026 request needs its caller's scope and key. Built afresh they cost a keyed hash (where
+   * the credential counts) and strings hashed again by every Map they look up; the memo hands out
+   * the same two strings (issue 34). It follows what the strings depend on: the endpoint object (a
+   * reload makes new ones, with their own grant), the principal object (one per connection, weakly
+   * held), the credential where it counts (at most MAX_CREDENTIALS per endpoint and principal, in
+   * memory only, as the store keeps each session's own), and the asking capabilities (a handful).
+   */
+  const memo = new WeakMap<RouteEndpoint, WeakMap<object, Map<string | undefined, Map<string, HostIdentity>>>>();
+
+  const identityOf = (caller: HostCaller): HostIdentity => {
+    const { endpoint, principal } = caller;
+    let byPrincipal = memo.get(endpoint);
+    if (byPrincipal === undefined) memo.set(endpoint, (byPrincipal = new WeakMap()));
+    let byCredential = byPrincipal.get(principal ?? NO_PRINCIPAL);
+    if (byCredential === undefined) byPrincipal.set(principal ?? NO_PRINCIPAL, (byCredential = new Map()));
+    const credential = endpoint.forwardsCredential || principal === undefined ? caller.authorization : '';
+    let byAsking = byCredential.get(credential);
+    if (byAsking === undefined) {
+      if (byCredential.size >= MAX_CREDENTIALS) byCredential.clear();
+      byCredential.set(credential, (byAsking = new Map()));
+    }
+    let identity = byAsking.get(caller.asking);
+    if (identity === undefined) {
+      const scope = scopeOf(caller);
+      byAsking.set(caller.asking, (identity = { scope, key: keyOf(caller, scope) }));
+    }
+    return identity;
   };
+
+  return { scopeOf: (caller) => identityOf(caller).scope, keyOf, identityOf };
 }

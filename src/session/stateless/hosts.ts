@@ -246,8 +246,7 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     scopeOf: keys.scopeOf,
 
     acquire(caller, mayAsk) {
-      const scope = pool.scopeOf(caller);
-      const key = keys.keyOf(caller, scope);
+      const { scope, key } = keys.identityOf(caller);
       const held = perScope.get(scope) ?? 0;
       const chosen = choose(key, held, mayAsk);
       if (chosen !== undefined) return take(chosen, caller);

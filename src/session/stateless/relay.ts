@@ -16,13 +16,13 @@
  *   withdraws the request (in 2026 closing the response stream cancels the request).
  */
 import { GatewayError, toErrorResponse } from '../../errors/gateway-error.ts';
-import { JsonRpcCode } from '../../jsonrpc/codes.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
-import { isCacheable } from '../../jsonrpc/methods.ts';
 import type { JsonObject, RequestId } from '../../jsonrpc/types.ts';
-import { hasRawText, toWireText } from '../../jsonrpc/wire-text.ts';
 import type { ResponseSink } from '../streams.ts';
-import { type Exchange, statusOfError } from './exchange.ts';
+import type { Exchange } from './exchange.ts';
+import { answerOf, passesLogLevel, toModernAnswer } from './modern-answer.ts';
+
+export { passesLogLevel, spliceComplete, toModernAnswer } from './modern-answer.ts';
 
 export interface RelayHooks {
   /** A server->client request the host routed to this request. */
@@ -51,66 +51,190 @@ export interface Relay extends ResponseSink {
   rebind(exchange: Exchange, clientId: RequestId, logLevel: string | undefined): void;
 }
 
-const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
-
-/** True when a log line of `level` passes a request that asked for `wanted` (undefined: none). */
-export function passesLogLevel(level: unknown, wanted: string | undefined): boolean {
-  if (wanted === undefined) return false;
-  const at = LEVELS.indexOf(typeof level === 'string' ? level : '');
-  const min = LEVELS.indexOf(wanted);
-  return at >= (min < 0 ? 0 : min);
-}
+/** The shape of a refusal over HTTP (step-up): `WWW-Authenticate` for the missing scopes. */
+type Challenge = (missing: readonly string[]) => string;
 
 /**
- * The start of a large answer's own line (wire-text.ts keeps it, the client's id already spliced
- * in): `{"jsonrpc":"2.0","id":<id>,"result":{` (jsonrpc before or after the id, any spacing). Only
- * `jsonrpc` and `id` may come before `result`, so nothing earlier can hold a look-alike of these keys.
+ * The relay of one call: a class, so a request costs one object and its fields, not a closure per
+ * method (issue 34: the 2026 path's per-request objects). `take` is the one bound function: the
+ * stream set calls it unbound (streams.ts).
  */
-const PLAIN_HEAD = /^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(?:"(?:[^"\\]|\\.)*"|[-+.\deE]+)\s*,\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"result"\s*:\s*\{/;
+class StatelessRelay implements Relay {
+  readonly call: number;
+  readonly method: string;
+  readonly named: string | undefined;
+  // Set by the chain's step-up stage (stream-shapes.ts): how a retry's own token is judged. An own
+  // property, so the chain finds it (`'stepUp' in sink`).
+  stepUp: Relay['stepUp'] = undefined;
+  onclose: (() => void) | undefined = undefined;
+  challenge?: (message: JsonObject, scopes: readonly string[]) => void;
+  readonly take: (message: JsonObject, final: boolean) => void;
+  #current: Exchange;
+  #id: RequestId;
+  #level: string | undefined;
+  #streaming = false;
+  #parked = false;
+  #finished = false;
+  /** The host's answer while parked: it waits for the retry. */
+  #held: JsonObject | undefined = undefined;
+  readonly #hooks: RelayHooks;
+  readonly #uri: string | undefined;
+  readonly #shape: ((answer: JsonObject) => JsonObject) | undefined;
+  readonly #challenge: Challenge | undefined;
 
-/**
- * A large plain result (one the reader kept the line of) in the 2026 shape without serializing it
- * again: `resultType` spliced into its text. Undefined when the text is not of that plain form.
- */
-export function spliceComplete(body: string): string | undefined {
-  const head = PLAIN_HEAD.exec(body);
-  if (head === null || body.includes('"resultType"')) return undefined;
-  const rest = body.slice(head[0].length);
-  const empty = /^\s*\}/.test(rest);
-  return `${head[0]}"resultType":"complete"${empty ? '' : ','}${rest}`;
-}
-
-/** A host's answer in the 2026 shape, for the client's `id`; with the HTTP status if it is the whole response. */
-export function toModernAnswer(message: JsonObject, id: RequestId, method: string, uri?: string): { status: number; body: string } {
-  message.id = id as JsonObject[string];
-  const error = message.error;
-  if (isObject(error)) {
-    // SEP-2164 (2026): an unknown resource is -32602, not the 2025 -32002, and names the URI.
-    if (error.code === JsonRpcCode.ResourceNotFound) error.code = JsonRpcCode.InvalidParams;
-    const data = isObject(error.data) ? error.data : {};
-    if (uri !== undefined && error.code === JsonRpcCode.InvalidParams && data.uri === undefined) error.data = { ...data, uri };
-    return { status: statusOfError(error.code), body: JSON.stringify(message) };
+  constructor(exchange: Exchange, call: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri: string | undefined, challenge: Challenge | undefined, shape: ((answer: JsonObject) => JsonObject) | undefined, named: string | undefined) {
+    this.call = call;
+    this.method = method;
+    this.named = named;
+    this.#current = exchange;
+    this.#id = clientId;
+    this.#level = logLevel;
+    this.#hooks = hooks;
+    this.#uri = uri;
+    this.#shape = shape;
+    this.#challenge = challenge;
+    this.take = (message, final) => this.#take(message, final);
+    if (challenge !== undefined) this.challenge = (answer, scopes) => this.#refuseWithChallenge(answer, scopes);
+    this.#watch(exchange);
   }
-  const result = message.result;
-  if (isObject(result)) {
-    if (result.resultType === undefined) result.resultType = 'complete';
-    // Results a client may cache (SEP-2549): the gateway says for how long, and only for this caller.
-    if (isCacheable(method)) {
-      if (typeof result.ttlMs !== 'number') result.ttlMs = 0;
-      // The gateway's answers depend on who asks (policy, upstream identity): never shared caches.
-      result.cacheScope = 'private';
+
+  get clientId(): RequestId {
+    return this.#id;
+  }
+  get parked(): boolean {
+    return this.#parked;
+  }
+  get finished(): boolean {
+    return this.#finished;
+  }
+  // Open for the host until the answer is out, also while parked (the answer is still owed).
+  get closed(): boolean {
+    return this.#finished;
+  }
+
+  // A sink that takes objects gets no text: the stream set hands every message to `take`.
+  json(): void {}
+  event(): void {}
+
+  sse(): void {
+    // An answer slower than the stream set waits (streams.ts): SSE, so keep-alives reach the client.
+    if (this.#parked || this.#finished || this.#streaming) return;
+    this.#streaming = true;
+    this.#current.sse();
+  }
+
+  end(): void {
+    if (this.#finished) return;
+    if (this.#parked) {
+      // The answer (or the host's end) waits for the retry, which gets it on rebind.
+      this.#held ??= { jsonrpc: '2.0', id: this.#id as JsonObject[string], error: new GatewayError('GW_UPSTREAM_CLOSED', 'The upstream session ended while the call waited for input').toJsonRpc() };
+      return;
+    }
+    // The host ended this stream without an answer: the host itself ended.
+    this.#finished = true;
+    if (!this.#current.closed) this.#current.end();
+    this.#hooks.done(this);
+  }
+
+  drop(): void {
+    if (!this.#finished) this.#abandon();
+  }
+
+  refuse(error: GatewayError): void {
+    if (this.#finished) return;
+    const body = JSON.stringify(toErrorResponse(this.#id, error));
+    const retry = error.details.retryAfterSec;
+    if (this.#streaming) this.#write(200, body);
+    else this.#current.json(error.httpStatus, body, typeof retry === 'number' ? { 'retry-after': String(retry) } : undefined);
+    this.#abandon();
+  }
+
+  park(message: JsonObject): void {
+    if (this.#finished) return;
+    const { body } = toModernAnswer(message, this.#id, this.method);
+    this.#parked = true;
+    this.#write(200, body);
+  }
+
+  rebind(next: Exchange, nextId: RequestId, nextLevel: string | undefined): void {
+    this.#current = next;
+    this.#id = nextId;
+    this.#level = nextLevel;
+    this.#streaming = false;
+    this.#parked = false;
+    this.#watch(next);
+    const answer = this.#held;
+    if (answer !== undefined) {
+      this.#held = undefined;
+      this.#finish(answer);
     }
   }
-  return { status: 200, body: JSON.stringify(message) };
-}
 
-/** The answer's text: a large plain result's own line with `resultType` spliced in, else shaped and serialized once. */
-function answerOf(message: JsonObject, id: RequestId, method: string, uri: string | undefined): { status: number; body: string } {
-  if (hasRawText(message) && message.id === id && isObject(message.result) && !isCacheable(method)) {
-    const body = spliceComplete(toWireText(message as never));
-    if (body !== undefined) return { status: 200, body };
+  #take(message: JsonObject, final: boolean): void {
+    if (this.#finished) return;
+    if (final) return this.#finish(message);
+    if (typeof message.method !== 'string') return;
+    if ('id' in message) this.#hooks.ask(this, message);
+    else this.#relayNotification(message);
   }
-  return toModernAnswer(message, id, method, uri);
+
+  #write(status: number, body: string): void {
+    if (this.#streaming) {
+      this.#current.event(body);
+      this.#current.end();
+    } else {
+      this.#current.json(status, body);
+    }
+  }
+
+  #finish(answer: JsonObject): void {
+    // The caller's own answer shape (url-consent.ts: a consent error as an input_required round).
+    const message = this.#shape === undefined ? answer : this.#shape(answer);
+    if (this.#parked) {
+      this.#held = message;
+      return;
+    }
+    this.#finished = true;
+    const { status, body } = answerOf(message, this.#id, this.method, this.#uri);
+    this.#write(status, body);
+    this.#hooks.done(this);
+  }
+
+  /** Closes the sink: the core withdraws the request (cancel upstream); then nothing more is relayed. */
+  #abandon(): void {
+    this.#parked = false;
+    this.#held = undefined;
+    this.onclose?.();
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#hooks.done(this);
+  }
+
+  #watch(ex: Exchange): void {
+    ex.onclose = () => {
+      if (ex === this.#current && !this.#parked && !this.#finished) this.#abandon();
+    };
+  }
+
+  #relayNotification(message: JsonObject): void {
+    if (this.#parked) return;
+    const params = isObject(message.params) ? message.params : undefined;
+    if (message.method === 'notifications/progress' || (message.method === 'notifications/message' && passesLogLevel(params?.level, this.#level))) {
+      if (!this.#streaming) {
+        this.#streaming = true;
+        this.#current.sse();
+      }
+      this.#current.event(JSON.stringify(message));
+    }
+  }
+
+  #refuseWithChallenge(answer: JsonObject, scopes: readonly string[]): void {
+    // Too late for a status (a stream began, or the call is parked): the refusal is its answer.
+    if (this.#finished || this.#parked || this.#streaming) return this.#finish(answer);
+    this.#finished = true;
+    this.#current.json(403, toModernAnswer(answer, this.#id, this.method).body, { 'www-authenticate': (this.#challenge as Challenge)(scopes) });
+    this.#hooks.done(this);
+  }
 }
 
 /**
@@ -118,154 +242,6 @@ function answerOf(message: JsonObject, id: RequestId, method: string, uri: strin
  * step-up over HTTP, the `WWW-Authenticate` of a 403 for the missing scopes (StreamSet.challenge).
  * `shape`: rewrites the final answer (stateless/url-consent.ts).
  */
-export function createRelay(exchange: Exchange, call: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string, challenge?: (missing: readonly string[]) => string, shape?: (answer: JsonObject) => JsonObject, named?: string): Relay {
-  let current = exchange;
-  let id = clientId;
-  let level = logLevel;
-  let streaming = false;
-  let parked = false;
-  let finished = false;
-  /** The host's answer while parked: it waits for the retry. */
-  let held: JsonObject | undefined;
-
-  const write = (status: number, body: string) => {
-    if (streaming) {
-      current.event(body);
-      current.end();
-    } else {
-      current.json(status, body);
-    }
-  };
-
-  const finish = (answer: JsonObject) => {
-    // The caller's own answer shape (url-consent.ts: a consent error as an input_required round).
-    const message = shape === undefined ? answer : shape(answer);
-    if (parked) {
-      held = message;
-      return;
-    }
-    finished = true;
-    const { status, body } = answerOf(message, id, method, uri);
-    write(status, body);
-    hooks.done(relay);
-  };
-
-  /** Closes the sink: the core withdraws the request (cancel upstream); then nothing more is relayed. */
-  const abandon = () => {
-    parked = false;
-    held = undefined;
-    relay.onclose?.();
-    if (finished) return;
-    finished = true;
-    hooks.done(relay);
-  };
-
-  const watch = (ex: Exchange) => {
-    ex.onclose = () => {
-      if (ex === current && !parked && !finished) abandon();
-    };
-  };
-
-  const relayNotification = (message: JsonObject) => {
-    if (parked) return;
-    const params = isObject(message.params) ? message.params : undefined;
-    if (message.method === 'notifications/progress' || (message.method === 'notifications/message' && passesLogLevel(params?.level, level))) {
-      if (!streaming) {
-        streaming = true;
-        current.sse();
-      }
-      current.event(JSON.stringify(message));
-    }
-  };
-
-  const relay: Relay = {
-    call,
-    method,
-    named,
-    // Set by the chain's step-up stage (stream-shapes.ts): how a retry's own token is judged.
-    stepUp: undefined,
-    onclose: undefined,
-    get clientId() {
-      return id;
-    },
-    get parked() {
-      return parked;
-    },
-    get finished() {
-      return finished;
-    },
-    // Open for the host until the answer is out, also while parked (the answer is still owed).
-    get closed() {
-      return finished;
-    },
-    drop() {
-      if (!finished) abandon();
-    },
-    take(message, final) {
-      if (finished) return;
-      if (final) return finish(message);
-      if (typeof message.method !== 'string') return;
-      if ('id' in message) hooks.ask(relay, message);
-      else relayNotification(message);
-    },
-    // A sink that takes objects gets no text: the stream set hands every message to `take`.
-    json() {},
-    event() {},
-    sse() {
-      // An answer slower than the stream set waits (streams.ts): SSE, so keep-alives reach the client.
-      if (parked || finished || streaming) return;
-      streaming = true;
-      current.sse();
-    },
-    end() {
-      if (finished) return;
-      if (parked) {
-        // The answer (or the host's end) waits for the retry, which gets it on rebind.
-        held ??= { jsonrpc: '2.0', id: id as JsonObject[string], error: new GatewayError('GW_UPSTREAM_CLOSED', 'The upstream session ended while the call waited for input').toJsonRpc() };
-        return;
-      }
-      // The host ended this stream without an answer: the host itself ended.
-      finished = true;
-      if (!current.closed) current.end();
-      hooks.done(relay);
-    },
-    refuse(error) {
-      if (finished) return;
-      const body = JSON.stringify(toErrorResponse(id, error));
-      const retry = error.details.retryAfterSec;
-      if (streaming) write(200, body);
-      else current.json(error.httpStatus, body, typeof retry === 'number' ? { 'retry-after': String(retry) } : undefined);
-      abandon();
-    },
-    park(message) {
-      if (finished) return;
-      const { body } = toModernAnswer(message, id, method);
-      parked = true;
-      write(200, body);
-    },
-    rebind(next, nextId, nextLevel) {
-      current = next;
-      id = nextId;
-      level = nextLevel;
-      streaming = false;
-      parked = false;
-      watch(next);
-      if (held !== undefined) {
-        const answer = held;
-        held = undefined;
-        finish(answer);
-      }
-    },
-  };
-  if (challenge !== undefined) {
-    relay.challenge = (answer, scopes) => {
-      // Too late for a status (a stream began, or the call is parked): the refusal is its answer.
-      if (finished || parked || streaming) return finish(answer);
-      finished = true;
-      current.json(403, toModernAnswer(answer, id, method).body, { 'www-authenticate': challenge(scopes) });
-      hooks.done(relay);
-    };
-  }
-  watch(exchange);
-  return relay;
+export function createRelay(exchange: Exchange, call: number, clientId: RequestId, method: string, logLevel: string | undefined, hooks: RelayHooks, uri?: string, challenge?: Challenge, shape?: (answer: JsonObject) => JsonObject, named?: string): Relay {
+  return new StatelessRelay(exchange, call, clientId, method, logLevel, hooks, uri, challenge, shape, named);
 }

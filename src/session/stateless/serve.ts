@@ -253,11 +253,11 @@ export function createStatelessServer({ store, logger, limits, cluster }: Statel
 
   return {
     serve(input) {
-      const failed = (err: unknown) => fail(input.exchange, input.request.id, err, log);
+      // A call on an open host is served synchronously: no promise, no closure for its failure.
       try {
-        serve(input)?.catch(failed);
+        serve(input)?.catch((err: unknown) => fail(input.exchange, input.request.id, err, log));
       } catch (err) {
-        failed(err);
+        fail(input.exchange, input.request.id, err, log);
       }
     },
     ownerOf(request) {

@@ -12,6 +12,13 @@ describe('nesting depth', () => {
     expect(nestsDeeperThan('{"a":[{"b":[1]}]}', 3)).toBe(true);
   });
 
+  it('many shallow openers (more than the limit in all) are not depth', () => {
+    const wide = JSON.stringify(Array.from({ length: 300 }, () => ({ a: [1] })));
+    expect(nestsDeeperThan(wide, 3)).toBe(false);
+    expect(nestsDeeperThan(wide, 2)).toBe(true);
+    expect(nestsDeeperThan('{"text":"' + 'x'.repeat(5_000) + '"}', 1)).toBe(false);
+  });
+
   it('ignores brackets inside strings, escaped quotes included', () => {
     const text = JSON.stringify({ s: '[[[[[[[[[[{{{{{{{{{"\\"[[[[' });
     expect(nestsDeeperThan(text, 1)).toBe(false);
