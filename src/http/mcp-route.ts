@@ -132,31 +132,48 @@ async function forward(session: Session, msg: JsonRpcMessage, logger: Logger): P
   }
 }
 
-export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
-  const { path, resolve, store, keepAlive, logger, limits, stateless, forward: hop, forwardRetry, stepUpChallenge } = options;
-  const serveModern = createModernEntry({ open: (request) => openEndpointOf(request, resolve), keepAlive, limits, stateless, stepUpChallenge, forwardRetry });
+/** Opens a session for an `initialize` (a stale Mcp-Session-Id of a live session is refused). */
+async function initialize(
+  store: SessionStore,
+  entry: RouteEndpoint,
+  reply: FastifyReply,
+  request: JsonRpcRequest,
+  staleId: string | undefined,
+  from: FastifyRequest,
+): Promise<FastifyReply> {
+  if (staleId !== undefined && store.get(staleId, from.principal) !== undefined) {
+    throw new GatewayError('GW_ALREADY_INITIALIZED', 'Session is already initialized; send initialize without Mcp-Session-Id');
+  }
+  const session = store.create(entry.factory, { authorization: from.headers.authorization, principal: from.principal, transport: 'streamable-http' });
+  const answer = await session.initialize(request);
+  // No room for its child: a refusal of the session (503 + Retry-After), not an upstream's answer.
+  const refused = refusalIn(answer);
+  if (refused !== undefined) return replyError(reply, refused, request.id);
+  reply.code(200).header('content-type', 'application/json');
+  if (!session.ended) reply.header('mcp-session-id', session.id);
+  return reply.send(JSON.stringify(answer));
+}
 
-  const initialize = async (
-    entry: RouteEndpoint,
-    reply: FastifyReply,
-    request: JsonRpcRequest,
-    staleId: string | undefined,
-    from: FastifyRequest,
-  ) => {
-    if (staleId !== undefined && store.get(staleId, from.principal) !== undefined) {
-      throw new GatewayError('GW_ALREADY_INITIALIZED', 'Session is already initialized; send initialize without Mcp-Session-Id');
+/** The requests of a 2025 POST to a live session: its notifications and answers go upstream first. */
+async function requestsOf(session: Session, messages: readonly JsonRpcMessage[], logger: Logger): Promise<JsonRpcRequest[] | undefined> {
+  let requests: JsonRpcRequest[] | undefined;
+  for (const msg of messages) {
+    if (isRequest(msg)) {
+      if (msg.method === 'initialize') throw new GatewayError('GW_ALREADY_INITIALIZED');
+      (requests ??= []).push(msg);
+    } else {
+      await forward(session, msg, logger);
     }
-    const session = store.create(entry.factory, { authorization: from.headers.authorization, principal: from.principal, transport: 'streamable-http' });
-    const answer = await session.initialize(request);
-    // No room for its child: a refusal of the session (503 + Retry-After), not an upstream's answer.
-    const refused = refusalIn(answer);
-    if (refused !== undefined) return replyError(reply, refused, request.id);
-    reply.code(200).header('content-type', 'application/json');
-    if (!session.ended) reply.header('mcp-session-id', session.id);
-    return reply.send(JSON.stringify(answer));
-  };
+  }
+  return requests;
+}
 
-  app.post(path, async (request, reply) => {
+type ServeModern = ReturnType<typeof createModernEntry>;
+
+/** The POST handler: a 2026 request goes to the stateless entry, a 2025 one to its session. */
+function createPostHandler(options: McpRouteOptions, serveModern: ServeModern) {
+  const { resolve, store, keepAlive, logger, limits, forward: hop, stepUpChallenge } = options;
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     let entry: RouteEndpoint;
     try {
       entry = endpointOf(request, resolve);
@@ -179,21 +196,12 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     if (taking !== undefined) await taking;
     if (init) {
       if (batch) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: initialize must not be part of a batch');
-      return initialize(entry, reply, first, typeof sessionId === 'string' ? sessionId : undefined, request);
+      return initialize(store, entry, reply, first, typeof sessionId === 'string' ? sessionId : undefined, request);
     }
     const session = sessionOf(request, store, entry);
     // Batches exist only in 2025-03-26 (removed in 2025-06-18).
     if (batch && session.protocolVersion !== '2025-03-26') throw new GatewayError('GW_BATCH_NOT_ALLOWED');
-
-    let requests: JsonRpcRequest[] | undefined;
-    for (const msg of messages) {
-      if (isRequest(msg)) {
-        if (msg.method === 'initialize') throw new GatewayError('GW_ALREADY_INITIALIZED');
-        (requests ??= []).push(msg);
-      } else {
-        await forward(session, msg, logger);
-      }
-    }
+    const requests = await requestsOf(session, messages, logger);
     if (requests === undefined) return reply.code(202).send();
     // Over the in-flight caps: 503 with Retry-After for the whole POST, none of it runs.
     session.admit(requests.length);
@@ -204,7 +212,13 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     // is on. The principal is this request's own: step-up judges the token it came with.
     session.serve(requests, sink, batch ? BATCH_2025 : POST_2025, request.headers, request.principal);
     return reply;
-  });
+  };
+}
+
+export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
+  const { path, resolve, store, keepAlive, logger, limits, stateless, forward: hop, forwardRetry, stepUpChallenge } = options;
+  const serveModern = createModernEntry({ open: (request) => openEndpointOf(request, resolve), keepAlive, limits, stateless, stepUpChallenge, forwardRetry });
+  app.post(path, createPostHandler(options, serveModern));
 
   app.get(path, async (request, reply) => {
     const entry = endpointOf(request, resolve);
