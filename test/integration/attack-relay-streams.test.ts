@@ -141,7 +141,14 @@ describe('a slow reader of a multi-MiB answer', () => {
     } finally {
       req.destroy();
     }
-  }, 60_000);
+    // Again, and the client goes away while the hop is paused behind it: no hop is left either.
+    const paused = await rawPost(r1, session, call('h2', 'history', {}));
+    paused.res.pause();
+    await until(() => hopConnections(r1, r0) >= 1, 'the hop under way');
+    paused.req.destroy();
+    await until(() => hopConnections(r1, r0) === 0, 'the paused hop closed');
+    expect((await ping(r1, session)).status).toBe(200);
+  }, 90_000);
 });
 
 describe('an owner that dies mid-answer', () => {
