@@ -136,3 +136,28 @@ describe('requests the edge accepts, relayed with the hop added', () => {
     }
   });
 });
+
+describe('a large body relayed', () => {
+  it('a 12 MiB call is relayed whole (its digest checked by the owner); one past limits.maxBodyBytes is refused at the edge', async () => {
+    const session = await open(r0);
+    const text = 'z'.repeat(12 * 1024 * 1024);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 'big', method: 'tools/call', params: { name: 'echo', arguments: { text } } });
+    const headers = { authorization: ALICE, 'mcp-session-id': session, 'mcp-protocol-version': VERSION };
+    const relayed = await post(r1.mcpUrl(), body, headers);
+    expect(relayed.status).toBe(200);
+    expect((relayed.json.result as { content: Array<{ text: string }> }).content[0]?.text).toBe(text);
+    // Refused on its Content-Length before the body is read: the edge may close while the client
+    // still writes (EPIPE here), or answer 413 first; either way it is never relayed.
+    const overBody = JSON.stringify({ jsonrpc: '2.0', id: 'over', method: 'tools/call', params: { name: 'echo', arguments: { text: text + text } } });
+    const over = await new Promise<string>((resolve) => {
+      const req = httpRequest(r1.mcpUrl(), { method: 'POST', headers: { ...MCP_HEADERS, ...headers, 'content-length': Buffer.byteLength(overBody) } }, (res) => {
+        res.resume();
+        resolve(String(res.statusCode));
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+      req.end(overBody);
+    });
+    expect(['413', 'EPIPE', 'ECONNRESET']).toContain(over);
+    expect((await ping(r1, session)).status).toBe(200);
+  }, 60_000);
+});

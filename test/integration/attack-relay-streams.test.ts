@@ -148,6 +148,8 @@ describe('a slow reader of a multi-MiB answer', () => {
     paused.req.destroy();
     await until(() => hopConnections(r1, r0) === 0, 'the paused hop closed');
     expect((await ping(r1, session)).status).toBe(200);
+    // Every pause of the hop added a 'drain' listener on the reply: none was left piling up.
+    expect(r1.log()).not.toContain('MaxListenersExceededWarning');
   }, 90_000);
 });
 
@@ -162,11 +164,32 @@ describe('an owner that dies mid-answer', () => {
       res.once('close', () => resolve('close'));
       res.resume();
     });
+    // A second call, its answer not begun (no progress token: nothing to send until the result).
+    const quiet = fetch(r1.mcpUrl(), { method: 'POST', headers: { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': VERSION }, body: call('q', 'slow', { ms: 120_000 }) })
+      .then(async (answer) => ({ status: answer.status, text: await answer.text() }))
+      .catch((err: unknown) => ({ status: 0, text: String(err) }));
+    await until(() => hopConnections(r1, r2) >= 2, 'both hops under way');
     await r2.kill9();
     expect(['end', 'error', 'close']).toContain(await ended);
+    const second = await quiet;
+    // Either the broken stream (status 0 here) or a JSON-RPC error with a GW_* code: never a hang.
+    if (second.status !== 0) expect(second.text, String(second.status)).toMatch(/"code":"GW_[A-Z_]+"/);
     // Its session is now unknown through the edge, at once; the edge's own and r0's are served.
     expect((await ping(r1, session)).status).toBe(404);
     expect((await ping(r1, await open(r1))).status).toBe(200);
     expect((await ping(r1, await open(r0))).status).toBe(200);
+  }, 60_000);
+});
+
+describe('many clients gone at once', () => {
+  it('thirty SSE answers dropped mid-stream together leave no hop connection, and the edge serves on', async () => {
+    const session = await open(r0);
+    const started = await Promise.all(Array.from({ length: 30 }, (_, i) => rawPost(r1, session, call(`s${i}`, 'slow', { ms: 120_000, steps: 2 }, `t${i}`))));
+    await Promise.all(started.map(({ res }) => readUntil(res, 'notifications/progress')));
+    expect(hopConnections(r1, r0)).toBeGreaterThanOrEqual(30);
+    for (const { req } of started) req.destroy();
+    await until(() => hopConnections(r1, r0) === 0, 'every hop connection closed');
+    expect((await ping(r1, session)).json).toMatchObject({ id: 'p', result: {} });
+    expect(r1.log() + r0.log()).not.toContain('MaxListenersExceededWarning');
   }, 60_000);
 });
