@@ -83,6 +83,31 @@ async function until(check: () => boolean, what: string, ms = 20_000): Promise<v
 
 const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
 
+describe('a client gone before the hop starts', () => {
+  it('a client that leaves while the edge looks the owner up starts no hop that never ends', async () => {
+    const session = await open(r2);
+    // The edge has never looked r2 up: it reads Redis, which is held still for a moment, so the
+    // client can leave after the edge took its request and before the hop is sent.
+    const redisPid = cluster.redis.pid() as number;
+    process.kill(redisPid, 'SIGSTOP');
+    try {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+      const req = httpRequest(r1.mcpUrl(), { method: 'POST', headers: { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': VERSION, 'content-length': Buffer.byteLength(body) } });
+      req.on('error', () => undefined);
+      await new Promise<void>((resolve) => req.end(body, resolve));
+      await new Promise((r) => setTimeout(r, 300));
+      req.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      process.kill(redisPid, 'SIGCONT');
+    }
+    // The hop, if one was sent, ends with its answer (an idle kept-alive connection closes in 4 s);
+    // one paused forever behind a reply nobody reads would hold its connection for good.
+    await until(() => hopConnections(r1, r2) === 0, 'no hop connection left', 15_000);
+    expect((await ping(r1, session)).json).toMatchObject({ id: 'p', result: {} });
+  }, 60_000);
+});
+
 describe('an SSE answer relayed, and its client going away', () => {
   it('relays progress event by event (not held until the call ends), and a client gone mid-stream leaves no hop connection', async () => {
     const session = await open(r0);
