@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHopSigner } from '../../src/cluster/hop-signature.ts';
 import { deriveKeyRing } from '../../src/cluster/keyring.ts';
 import { CLUSTER_KEY, startCluster, type Replica, type TestCluster } from '../support/cluster.ts';
+import { rawExchange, rawRequest } from '../support/raw-http.ts';
 import { MCP_HEADERS, post } from '../support/recorder.ts';
 
 const ALICE = 'Bearer alice-key-0123456789abcdef';
@@ -112,6 +113,30 @@ describe('requests the edge accepts, relayed with the hop added', () => {
       expect(relayed.status, path).toBe(direct.status);
       expect(relayed.text, path).not.toContain('GW_HOP_REFUSED');
     }
+  });
+
+  it('request targets a client library would not send (absolute form, doubled slashes, duplicated session header) get what the owner gives them directly', async () => {
+    const session = await open(r0);
+    // An absolute target naming a port where nobody listens: the hop still goes to the owner's
+    // advertised URL (a refused connection there would mark the owner gone for everyone).
+    const targets = (on: Replica) => [`http://127.0.0.1:${on.port}/servers/rec/mcp`, 'http://127.0.0.1:1/servers/rec/mcp', 'http://evil.invalid/servers/rec/mcp', '//servers/rec/mcp', '/servers/rec/mcp#frag', '/servers/./rec/mcp', '/servers/rec/../rec/mcp'];
+    const raw = async (on: Replica, target: string, extra: Record<string, string> = {}) => {
+      const headers = { Host: `127.0.0.1:${on.port}`, ...MCP_HEADERS, Authorization: ALICE, 'Mcp-Session-Id': session, 'Mcp-Protocol-Version': VERSION, ...extra };
+      return rawRequest(new URL(on.url), 'POST', target, headers, PING);
+    };
+    const direct = targets(r0);
+    const relayed = targets(r1);
+    for (let i = 0; i < direct.length; i++) {
+      const there = await raw(r0, direct[i] as string);
+      const here = await raw(r1, relayed[i] as string);
+      expect(here.status, `${relayed[i]}: ${here.body.slice(0, 300)}`).toBe(there.status);
+      expect(here.body).not.toContain('GW_HOP_REFUSED');
+    }
+    // The session header twice: one value joined from both on either replica; never a hop refused.
+    const twice = await rawExchange(new URL(r1.url), [`POST /servers/rec/mcp HTTP/1.1`, `Host: 127.0.0.1:${r1.port}`, 'Content-Type: application/json', 'Accept: application/json, text/event-stream', `Authorization: ${ALICE}`, `Mcp-Session-Id: ${session}`, `Mcp-Session-Id: ${session}`, `Content-Length: ${PING.length}`, 'Connection: close', '', PING].join('\r\n'));
+    expect(twice.status).toBeGreaterThanOrEqual(400);
+    expect(twice.body).not.toContain('GW_HOP_REFUSED');
+    expect((await ping(r1, session)).status).toBe(200);
   });
 
   it('an SDK v2 client initialized on one replica goes on through the other: tools, a call, and its DELETE', async () => {
