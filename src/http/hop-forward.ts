@@ -102,6 +102,12 @@ function answerInto(reply: FastifyReply, exchange: () => HopExchange, onClose: (
  */
 async function relayTo(cluster: Cluster, request: FastifyRequest, reply: FastifyReply, replica: string, url: string, needsCredential: boolean, log: Logger): Promise<boolean> {
   const raw = reply.raw;
+  // The client left while the route awaited (authentication, the directory lookup): its 'close'
+  // came before our listener, so a hop now would pause on its first chunk for good.
+  if (raw.destroyed) {
+    reply.hijack();
+    return true;
+  }
   const principal = encodePrincipal(request.principal);
   const headers = outgoing(request);
   const body = typeof request.body === 'string' ? request.body : undefined;
