@@ -47,6 +47,7 @@ export function scenarios(rampSessions: number, openSessions = 50): Scenario[] {
     { name: '1x1', kind: 'load', wire: 'http', sessions: 1, inFlight: 1, bytes: 0, systems: WITH_AUTH, about: 'latency: 1 session, 1 call in flight' },
     { name: '1x32', kind: 'load', wire: 'http', sessions: 1, inFlight: 32, bytes: 0, systems: WITH_AUTH, about: '1 session, 32 calls in flight' },
     { name: '64x4', kind: 'load', wire: 'http', sessions: 64, inFlight: 4, bytes: 0, systems: WITH_AUTH, about: '64 sessions, 4 calls in flight each' },
+    { name: '1x32-2KiB', kind: 'load', wire: 'http', sessions: 1, inFlight: 32, bytes: 2048, systems: STATELESS, about: '1 session, 32 in flight, 2 KiB results (forwarded as the child wrote them)' },
     { name: '1MiB', kind: 'load', wire: 'http', sessions: 1, inFlight: 4, bytes: MiB, systems: EVERY, about: '1 session, 4 in flight, 1 MiB results' },
     { name: 'ramp', kind: 'ramp', wire: 'http', sessions: rampSessions, inFlight: 1, bytes: 0, systems: RAMP, about: `open ${rampSessions} sessions, 16 at a time; keep them open` },
     { name: 'ws-1x1', kind: 'load', wire: 'ws', sessions: 1, inFlight: 1, bytes: 0, systems: WS, about: 'WebSocket: 1 session, 1 in flight' },

@@ -12,6 +12,7 @@
  */
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { isObject } from '../../jsonrpc/envelope.ts';
+import { dropRawText } from '../../jsonrpc/wire-text.ts';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../../jsonrpc/types.ts';
 import type { Pending } from '../flavour.ts';
 import type { Member } from '../member.ts';
@@ -80,7 +81,11 @@ export function createTaskStage(namespaced: boolean): TaskStage {
       }
       if (origin === LISTING) {
         const listed = result.tasks;
-        if (Array.isArray(listed)) result.tasks = listed.filter((t) => isObject(t) && typeof t.taskId === 'string' && tasks?.origin(t.taskId) !== undefined);
+        if (Array.isArray(listed)) {
+          result.tasks = listed.filter((t) => isObject(t) && typeof t.taskId === 'string' && tasks?.origin(t.taskId) !== undefined);
+          // The list changed beyond its id: the kept line (jsonrpc/wire-text.ts) would list them all.
+          dropRawText(response);
+        }
         return undefined;
       }
       return { method: 'tools/call', params: origin.params as JsonObject | undefined };
