@@ -23,8 +23,9 @@ type Seen = Record<string, string | undefined>;
 let remote: HttpFixture;
 let gw: RunningGateway | undefined;
 
-const configWith = (forwardAuthorization: boolean, withRemote = true): GatewayConfig =>
+const configWith = (forwardAuthorization: boolean, withRemote = true, withGroup = false): GatewayConfig =>
   buildAggregateConfig({
+    ...(withGroup ? { groups: { g: ['remote'] } } : {}),
     targets: {
       ...(withRemote ? { remote: { target: remoteTarget('remote', { type: 'http', url: remote.url, forwardAuthorization, protocol: '2025' }), exposure: { eager: false } } } : {}),
       col: colliderServer(),
@@ -90,6 +91,18 @@ describe('a reload between two 2026 requests', () => {
     } finally {
       await dispatcher.close();
     }
+  });
+
+  it('a group removed between two 2026 requests is 404 for the next, and served again once re-added', async () => {
+    gw = await startGateway(configWith(true, true, true), { logger: createTestLogger('silent', undefined) });
+    const token = 'Bearer group-token';
+    expect((await seenBy('/groups/g/mcp', 'remote__headers', token)).authorization).toBe(token);
+    gw.reload(configWith(true, true, false));
+    const refused = await modern(new URL('/groups/g/mcp', gw.url), 'tools/call', { name: 'remote__headers', arguments: {} }, { headers: { authorization: token }, id: 'gone' });
+    expect(refused.status).toBe(404);
+    expect(refused.json).toMatchObject({ id: 'gone', error: { data: { code: 'GW_ROUTE_NOT_FOUND' } } });
+    gw.reload(configWith(true, true, true));
+    expect((await seenBy('/groups/g/mcp', 'remote__headers', token)).authorization).toBe(token);
   });
 });
 
@@ -185,6 +198,13 @@ describe('two subjects alternating over one keep-alive socket (gateway.auth, the
       } finally {
         await dispatcher.close();
       }
+    });
+
+    it(`on ${path}: two subjects' requests in flight at once, 40 of them, each carries its own token`, async () => {
+      const aud = new URL(path, gw!.url).href;
+      const tokens = [`Bearer ${await issuer.mint({ aud, sub: 'carol' })}`, `Bearer ${await issuer.mint({ aud, sub: 'dave' })}`];
+      const seen = await Promise.all(Array.from({ length: 40 }, (_, i) => seenBy(path, tool, tokens[i % 2])));
+      expect(seen.map((s) => s.authorization)).toEqual(Array.from({ length: 40 }, (_, i) => tokens[i % 2]));
     });
   }
 });
