@@ -7,7 +7,7 @@
  * one keep-alive socket, one caller declaring different capabilities. Raw 2026 requests over real
  * sockets to a recording Streamable HTTP upstream.
  */
-import { Agent } from 'undici';
+import { Agent, fetch as fetchOn } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
@@ -73,7 +73,7 @@ describe('a reload between two 2026 requests', () => {
     const dispatcher = new Agent({ connections: 1 });
     const call = async () => {
       const params = { name: 'headers', arguments: {}, _meta: envelope() };
-      const res = await fetch(url, { method: 'POST', headers: standardHeaders('tools/call', params), body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params }), dispatcher } as RequestInit);
+      const res = await fetchOn(url, { method: 'POST', headers: standardHeaders('tools/call', params), body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params }), dispatcher });
       return { status: res.status, body: (await res.json()) as { id?: unknown; result?: unknown; error?: { data?: { code?: string } } } };
     };
     try {
@@ -185,14 +185,14 @@ describe('two subjects alternating over one keep-alive socket (gateway.auth, the
           for (const [i, token] of tokens.entries()) {
             const params = { name: tool, arguments: {}, _meta: envelope() };
             const headers = { ...standardHeaders('tools/call', params), authorization: token };
-            const res = await fetch(new URL(path, gw!.url), { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params }), dispatcher } as RequestInit);
+            const res = await fetchOn(new URL(path, gw!.url), { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params }), dispatcher });
             const body = (await res.json()) as { result: unknown };
             expect((JSON.parse(textOf(body.result)) as Seen).authorization, `token ${i}, round ${round}`).toBe(token);
           }
         }
         // And without a token on that socket: refused, not served as the last subject.
         const params = { name: tool, arguments: {}, _meta: envelope() };
-        const res = await fetch(new URL(path, gw!.url), { method: 'POST', headers: standardHeaders('tools/call', params), body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params }), dispatcher } as RequestInit);
+        const res = await fetchOn(new URL(path, gw!.url), { method: 'POST', headers: standardHeaders('tools/call', params), body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params }), dispatcher });
         expect(res.status).toBe(401);
         await res.arrayBuffer();
       } finally {

@@ -6,7 +6,7 @@
  * group), alternating, and a reload that drops or restores the rule must be what the next request
  * meets. Real tokens from oidc-provider, real recorder children that log what they received.
  */
-import { Agent } from 'undici';
+import { Agent, fetch as fetchOn } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelope, standardHeaders } from '../support/modern.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/oidc-provider.ts';
@@ -40,7 +40,7 @@ const PATHS = [
 async function call(path: string, name: string, text: string, token: string): Promise<{ status: number; body: Record<string, any> }> {
   const params = { name, arguments: { text }, _meta: envelope() };
   const headers = { ...standardHeaders('tools/call', params), authorization: `Bearer ${token}` };
-  const res = await fetch(new URL(path, su.gw.url), { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: text, method: 'tools/call', params }), dispatcher } as RequestInit);
+  const res = await fetchOn(new URL(path, su.gw.url), { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: text, method: 'tools/call', params }), dispatcher });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
 

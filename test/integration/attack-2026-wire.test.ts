@@ -23,7 +23,7 @@ const picks: TargetExposureConfig = {
   prompts: { allow: [], deny: [] },
   resources: { allow: [], deny: [] },
   picks: { tools: ['echo', 'slow', 'history'], prompts: [], resources: [] },
-} as unknown as TargetExposureConfig;
+};
 
 beforeAll(async () => {
   const base = buildAggregateConfig({ targets: { rec: recorderServer(), other: recorderServer() }, groups: { g: ['rec'] } });
