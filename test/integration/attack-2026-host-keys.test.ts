@@ -13,7 +13,7 @@ import type { GatewayConfig } from '../../src/config/types.ts';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
 import { buildAggregateConfig, colliderServer } from '../support/aggregate.ts';
-import { type Issuer, jwtAuth, startIssuer } from '../support/auth-server.ts';
+import { type Issuer, jwtAuth, keyAuth, startIssuer } from '../support/auth-server.ts';
 import { createTestLogger, remoteTarget } from '../support/gateway.ts';
 import { envelope, errorOf, modern, resultOf, standardHeaders } from '../support/modern.ts';
 import { textOf } from '../support/recorder.ts';
@@ -205,6 +205,43 @@ describe('two subjects alternating over one keep-alive socket (gateway.auth, the
       const tokens = [`Bearer ${await issuer.mint({ aud, sub: 'carol' })}`, `Bearer ${await issuer.mint({ aud, sub: 'dave' })}`];
       const seen = await Promise.all(Array.from({ length: 40 }, (_, i) => seenBy(path, tool, tokens[i % 2])));
       expect(seen.map((s) => s.authorization)).toEqual(Array.from({ length: 40 }, (_, i) => tokens[i % 2]));
+    });
+  }
+});
+
+describe('an API key in its own header, the Authorization forwarded (one principal object per socket, many credentials)', () => {
+  beforeAll(async () => {
+    remote = await startHttpFixture({ getStream: false });
+    const auth = { ...keyAuth({ alice: 'key-of-alice-0123456789' }), apiKeyHeader: 'x-api-key', anonymous: true };
+    gw = await startGateway({ ...configWith(true), auth }, { logger: createTestLogger('silent', undefined) });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    gw = undefined;
+    await remote?.close();
+  });
+
+  for (const [path, tool] of PATHS) {
+    it(`on ${path}: the same key with a changed Authorization, and anonymous callers with theirs, each carry their own upstream`, async () => {
+      const dispatcher = new Agent({ connections: 1 });
+      const callWith = async (headers: Record<string, string>) => {
+        const params = { name: tool, arguments: {}, _meta: envelope() };
+        const res = await fetchOn(new URL(path, gw!.url), { method: 'POST', headers: { ...standardHeaders('tools/call', params), ...headers }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }), dispatcher });
+        const text = await res.text();
+        if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.headers.get('www-authenticate'))} ${text}`);
+        return (JSON.parse(textOf((JSON.parse(text) as { result: unknown }).result)) as Seen).authorization;
+      };
+      try {
+        for (let round = 0; round < 2; round++) {
+          // Not Bearer: the gateway verifies a bearer token itself; another scheme is the upstream's alone.
+          for (const upstream of ['Token upstream-one', 'Token upstream-two']) {
+            expect(await callWith({ 'x-api-key': 'key-of-alice-0123456789', authorization: upstream }), `alice, round ${round}`).toBe(upstream);
+            expect(await callWith({ authorization: `${upstream}-anonymous` }), `anonymous, round ${round}`).toBe(`${upstream}-anonymous`);
+          }
+        }
+      } finally {
+        await dispatcher.close();
+      }
     });
   }
 });
