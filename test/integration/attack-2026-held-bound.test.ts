@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../src/main.ts';
 import { startHttpFixture, type HttpFixture } from '../fixtures/http-upstream.ts';
-import { buildAggregateConfig } from '../support/aggregate.ts';
+import { buildAggregateConfig, colliderServer } from '../support/aggregate.ts';
 import { type Issuer, jwtAuth, startIssuer } from '../support/auth-server.ts';
 import { createTestLogger, remoteTarget } from '../support/gateway.ts';
 import { modern, resultOf } from '../support/modern.ts';
@@ -23,7 +23,7 @@ let gw: RunningGateway;
 beforeAll(async () => {
   issuer = await startIssuer();
   remote = await startHttpFixture({ getStream: false });
-  const base = buildAggregateConfig({ targets: { remote: { target: remoteTarget('remote', { type: 'http', url: remote.url, forwardAuthorization: true, protocol: '2025' }), exposure: { eager: false } } } });
+  const base = buildAggregateConfig({ targets: { remote: { target: remoteTarget('remote', { type: 'http', url: remote.url, forwardAuthorization: true, protocol: '2025' }), exposure: { eager: false } }, col: colliderServer() } });
   const stateless = { ...base.session.stateless, hostsPerCaller: PER_CALLER };
   gw = await startGateway({ ...base, session: { ...base.session, stateless }, auth: jwtAuth(issuer) }, { logger: createTestLogger('silent', undefined) });
 });
@@ -47,16 +47,20 @@ function liveSessionsOf(tokens: ReadonlySet<string>): string[] {
   return [...opened].filter((id) => !ended.has(id));
 }
 
-it(`one subject with 8 tokens in turn holds at most ${PER_CALLER} upstream sessions, each call still carrying its own token`, async () => {
-  const url = new URL('/servers/remote/mcp', gw.url);
-  const tokens = await Promise.all(Array.from({ length: 8 }, (_, i) => issuer.mint({ aud: url.href, sub: 'mallory', jti: `t${i}` }).then((t) => `Bearer ${t}`)));
-  for (const token of tokens) {
-    const answer = await modern(url, 'tools/call', { name: 'headers', arguments: {} }, { headers: { authorization: token } });
-    expect((JSON.parse(textOf(resultOf(answer))) as Record<string, string>).authorization).toBe(token);
-  }
-  await expect.poll(() => liveSessionsOf(new Set(tokens)).length, { timeout: 10_000 }).toBeLessThanOrEqual(PER_CALLER);
-  // Another subject is still served.
-  const bob = `Bearer ${await issuer.mint({ aud: url.href, sub: 'bob' })}`;
-  const answer = await modern(url, 'tools/call', { name: 'headers', arguments: {} }, { headers: { authorization: bob } });
-  expect((JSON.parse(textOf(resultOf(answer))) as Record<string, string>).authorization).toBe(bob);
-});
+for (const [path, tool] of [['/servers/remote/mcp', 'headers'], ['/mcp', 'remote__headers']] as const) {
+  it(`on ${path}: one subject with 8 tokens in turn holds at most ${PER_CALLER} upstream sessions, each call still carrying its own token`, async () => {
+    const url = new URL(path, gw.url);
+    const call = async (token: string) => {
+      const answer = await modern(url, 'tools/call', { name: tool, arguments: {} }, { headers: { authorization: token } });
+      return (JSON.parse(textOf(resultOf(answer))) as Record<string, string>).authorization;
+    };
+    const subject = `mallory${path.replaceAll('/', '-')}`;
+    const tokens = await Promise.all(Array.from({ length: 8 }, (_, i) => issuer.mint({ aud: url.href, sub: subject, jti: `t${i}` }).then((t) => `Bearer ${t}`)));
+    for (const token of tokens) expect(await call(token)).toBe(token);
+    await expect.poll(() => liveSessionsOf(new Set(tokens)).length, { timeout: 10_000 }).toBeLessThanOrEqual(PER_CALLER);
+    // The first token again (its host was retired for room): its own still, and another subject is served.
+    expect(await call(tokens[0]!)).toBe(tokens[0]);
+    const bob = `Bearer ${await issuer.mint({ aud: url.href, sub: 'bob' })}`;
+    expect(await call(bob)).toBe(bob);
+  });
+}
