@@ -65,6 +65,12 @@ export interface HostKeys {
 export interface HostIdentity {
   readonly scope: string;
   readonly key: string;
+  /**
+   * Whose hosts `hostsPerCaller` counts together: endpoint and principal, whatever credential they
+   * presented (a subject varying its forwarded token must not multiply its held sessions, as it
+   * cannot by varying its capabilities); without a principal the credential is the caller: `scope`.
+   */
+  readonly owner: string;
 }
 
 /** Distinct credentials remembered per endpoint and principal before the memo starts over (a bound). */
@@ -116,7 +122,8 @@ export function createHostKeys(): HostKeys {
     let identity = byAsking.get(caller.asking);
     if (identity === undefined) {
       const scope = scopeOf(caller);
-      byAsking.set(caller.asking, (identity = { scope, key: keyOf(caller, scope) }));
+      const owner = principal === undefined ? scope : `${endpoint.endpoint}\u0000${principal.id}`;
+      byAsking.set(caller.asking, (identity = { scope, key: keyOf(caller, scope), owner }));
     }
     return identity;
   };

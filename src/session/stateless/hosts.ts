@@ -27,7 +27,7 @@ import { GATEWAY_CLIENT_INFO } from '../gateway-info.ts';
 import type { Session } from '../session.ts';
 import type { ResponseSink } from '../streams.ts';
 import type { SessionStore } from '../store.ts';
-import { createHostKeys, type HostCaller } from './host-keys.ts';
+import { createHostKeys, type HostCaller, type HostIdentity } from './host-keys.ts';
 import type { Relay } from './relay.ts';
 
 export type { HostCaller } from './host-keys.ts';
@@ -38,6 +38,8 @@ export interface Host {
   readonly key: string;
   /** Endpoint, principal and credential: who may resume its calls and hear its notifications. */
   readonly scope: string;
+  /** Endpoint and principal (HostIdentity.owner): whose `perCaller` it counts toward. */
+  readonly owner: string;
   /** The upstream side's initialize result (serverInfo, capabilities, instructions). */
   readonly init: JsonObject;
   /** Calls in flight on it that may ask the client for input. */
@@ -104,31 +106,31 @@ export function createHostPool(options: HostPoolOptions): HostPool {
   const keys = createHostKeys();
   const byKey = new Map<string, Array<Promise<Host>>>();
   const ready = new Map<string, Host>();
-  /** Hosts open or opening per scope (endpoint and principal), across capability sets. */
-  const perScope = new Map<string, number>();
+  /** Hosts open or opening per owner (endpoint and principal), across capability sets and credentials. */
+  const perOwner = new Map<string, number>();
   /** The slot each open host fills in its key's list. */
   const slots = new Map<string, Promise<Host>>();
 
-  const count = (scope: string, delta: number) => {
-    const n = (perScope.get(scope) ?? 0) + delta;
-    if (n > 0) perScope.set(scope, n);
-    else perScope.delete(scope);
+  const count = (owner: string, delta: number) => {
+    const n = (perOwner.get(owner) ?? 0) + delta;
+    if (n > 0) perOwner.set(owner, n);
+    else perOwner.delete(owner);
   };
 
-  /** Removes `slot` from its key's list (and the scope's count) once, whichever way the host went. */
-  const drop = (key: string, scope: string, slot: Promise<Host>) => {
+  /** Removes `slot` from its key's list (and the owner's count) once, whichever way the host went. */
+  const drop = (key: string, owner: string, slot: Promise<Host>) => {
     const list = byKey.get(key);
     const at = list === undefined ? -1 : list.indexOf(slot);
     if (list === undefined || at < 0) return;
     list.splice(at, 1);
-    count(scope, -1);
+    count(owner, -1);
     if (list.length === 0) byKey.delete(key);
   };
 
   const forget = (host: Host, slot: Promise<Host>) => {
     ready.delete(host.id);
     slots.delete(host.id);
-    drop(host.key, host.scope, slot);
+    drop(host.key, host.owner, slot);
   };
 
   /** Ends `host` now; its place is free at once. */
@@ -140,17 +142,17 @@ export function createHostPool(options: HostPoolOptions): HostPool {
   };
 
   /**
-   * Room in `scope` for a host of a capability set that has none: the caller's least recently used
+   * Room in `owner`'s hosts for a capability set or credential that has none: its least recently used
    * idle host ends; none idle: a host that only holds calls parked for input (a person's answer
    * awaited, or a caller that never comes back) does not count against `perCaller`, so such calls
-   * never lock the scope's other requests out (their number has its own bound, mrtr.ts); else
+   * never lock the owner's other requests out (their number has its own bound, mrtr.ts); else
    * GW_SESSION_LIMIT.
    */
-  const makeRoom = (scope: string, held: number) => {
+  const makeRoom = (owner: string, held: number) => {
     let lru: Host | undefined;
     let parkedOnly = 0;
     for (const host of ready.values()) {
-      if (host.scope !== scope) continue;
+      if (host.owner !== owner) continue;
       if (holdsOnlyParked(host)) parkedOnly++;
       if (host.active > 0 || host.askers.size > 0) continue;
       if (lru === undefined || host.lastUsed < lru.lastUsed) lru = host;
@@ -179,13 +181,13 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     end: ended,
   });
 
-  const open = async (caller: HostCaller, key: string, scope: string, slot: () => Promise<Host>): Promise<Host> => {
+  const open = async (caller: HostCaller, { key, scope, owner }: HostIdentity, slot: () => Promise<Host>): Promise<Host> => {
     const session = store.create(caller.endpoint.factory, { authorization: caller.authorization, principal: caller.principal, held: true });
     // The session core's own handshake, composed from what the caller declared in its envelope. A
     // failure (no room for its child: GW_SESSION_LIMIT, 503 + Retry-After; an upstream that cannot
     // start or refuses initialize) ends the session and answers the request.
     const init = await session.open({ capabilities: caller.capabilities, clientInfo: caller.clientInfo ?? { ...GATEWAY_CLIENT_INFO } });
-    const host: Host = { id: session.id, session, key, scope, init, askers: new Set(), active: 0, lastUsed: Date.now(), nextCall: 1 };
+    const host: Host = { id: session.id, session, key, scope, owner, init, askers: new Set(), active: 0, lastUsed: Date.now(), nextCall: 1 };
     ready.set(host.id, host);
     slots.set(host.id, slot());
     session.openStream(
@@ -225,20 +227,21 @@ export function createHostPool(options: HostPoolOptions): HostPool {
   };
 
   /** No open host fits: wait for one of the key's that is opening, or open one. */
-  const acquireNew = async (caller: HostCaller, mayAsk: boolean, scope: string, key: string, held: number): Promise<Host> => {
+  const acquireNew = async (caller: HostCaller, mayAsk: boolean, identity: HostIdentity, held: number): Promise<Host> => {
+    const { key, owner } = identity;
     const list = byKey.get(key) ?? [];
     // Wait for a host already opening rather than open one past the cap (or at all, when the
     // request cannot ask and so needs no host of its own).
     if (list.length > 0 && (held >= perCaller || !mayAsk)) return take(await (list[list.length - 1] as Promise<Host>), caller);
-    if (held >= perCaller) makeRoom(scope, held);
+    if (held >= perCaller) makeRoom(owner, held);
     let slot: Promise<Host> | undefined;
-    const opening = open(caller, key, scope, () => slot as Promise<Host>);
+    const opening = open(caller, identity, () => slot as Promise<Host>);
     slot = opening;
     list.push(opening);
     byKey.set(key, list);
-    count(scope, 1);
+    count(owner, 1);
     // A failed open leaves no slot behind; the caller sees the failure.
-    opening.catch(() => drop(key, scope, opening));
+    opening.catch(() => drop(key, owner, opening));
     return take(await opening, caller);
   };
 
@@ -246,11 +249,11 @@ export function createHostPool(options: HostPoolOptions): HostPool {
     scopeOf: keys.scopeOf,
 
     acquire(caller, mayAsk) {
-      const { scope, key } = keys.identityOf(caller);
-      const held = perScope.get(scope) ?? 0;
-      const chosen = choose(key, held, mayAsk);
+      const identity = keys.identityOf(caller);
+      const held = perOwner.get(identity.owner) ?? 0;
+      const chosen = choose(identity.key, held, mayAsk);
       if (chosen !== undefined) return take(chosen, caller);
-      return acquireNew(caller, mayAsk, scope, key, held);
+      return acquireNew(caller, mayAsk, identity, held);
     },
 
     release(host) {

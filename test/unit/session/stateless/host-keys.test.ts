@@ -48,6 +48,20 @@ describe('identityOf: the memo of a caller\'s scope and key', () => {
     expect(keys.identityOf(callerOf(endpointOf(false, 'g2'), alice, 'Bearer one')).key).not.toBe(a.key);
   });
 
+  it("counts a principal's hosts together whatever token it forwards; without a principal the credential is the owner", () => {
+    const keys = createHostKeys();
+    const forwarding = endpointOf(true);
+    const alice = { id: 'alice' };
+    const one = keys.identityOf(callerOf(forwarding, alice, 'Bearer one'));
+    const two = keys.identityOf(callerOf(forwarding, { id: 'alice' }, 'Bearer two'));
+    expect(two.scope).not.toBe(one.scope);
+    expect(two.owner).toBe(one.owner);
+    expect(keys.identityOf(callerOf(forwarding, { id: 'bob' }, 'Bearer one')).owner).not.toBe(one.owner);
+    const anonymous = keys.identityOf(callerOf(forwarding, undefined, 'Bearer one'));
+    expect(anonymous.owner).toBe(anonymous.scope);
+    expect(keys.identityOf(callerOf(forwarding, undefined, 'Bearer two')).owner).not.toBe(anonymous.owner);
+  });
+
   it('remembers a bounded number of credentials, and stays right past the bound', () => {
     const keys = createHostKeys();
     const plain = endpointOf(false);
