@@ -12,21 +12,15 @@ import { createHopSigner } from '../../src/cluster/hop-signature.ts';
 import { openRedis } from '../../src/cluster/redis.ts';
 import { deriveKeyRing } from '../../src/cluster/keyring.ts';
 import { createSessionSealer } from '../../src/cluster/sealed-id.ts';
-import { CLUSTER_KEY, startCluster, type Replica, type TestCluster } from '../support/cluster.ts';
+import { ALICE, BOB, CLUSTER_KEY, startKeyedPair, type Replica, type TestCluster } from '../support/cluster.ts';
 import { post, textOf } from '../support/recorder.ts';
 
-const ALICE = 'Bearer alice-key-0123456789abcdef';
-const BOB = 'Bearer bob-key-0123456789abcdefgh';
 let cluster: TestCluster;
 let r0: Replica;
 let r1: Replica;
 
 beforeAll(async () => {
-  cluster = await startCluster({
-    replicas: 2,
-    gateway: { auth: { apiKeys: [{ name: 'alice', key: ALICE.slice(7) }, { name: 'bob', key: BOB.slice(7) }] } },
-  });
-  [r0, r1] = cluster.replicas as [Replica, Replica];
+  ({ cluster, r0, r1 } = await startKeyedPair());
 }, 120_000);
 afterAll(async () => {
   await cluster?.stop();

@@ -126,3 +126,17 @@ export async function startCluster(options: ClusterOptions): Promise<TestCluster
   }
   return { redis, replicas, stop };
 }
+
+/** Two principals by API key, for tests of one principal's session reached through another replica. */
+export const ALICE = 'Bearer alice-key-0123456789abcdef';
+export const BOB = 'Bearer bob-key-0123456789abcdefgh';
+
+/** Two replicas whose callers authenticate as ALICE or BOB (gateway.auth.apiKeys). */
+export async function startKeyedPair(): Promise<{ cluster: TestCluster; r0: Replica; r1: Replica }> {
+  const cluster = await startCluster({
+    replicas: 2,
+    gateway: { auth: { apiKeys: [{ name: 'alice', key: ALICE.slice(7) }, { name: 'bob', key: BOB.slice(7) }] } },
+  });
+  const [r0, r1] = cluster.replicas as [Replica, Replica];
+  return { cluster, r0, r1 };
+}
