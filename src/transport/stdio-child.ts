@@ -1,5 +1,5 @@
 /**
- * The child's side of the stdio wire (stdio.ts keeps the transport's state): a spawned child's
+ * The child's side of the stdio wire (stdio-lifecycle.ts keeps the transport's state): a spawned child's
  * pipes checked, its stdout read as NDJSON, its stderr logged at a bounded rate, its stdin behind a
  * bounded queue, and its process events handed back to the transport.
  */

@@ -12,47 +12,16 @@
  */
 import { GatewayError } from '../errors/gateway-error.ts';
 import { isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
-import type {
-  JsonRpcMessage,
-  JsonRpcNotification,
-  JsonRpcRequest,
-  JsonRpcResponse,
-  RequestId,
-  RequestMeta,
-} from '../jsonrpc/types.ts';
+import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId, RequestMeta } from '../jsonrpc/types.ts';
 import type { TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { SENT, type SendOptions, type Transport } from '../transport/types.ts';
+import { armTimer, type CorrelatorState, fail, onProgress, type Pending, type PendingHandler, sendCancel, settleIdle, take } from './correlator-pending.ts';
+
+export type { PendingHandler } from './correlator-pending.ts';
 
 /** What a request carries up besides its text: its own headers and trace context (the signal is the correlator's). */
 export type RequestOptions = Pick<SendOptions, 'headers' | 'trace'>;
-
-/**
- * Receives the outcome of forwarded requests. Exactly one of onresponse/onerror is called, once per
- * request, with the context given to `request`. One handler can serve many requests (a session
- * passes itself and a per-request record), so no closure is made per message.
- */
-export interface PendingHandler<C> {
-  /** The upstream's answer with the caller's id restored. */
-  onresponse(response: JsonRpcResponse, context: C): void;
-  /** The request failed at the gateway: timeout, upstream gone, undeliverable answer. */
-  onerror(error: GatewayError, context: C): void;
-  /** A `notifications/progress` for this request, token already restored. */
-  onprogress?(notification: JsonRpcNotification, context: C): void;
-}
-
-interface Pending {
-  readonly handler: PendingHandler<unknown>;
-  readonly context: unknown;
-  readonly clientId: RequestId;
-  readonly clientToken: RequestId | undefined;
-  readonly method: string;
-  readonly startedAt: number;
-  readonly timeouts: TimeoutPolicy;
-  /** Aborted when the request is withdrawn (cancel, timeout): the transport's send signal. */
-  readonly abort: AbortController;
-  timer: NodeJS.Timeout | undefined;
-}
 
 export interface Correlator {
   /**
@@ -89,191 +58,122 @@ export interface CorrelatorOptions {
   logger: Logger;
 }
 
+/** Pending requests, their timers and cancellation are in correlator-pending.ts; the per-message paths stay here. */
 export function createCorrelator({ transport, target, logger }: CorrelatorOptions): Correlator {
-  const pending = new Map<number, Pending>();
-  let nextId = 1;
-  let destroyedWith: GatewayError | undefined;
-  let idleWaiters: Array<() => void> = [];
-
-  const settleIdle = () => {
-    if (pending.size !== 0 || idleWaiters.length === 0) return;
-    const waiters = idleWaiters;
-    idleWaiters = [];
-    for (const resolve of waiters) resolve();
-  };
-
-  const take = (upstreamId: number): Pending | undefined => {
-    const entry = pending.get(upstreamId);
-    if (entry === undefined) return undefined;
-    pending.delete(upstreamId);
-    if (entry.timer !== undefined) clearTimeout(entry.timer);
-    return entry;
-  };
-
-  const fail = (upstreamId: number, error: GatewayError) => {
-    const entry = take(upstreamId);
-    if (entry === undefined) return;
-    entry.handler.onerror(error, entry.context);
-    settleIdle();
-  };
-
-  const sendCancel = (upstreamId: number, entry: Pending, reason: string) => {
-    // Still queued for a child that is not reading: take it back; the upstream never saw it.
-    if (transport.withdraw?.(upstreamId) === true) return entry.abort.abort();
-    const note: JsonRpcNotification = {
-      jsonrpc: '2.0',
-      method: 'notifications/cancelled',
-      params: { requestId: upstreamId, reason },
-    };
-    transport.send(note).catch((err: unknown) => logger.debug({ err }, 'could not send notifications/cancelled upstream'));
-    // After the note is on its way: a wire with one exchange per request ends the request's own.
-    entry.abort.abort();
-  };
-
-  const onTimeout = (upstreamId: number) => {
-    const entry = pending.get(upstreamId);
-    if (entry === undefined) return;
-    const elapsedMs = Date.now() - entry.startedAt;
-    logger.warn({ upstreamId, method: entry.method, elapsedMs }, 'upstream request timed out; cancelling it upstream');
-    sendCancel(upstreamId, entry, `Timed out after ${elapsedMs} ms at the gateway`);
-    fail(
-      upstreamId,
-      new GatewayError('GW_UPSTREAM_TIMEOUT', `Upstream "${target}" did not answer ${entry.method} within ${elapsedMs} ms`, {
-        target,
-        method: entry.method,
-        timeoutMs: entry.timeouts.requestMs,
-      }),
-    );
-  };
-
-  const armTimer = (upstreamId: number, entry: Pending) => {
-    const { requestMs, maxTotalMs } = entry.timeouts;
-    let delay = requestMs;
-    if (maxTotalMs > 0) delay = Math.min(delay, Math.max(0, entry.startedAt + maxTotalMs - Date.now()));
-    entry.timer = setTimeout(onTimeout, delay, upstreamId);
-    entry.timer.unref();
-  };
-
-  const onProgress = (notification: JsonRpcNotification) => {
-    const params = notification.params;
-    const token = params?.progressToken;
-    const upstreamId = typeof token === 'number' ? token : typeof token === 'string' ? Number(token) : NaN;
-    const entry = pending.get(upstreamId);
-    if (entry === undefined || entry.clientToken === undefined || params === undefined) {
-      logger.debug({ token }, 'progress for no pending request; dropped');
-      return;
-    }
-    params.progressToken = entry.clientToken;
-    if (entry.timeouts.resetOnProgress && entry.timer !== undefined) {
-      clearTimeout(entry.timer);
-      armTimer(upstreamId, entry);
-    }
-    entry.handler.onprogress?.(notification, entry.context);
-  };
+  const s: CorrelatorState = { transport, target, logger, pending: new Map<number, Pending>(), nextId: 1, destroyedWith: undefined, idleWaiters: [] };
 
   const correlator: Correlator = {
     request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: TimeoutPolicy, options?: RequestOptions) {
-      const upstreamId = nextId++;
-      if (destroyedWith !== undefined) {
-        handler.onerror(destroyedWith, context);
-        return upstreamId;
-      }
-      const clientId = message.id;
-      let clientToken: RequestId | undefined;
-      const meta = message.params?._meta;
-      if (isObject(meta) && (meta as RequestMeta).progressToken !== undefined) {
-        clientToken = (meta as RequestMeta).progressToken;
-        (meta as RequestMeta).progressToken = upstreamId;
-      }
-      const entry: Pending = {
-        handler: handler as PendingHandler<unknown>,
-        context,
-        clientId,
-        clientToken,
-        method: message.method,
-        startedAt: Date.now(),
-        timeouts,
-        abort: new AbortController(),
-        timer: undefined,
-      };
-      pending.set(upstreamId, entry);
-      armTimer(upstreamId, entry);
-      message.id = upstreamId;
-      const sendOptions: SendOptions =
-        options === undefined ? { signal: entry.abort.signal } : { signal: entry.abort.signal, headers: options.headers, trace: options.trace };
-      const sent = transport.send(message, sendOptions);
-      // The shared settled promise (transport/types.ts) cannot fail: no `.catch` for it.
-      if (sent === SENT) return upstreamId;
-      sent.catch((err: unknown) => {
-        fail(
-          upstreamId,
-          err instanceof GatewayError
-            ? err
-            : new GatewayError('GW_UPSTREAM_CLOSED', `Could not write to upstream "${target}"`, {
-                target,
-                reason: (err as NodeJS.ErrnoException | undefined)?.code ?? 'write failed',
-              }),
-        );
-      });
-      return upstreamId;
+      return forward(s, message, handler, context, timeouts, options);
     },
 
     send(message) {
-      if (destroyedWith !== undefined) return Promise.reject(destroyedWith);
+      if (s.destroyedWith !== undefined) return Promise.reject(s.destroyedWith);
       return transport.send(message);
     },
 
     cancel(upstreamId, reason = 'Cancelled by the client') {
-      const entry = take(upstreamId);
+      const entry = take(s, upstreamId);
       if (entry === undefined) return false;
-      sendCancel(upstreamId, entry, reason);
-      settleIdle();
+      sendCancel(s, upstreamId, entry, reason);
+      settleIdle(s);
       return true;
     },
 
     get inflight() {
-      return pending.size;
+      return s.pending.size;
     },
 
     idle() {
-      if (pending.size === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => idleWaiters.push(resolve));
+      if (s.pending.size === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => s.idleWaiters.push(resolve));
     },
 
     destroy(error) {
-      if (destroyedWith === undefined) destroyedWith = error;
-      const ids = [...pending.keys()];
-      for (const id of ids) fail(id, error);
-      settleIdle();
+      if (s.destroyedWith === undefined) s.destroyedWith = error;
+      const ids = [...s.pending.keys()];
+      for (const id of ids) fail(s, id, error);
+      settleIdle(s);
     },
   };
 
-  transport.onmessage = (message) => {
-    if (isResponse(message)) {
-      const id = message.id;
-      const entry = typeof id === 'number' ? take(id) : undefined;
-      if (entry === undefined) {
-        logger.debug({ id }, 'response for no pending request (late, cancelled or timed out); dropped');
-        return;
-      }
-      message.id = entry.clientId;
-      entry.handler.onresponse(message, entry.context);
-      settleIdle();
-      return;
-    }
-    if (isRequest(message)) {
-      if (correlator.onrequest) correlator.onrequest(message);
-      else logger.warn({ method: message.method }, 'server->client request with nobody to take it');
-      return;
-    }
-    if (message.method === 'notifications/progress') {
-      onProgress(message);
-      return;
-    }
-    correlator.onnotification?.(message);
-  };
-
-  transport.onundeliverable = (upstreamId, error) => fail(upstreamId, error);
+  transport.onmessage = (message) => route(s, correlator, message);
+  transport.onundeliverable = (upstreamId, error) => fail(s, upstreamId, error);
 
   return correlator;
+}
+
+/** `request`: a fresh upstream id, the caller's progress token swapped for it, one map entry and one timer. */
+function forward<C>(s: CorrelatorState, message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: TimeoutPolicy, options: RequestOptions | undefined): number {
+  const upstreamId = s.nextId++;
+  if (s.destroyedWith !== undefined) {
+    handler.onerror(s.destroyedWith, context);
+    return upstreamId;
+  }
+  const clientId = message.id;
+  let clientToken: RequestId | undefined;
+  const meta = message.params?._meta;
+  if (isObject(meta) && (meta as RequestMeta).progressToken !== undefined) {
+    clientToken = (meta as RequestMeta).progressToken;
+    (meta as RequestMeta).progressToken = upstreamId;
+  }
+  const entry: Pending = {
+    handler: handler as PendingHandler<unknown>,
+    context,
+    clientId,
+    clientToken,
+    method: message.method,
+    startedAt: Date.now(),
+    timeouts,
+    abort: new AbortController(),
+    timer: undefined,
+  };
+  s.pending.set(upstreamId, entry);
+  armTimer(s, upstreamId, entry);
+  message.id = upstreamId;
+  const sendOptions: SendOptions =
+    options === undefined ? { signal: entry.abort.signal } : { signal: entry.abort.signal, headers: options.headers, trace: options.trace };
+  const sent = s.transport.send(message, sendOptions);
+  // The shared settled promise (transport/types.ts) cannot fail: no `.catch` for it.
+  if (sent === SENT) return upstreamId;
+  const { target } = s;
+  sent.catch((err: unknown) => {
+    fail(
+      s,
+      upstreamId,
+      err instanceof GatewayError
+        ? err
+        : new GatewayError('GW_UPSTREAM_CLOSED', `Could not write to upstream "${target}"`, {
+            target,
+            reason: (err as NodeJS.ErrnoException | undefined)?.code ?? 'write failed',
+          }),
+    );
+  });
+  return upstreamId;
+}
+
+/** Each message from upstream: an answer to a pending request, a server->client request, or a notification. */
+function route(s: CorrelatorState, correlator: Correlator, message: JsonRpcMessage): void {
+  if (isResponse(message)) {
+    const id = message.id;
+    const entry = typeof id === 'number' ? take(s, id) : undefined;
+    if (entry === undefined) {
+      s.logger.debug({ id }, 'response for no pending request (late, cancelled or timed out); dropped');
+      return;
+    }
+    message.id = entry.clientId;
+    entry.handler.onresponse(message, entry.context);
+    settleIdle(s);
+    return;
+  }
+  if (isRequest(message)) {
+    if (correlator.onrequest) correlator.onrequest(message);
+    else s.logger.warn({ method: message.method }, 'server->client request with nobody to take it');
+    return;
+  }
+  if (message.method === 'notifications/progress') {
+    onProgress(s, message);
+    return;
+  }
+  correlator.onnotification?.(message);
 }
