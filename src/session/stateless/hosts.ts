@@ -100,7 +100,7 @@ export interface HostPool {
  * request no single call's stream took, a broadcast notification) goes to `onmessage` as the
  * object the session has.
  */
-function receiver(onmessage: HostPoolOptions['onmessage'], host: () => Host | undefined, ended: () => void): ResponseSink {
+function receiver(options: HostPoolOptions, host: () => Host | undefined, ended: () => void): ResponseSink {
   return {
     onclose: undefined,
     closed: false,
@@ -109,7 +109,7 @@ function receiver(onmessage: HostPoolOptions['onmessage'], host: () => Host | un
     event() {},
     take(message) {
       const h = host();
-      if (h !== undefined) onmessage(h, message);
+      if (h !== undefined) options.onmessage(h, message);
     },
     end: ended,
   };
@@ -122,7 +122,7 @@ class Pool implements HostPool, RoomState {
   private readonly owners = new HostSlots();
   private readonly keys = createHostKeys();
   private readonly store: SessionStore;
-  private readonly onmessage: HostPoolOptions['onmessage'];
+  private readonly options: HostPoolOptions;
   private readonly timer: NodeJS.Timeout;
   readonly logger: Logger;
   readonly perCaller: number;
@@ -134,7 +134,7 @@ class Pool implements HostPool, RoomState {
     this.logger = options.logger;
     this.perCaller = options.perCaller;
     this.idleMs = options.idleMs;
-    this.onmessage = options.onmessage;
+    this.options = options;
     this.scopeOf = this.keys.scopeOf;
     this.timer = setInterval(() => sweepIdle(this, Date.now()), sweepPeriod(this.idleMs));
     this.timer.unref();
@@ -185,7 +185,7 @@ class Pool implements HostPool, RoomState {
     this.owners.place(host.id, slot());
     session.openStream(
       receiver(
-        this.onmessage,
+        this.options,
         () => this.ready.get(host.id),
         () => this.forget(host, slot()),
       ),
