@@ -11,11 +11,11 @@ import { carryInputResponses } from '../../jsonrpc/modern.ts';
 import { mayAsk as callMayAsk, namedBy, subjectOf } from '../../jsonrpc/methods.ts';
 import type { JsonObject, JsonRpcRequest } from '../../jsonrpc/types.ts';
 import { MODERN_REQUEST } from '../streams.ts';
-import { ASKS_NOTHING, askingCapabilities } from './host-keys.ts';
-import { askerOf, type Host, type HostCaller, type HostPool } from './hosts.ts';
+import { callerOf, type StatelessRequest } from './caller.ts';
+import { ASKS_NOTHING } from './host-keys.ts';
+import { askerOf, type Host, type HostPool } from './hosts.ts';
 import type { InputBridge } from './mrtr.ts';
 import { createRelay, type RelayHooks } from './relay.ts';
-import type { StatelessRequest } from './serve.ts';
 import { urlConsentShape } from './url-consent.ts';
 
 /** What of the server forwarding reads. */
@@ -38,20 +38,6 @@ function freshAnswers(request: JsonRpcRequest): JsonObject | undefined {
   if (answers === undefined) return undefined;
   if (!isObject(answers) || !Object.values(answers).every(isObject)) throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: inputResponses must be an object of answers by key');
   return answers;
-}
-
-/** Who asks, and what it declared in its envelope, for a host. */
-export function callerOf(input: StatelessRequest): HostCaller {
-  const info = input.meta[META.clientInfo];
-  const capabilities = input.meta[META.clientCapabilities] as JsonObject;
-  return {
-    endpoint: input.endpoint,
-    principal: input.principal,
-    authorization: input.authorization,
-    capabilities,
-    asking: askingCapabilities(capabilities),
-    clientInfo: isObject(info) ? info : undefined,
-  };
 }
 
 function hooksFor(state: ForwardState, host: Host): RelayHooks {

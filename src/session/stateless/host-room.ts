@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../../log/logger.ts';
 import { heldSessionsRefusal } from '../room.ts';
-import type { Host } from './hosts.ts';
+import type { Host } from './host.ts';
 
 /** What of a pool room and idleness read; `retire` ends a host now, its place free at once. */
 export interface RoomState {

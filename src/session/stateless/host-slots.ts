@@ -3,7 +3,7 @@
  * the promises of their opening ("slots"), and how many each owner (endpoint and principal) holds
  * across capability sets and credentials, the number `perCaller` bounds (docs/security.md).
  */
-import type { Host } from './hosts.ts';
+import type { Host } from './host.ts';
 
 export class HostSlots {
   /** Each key's hosts, open or opening, oldest first. */

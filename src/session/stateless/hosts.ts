@@ -23,55 +23,15 @@
 import type { JsonObject } from '../../jsonrpc/types.ts';
 import type { Logger } from '../../log/logger.ts';
 import { GATEWAY_CLIENT_INFO } from '../gateway-info.ts';
-import type { Session } from '../session.ts';
 import type { ResponseSink } from '../streams.ts';
 import type { SessionStore } from '../store.ts';
 import { createHostKeys, type HostCaller, type HostIdentity } from './host-keys.ts';
 import { makeRoom, sweepIdle, sweepPeriod, type RoomState } from './host-room.ts';
 import { HostSlots } from './host-slots.ts';
-import type { Relay } from './relay.ts';
+import type { Host } from './host.ts';
 
 export type { HostCaller } from './host-keys.ts';
-
-export interface Host {
-  readonly id: string;
-  readonly session: Session;
-  readonly key: string;
-  /** Endpoint, principal and credential: who may resume its calls and hear its notifications. */
-  readonly scope: string;
-  /** Endpoint and principal (HostIdentity.owner): whose `perCaller` it counts toward. */
-  readonly owner: string;
-  /** The upstream side's initialize result (serverInfo, capabilities, instructions). */
-  readonly init: JsonObject;
-  /** Calls in flight on it that may ask the client for input. */
-  readonly askers: Set<Relay>;
-  /** Requests in flight on it. */
-  active: number;
-  lastUsed: number;
-  /** Ids the host knows requests by: unique in the host, whatever ids clients chose. */
-  nextCall: number;
-}
-
-/** The one call a question of `host` belongs to; undefined when none or several could have asked. */
-export function askerOf(host: Host): Relay | undefined {
-  let running: Relay | undefined;
-  let parked: Relay | undefined;
-  let runs = 0;
-  let parks = 0;
-  for (const relay of host.askers) {
-    if (relay.finished) continue;
-    if (relay.parked) {
-      parks++;
-      parked = relay;
-    } else {
-      runs++;
-      running = relay;
-    }
-  }
-  // A call waiting for its answers is blocked upstream: a new question is the running one's.
-  if (runs === 1) return running;
-  return runs === 0 && parks === 1 ? parked : undefined;
-}
+export { askerOf, type Host } from './host.ts';
 
 export interface HostPoolOptions {
   store: SessionStore;

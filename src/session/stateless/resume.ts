@@ -5,11 +5,10 @@
  */
 import { GatewayError, toErrorResponse } from '../../errors/gateway-error.ts';
 import type { JsonRpcRequest } from '../../jsonrpc/types.ts';
-import { callerOf } from './forward.ts';
+import { callerOf, type StatelessRequest } from './caller.ts';
 import type { HostPool } from './hosts.ts';
 import type { InputBridge } from './mrtr.ts';
 import type { StateClaims, StateCodec, StateKeys } from './request-state.ts';
-import type { StatelessRequest } from './serve.ts';
 
 /** What of the server resuming reads. */
 export interface ResumeState {

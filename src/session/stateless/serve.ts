@@ -16,11 +16,10 @@ import { META } from '../../jsonrpc/era.ts';
 import type { JsonObject, JsonRpcRequest } from '../../jsonrpc/types.ts';
 import { ALL_PROTOCOL_VERSIONS } from '../../jsonrpc/versions.ts';
 import type { Logger } from '../../log/logger.ts';
-import type { Principal } from '../../upstream/caller.ts';
-import type { RouteEndpoint } from '../endpoint-table.ts';
 import type { SessionStore } from '../store.ts';
 import type { Exchange } from './exchange.ts';
-import { callerOf, forward, type ForwardState } from './forward.ts';
+import { callerOf } from './caller.ts';
+import { forward, type ForwardState } from './forward.ts';
 import { askerOf, createHostPool } from './hosts.ts';
 import { createListeners, type Listeners } from './listen.ts';
 import { createUpstreamSubscriptions, type UpstreamSubscriptions } from './subscriptions.ts';
@@ -28,19 +27,7 @@ import { createInputBridge } from './mrtr.ts';
 import { createStateCodec, type StateKeys } from './request-state.ts';
 import { ownerOf, resume, type ResumeState } from './resume.ts';
 
-/** One classified 2026 request and what the http layer knows of its caller. */
-export interface StatelessRequest {
-  readonly endpoint: RouteEndpoint;
-  readonly request: JsonRpcRequest;
-  readonly meta: JsonObject;
-  readonly principal: Principal | undefined;
-  readonly authorization: string | undefined;
-  /** The HTTP request's headers: the client's W3C trace context (`traceparent`) is read from them. */
-  readonly headers: Readonly<Record<string, unknown>>;
-  readonly exchange: Exchange;
-  /** Step-up over HTTP: the `WWW-Authenticate` of a 403 for `missing` scopes (relay.ts); undefined: a JSON-RPC error. */
-  readonly challenge?: ((missing: readonly string[]) => string) | undefined;
-}
+export type { StatelessRequest } from './caller.ts';
 
 export interface StatelessOptions {
   store: SessionStore;
