@@ -18,7 +18,7 @@ import { ALL_PROTOCOL_VERSIONS } from '../../jsonrpc/versions.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { SessionStore } from '../store.ts';
 import type { Exchange } from './exchange.ts';
-import { callerOf } from './caller.ts';
+import { callerOf, type StatelessRequest } from './caller.ts';
 import { forward, type ForwardState } from './forward.ts';
 import { askerOf, createHostPool } from './hosts.ts';
 import { createListeners, type Listeners } from './listen.ts';
