@@ -146,6 +146,15 @@ describe('an upgrade meets', () => {
     expect(met.closed).toBe(true);
   });
 
+  it.each([
+    ['/servers/rec/ws', 400],
+    ['/mcp', 400],
+  ])('an upgrade to another protocol (h2c) at %s: %i, closed, never 101', async (path, status) => {
+    const met = await upgrade(path, { upgrade: 'h2c' });
+    expect(met.status, met.head).toBe(status);
+    expect(met.closed).toBe(true);
+  });
+
   it('an upgrade by another method than GET to a WebSocket path: 400, closed', async () => {
     const met = await upgrade('/servers/rec/ws', {}, 'POST');
     expect(met.status, met.head).toBe(400);
