@@ -42,6 +42,7 @@ export const catalog = Object.freeze({
   GW_CSRF_REFUSED: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: a change from the console needs its CSRF token and the gateway\'s own Origin'),
   GW_HOP_REFUSED: entry(JsonRpcCode.InvalidRequest, 403, 'Forbidden: replica hop not verified'),
   GW_UPGRADE_REQUIRED: entry(JsonRpcCode.InvalidRequest, 426, 'Upgrade Required: this endpoint speaks WebSocket'),
+  GW_WEBSOCKET_NOT_SERVED: entry(JsonRpcCode.InvalidRequest, 400, 'Bad Request: WebSocket is not served at this path; it is served at /ws, /servers/<name>/ws, /groups/<name>/ws and /virtual/<name>/ws'),
 
   // Sessions (2025 era).
   GW_SESSION_REQUIRED: entry(JsonRpcCode.InvalidRequest, 400, 'Bad Request: Mcp-Session-Id header is required'),

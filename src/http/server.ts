@@ -3,7 +3,7 @@
  * groups, root), health, and one error handler that turns every failure (ours, fastify's, or
  * unexpected) into a JSON-RPC error envelope.
  */
-import fastifyWebsocket from '@fastify/websocket';
+import fastifyWebsocket, { type WebsocketPluginOptions } from '@fastify/websocket';
 import { fastify, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -42,6 +42,7 @@ import { createRequestLimits, type SharedBuckets } from '../auth/rate-limit.ts';
 import { claimNamesOf } from '../router/policy.ts';
 import { createKeepAlive } from './sink.ts';
 import { createWsHeartbeat, pickSubprotocol, registerWsRoute } from './ws-route.ts';
+import { createUpgradeGate } from './upgrade-gate.ts';
 
 export interface HttpServerOptions {
   config: GatewayConfig;
@@ -157,6 +158,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     // Streams are ended by the session store on shutdown; idle keep-alive sockets close at once.
     forceCloseConnections: 'idle',
   });
+  // First, before any route: it learns which routes speak WebSocket as they are added.
+  const gate = createUpgradeGate(app);
   limitConnections(app.server, config.limits, log);
   const flushBytes = meterBytes(app.server, observer);
   const keepAlive = createKeepAlive(config.session.keepAliveMs);
@@ -171,14 +174,15 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   const origins = createOriginPolicy(config, () => ownPort);
   const heartbeat = createWsHeartbeat(config.websocket.pingIntervalMs, log);
   const ws = { heartbeat, maxBufferedBytes: config.websocket.maxBufferedBytes, isReady, logger };
-
-  void app.register(fastifyWebsocket, {
+  const wsPlugin: WebsocketPluginOptions = {
     options: {
       // The same cap as an HTTP body; `ws` closes a socket that sends more with 1009.
       maxPayload: config.limits.maxBodyBytes,
       handleProtocols: pickSubprotocol,
       // A peer that does not answer our close frame (it stopped reading) is dropped after this.
       closeTimeout: 2_000,
+      // Only the upgrades the gate lets through (upgrade-gate.ts): the plugin never hears the port.
+      server: gate.relay,
     },
     // Sockets are not closed when the server starts closing: their sessions end (1001) once the
     // store has drained them, like every other stream.
@@ -191,7 +195,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       log.debug({ err }, 'WebSocket frame refused; closing with its close code');
       if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.terminate();
     },
-  });
+  };
 
   // The body arrives as text and is parsed once by the route, so a parse error becomes -32700.
   app.removeAllContentTypeParsers();
@@ -265,9 +269,15 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const challenge = auth === undefined || auth.stepUp === 'jsonrpc' ? undefined : (request: StepUpRequest, missing: readonly string[]) => stepUpChallenge(request, auth, origins, missing);
     for (const [base, resolve] of families) {
       registerMcpRoute(mcp, { path: `${base}/mcp`, resolve, store, keepAlive, logger, limits, stateless, forward, forwardRetry, stepUpChallenge: challenge });
-      registerWsRoute(mcp, { path: `${base}/ws`, resolve, store, ...ws, limits });
       registerLegacySseRoute(mcp, { ssePath: `${base}/sse`, messagesPath: `${base}/messages`, resolve, store, keepAlive, logger, limits, forward });
     }
+    // The WebSocket plugin in a scope of its own, under the hooks above: its onRequest and
+    // onResponse hooks (and the two response listeners fastify adds for an onResponse hook) run
+    // only on the /ws routes, not on every POST (issue 34). The gate sends it nothing else.
+    void mcp.register(async (wsScope) => {
+      await wsScope.register(fastifyWebsocket, wsPlugin);
+      for (const [base, resolve] of families) registerWsRoute(wsScope, { path: `${base}/ws`, resolve, store, ...ws, limits });
+    });
   });
 
   app.addHook('onClose', async () => {

@@ -1,7 +1,8 @@
 /**
  * The upgrade surface (issue 34 item 1, third round): what an HTTP upgrade to WebSocket meets on
  * every path, written before @fastify/websocket's place in the app is changed, so that moving it
- * cannot change the answer. Raw sockets (node:net), so the status line and the close are seen as
+ * cannot change the answer; the routes that do not speak WebSocket then changed on purpose (see
+ * below). Raw sockets (node:net), so the status line and the close are seen as
  * they are sent: a non-WebSocket path, an MCP POST path, a foreign Origin or Host, no credential
  * when gateway.auth is on, an unknown server; and the working upgrade as the control.
  */
@@ -40,7 +41,7 @@ interface Met {
 }
 
 /** Sends an upgrade request and reads what comes back until the gateway closes or 4 s pass (its close timeout is 2 s). */
-function upgrade(path: string, headers: Record<string, string> = {}): Promise<Met> {
+function upgrade(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Met> {
   const all: Record<string, string> = {
     host: `127.0.0.1:${port}`,
     connection: 'Upgrade',
@@ -67,7 +68,7 @@ function upgrade(path: string, headers: Record<string, string> = {}): Promise<Me
     socket.on('data', (chunk: string) => (text += chunk));
     socket.on('close', () => done(true));
     socket.on('error', reject);
-    socket.write(`GET ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`);
+    socket.write(`${method} ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`);
   });
 }
 
@@ -111,25 +112,53 @@ describe('an upgrade meets', () => {
     expect(met.closed).toBe(true);
   });
 
-  it.each([
-    ['/healthz', 200],
-    ['/readyz', 200],
-    ['/nowhere', 404],
-    ['/servers/rec/messages', 404],
-  ])('a path that is no GET route of the MCP families, %s: its HTTP answer (%i), then closed', async (path, status) => {
+  /** The JSON-RPC error envelope's data.code in an HTTP answer's body. */
+  const codeOf = (met: Met): unknown => (JSON.parse(met.rest) as { error?: { data?: { code?: unknown } } }).error?.data?.code;
+
+  it.each(['/nowhere', '/servers/rec/nowhere', '/WS', '/servers/rec/ws/x', '/servers/rec/w%73', '/servers/rec/ws%2F'])('a path with no route, %s: 404 GW_ROUTE_NOT_FOUND, closed', async (path) => {
     const met = await upgrade(path);
-    expect(met.status, met.head).toBe(status);
+    expect(met.status, met.head).toBe(404);
+    expect(codeOf(met)).toBe('GW_ROUTE_NOT_FOUND');
     expect(met.closed).toBe(true);
     expect(met.head.toLowerCase()).not.toMatch(/sec-websocket|mcp-session-id|text\/event-stream/);
   });
 
-  // Today (@fastify/websocket 11 wraps every GET route registered after it): the upgrade is
-  // accepted, then closed at once with a close frame; no session is made and no stream opened.
-  it.each(['/servers/rec/mcp', '/mcp', '/servers/rec/sse'])('a GET route that is not WebSocket, %s: 101 then a close frame, no session', async (path) => {
+  // Until the upgrade gate (src/http/upgrade-gate.ts), @fastify/websocket sent every upgrade through
+  // the router: /healthz and /readyz answered 200 on the upgrade's socket, and the MCP GET routes
+  // answered 101 with the mcp subprotocol and then a close frame, telling the client it had a
+  // WebSocket where there is none. Now every route that does not speak WebSocket refuses the
+  // upgrade before it runs, in plain HTTP, and the socket is closed.
+  it.each(['/servers/rec/mcp', '/mcp', '/servers/rec/sse', '/sse', '/groups/g/mcp', '/virtual/v/sse', '/servers/rec/messages', '/healthz', '/readyz', '/servers/rec/mcp?x=/ws'])(
+    'a route that is not WebSocket, %s: 400 GW_WEBSOCKET_NOT_SERVED, closed, no session',
+    async (path) => {
+      const met = await upgrade(path);
+      expect(met.status, met.head).toBe(400);
+      expect(codeOf(met)).toBe('GW_WEBSOCKET_NOT_SERVED');
+      expect(met.closed).toBe(true);
+      expect(met.head.toLowerCase()).not.toMatch(/sec-websocket|mcp-session-id|text\/event-stream/);
+    },
+  );
+
+  it.each(['/servers/%zz/ws', '/servers/rec%ZZ/ws'])('a WebSocket path that is not valid percent-encoding, %s: 400, closed', async (path) => {
     const met = await upgrade(path);
-    expect(met.status, met.head).toBe(101);
-    expect(met.rest.charCodeAt(0), 'a close frame (FIN + opcode 8) right after the head').toBe(0x88);
+    expect(met.status, met.head).toBe(400);
+    expect(codeOf(met)).toBe('GW_INVALID_REQUEST');
     expect(met.closed).toBe(true);
-    expect(met.head.toLowerCase()).not.toMatch(/mcp-session-id|text\/event-stream/);
+  });
+
+  it.each([
+    ['/servers/rec/ws', 400],
+    ['/mcp', 400],
+  ])('an upgrade to another protocol (h2c) at %s: %i, closed, never 101', async (path, status) => {
+    const met = await upgrade(path, { upgrade: 'h2c' });
+    expect(met.status, met.head).toBe(status);
+    expect(met.closed).toBe(true);
+  });
+
+  it('an upgrade by another method than GET to a WebSocket path: 400, closed', async () => {
+    const met = await upgrade('/servers/rec/ws', {}, 'POST');
+    expect(met.status, met.head).toBe(400);
+    expect(codeOf(met)).toBe('GW_WEBSOCKET_NOT_SERVED');
+    expect(met.closed).toBe(true);
   });
 });
