@@ -43,6 +43,8 @@ export const BEFORE: ReadonlyMap<SystemName, SystemName> = new Map([
 ]);
 
 export function scenarios(rampSessions: number, openSessions = 50): Scenario[] {
+  // The session-open scenarios that differ only by what the client declares.
+  const openAs = (name: string, client: ClientKind, about: string): Scenario => ({ name, kind: 'open', wire: 'http', sessions: openSessions, inFlight: 1, bytes: 0, systems: OPEN, client, about });
   return [
     { name: '1x1', kind: 'load', wire: 'http', sessions: 1, inFlight: 1, bytes: 0, systems: WITH_AUTH, about: 'latency: 1 session, 1 call in flight' },
     { name: '1x32', kind: 'load', wire: 'http', sessions: 1, inFlight: 32, bytes: 0, systems: WITH_AUTH, about: '1 session, 32 calls in flight' },
@@ -56,28 +58,12 @@ export function scenarios(rampSessions: number, openSessions = 50): Scenario[] {
     { name: '2026-1x1', kind: 'load', wire: 'http-2026', sessions: 1, inFlight: 1, bytes: 0, systems: STATELESS, about: '2026-07-28 (stateless) over the bridge to stdio: 1 call in flight' },
     { name: '2026-1x32', kind: 'load', wire: 'http-2026', sessions: 1, inFlight: 32, bytes: 0, systems: STATELESS, about: '2026-07-28 (stateless) over the bridge to stdio: 32 calls in flight' },
     { name: 'open', kind: 'open', wire: 'http', sessions: openSessions, inFlight: 1, bytes: 0, systems: OPEN, about: `open ${openSessions} sessions one at a time (initialize + initialized), each checked and closed, 250 ms apart` },
-    {
-      name: 'open-roots',
-      kind: 'open',
-      wire: 'http',
-      sessions: openSessions,
-      inFlight: 1,
-      bytes: 0,
-      systems: OPEN,
-      client: { protocolVersion: '2025-06-18', capabilities: { roots: { listChanged: true } } },
-      about: `as open, by a client declaring roots on 2025-06-18`,
-    },
-    {
-      name: 'open-full',
-      kind: 'open',
-      wire: 'http',
-      sessions: openSessions,
-      inFlight: 1,
-      bytes: 0,
-      systems: OPEN,
-      client: { protocolVersion: '2025-11-25', capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} } },
-      about: `as open, by a client declaring roots, sampling and elicitation on 2025-11-25`,
-    },
+    openAs('open-roots', { protocolVersion: '2025-06-18', capabilities: { roots: { listChanged: true } } }, 'as open, by a client declaring roots on 2025-06-18'),
+    openAs(
+      'open-full',
+      { protocolVersion: '2025-11-25', capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} } },
+      'as open, by a client declaring roots, sampling and elicitation on 2025-11-25',
+    ),
     {
       name: 'relay',
       kind: 'relay',
