@@ -9,13 +9,15 @@
 // stdin, read NDJSON lines from its stdout, JSON.parse the answer, put the client's id back, reply.
 // No validation, no auth, no policy, no logging, no SSE, no batches: a floor, not a gateway.
 //
-// Writes to the child: one `stdin.write` per request, measured against coalescing the lines of one
-// event-loop turn into one write (--write=coalesce). On the 2-core VM (2026-11-28, 3 s runs) direct
-// writes were as fast or faster at 1x1 and 1x32 and equal at 64x4 (a turn rarely holds more than one
-// line of a session), so direct is the default; the other stays selectable to measure it again.
+// Writes to the child: the lines of one event-loop turn leave in one `stdin.write` (setImmediate),
+// measured against a write per request (--write=direct), alternating, 3 s per run, on the 2-core VM
+// (2026-11-28), medians of 5-7 runs: 1x32 22.0k against 16.8k calls/s, 64x4 11.6k against 10.3k,
+// 1x1 2.9k against 3.1k (within the noise of this machine: runs of both spread by 30%). Flushing at
+// process.nextTick coalesced nothing (each request ends its own turn), and writing directly only
+// while the child had nothing else in flight lost at 64x4. So the default is the turn's one write.
 //
 // Options: --port=N (default 0: any free port), --host=H (default 127.0.0.1),
-//          --result-bytes=N (passed to each child, see echo-server.mjs), --write=direct|coalesce.
+//          --result-bytes=N (passed to each child, see echo-server.mjs), --write=turn|direct.
 // Prints one line of JSON on stdout once listening: {"url":"http://host:port/mcp"}.
 // Exits when stdin ends (its starter went away) or on SIGTERM, killing every child first.
 import { spawn } from 'node:child_process';
@@ -28,7 +30,7 @@ const argv = process.argv.slice(2);
 const opt = (name, fallback) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const ECHO_SERVER = fileURLToPath(new URL('./echo-server.mjs', import.meta.url));
 const childArgs = [ECHO_SERVER, ...argv.filter((a) => a.startsWith('--result-bytes='))];
-const coalesce = opt('write', 'direct') === 'coalesce';
+const direct = opt('write', 'turn') === 'direct';
 /** Session id -> its child. */
 const sessions = new Map();
 
@@ -49,12 +51,12 @@ function startChild() {
     child.stdin.write(session.queued);
     session.queued = '';
   };
-  session.send = coalesce
-    ? (line) => {
-        if (session.queued === '') process.nextTick(flush);
+  session.send = direct
+    ? (line) => child.stdin.write(line)
+    : (line) => {
+        if (session.queued === '') setImmediate(flush);
         session.queued += line;
-      }
-    : (line) => child.stdin.write(line);
+      };
   child.stdin.on('error', () => undefined); // the child died: its exit answers what waits
   let buffer = '';
   child.stdout.setEncoding('utf8');
