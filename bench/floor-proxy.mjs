@@ -6,6 +6,11 @@
 // the answer (status, content-type, content-length, mcp-session-id, body) back as it comes.
 // No lookup, no keys, no validation, no logging: a floor, not a relay.
 //
+// The client: undici `Pool.stream` (the answer written straight into the response), measured at
+// 1x1 against `Pool.dispatch` with a handler writing each chunk (the same within noise: p50 0.48-
+// 0.53 against 0.49-0.53 ms) and node:http.request on a keep-alive Agent piped into the response
+// (0.53-0.60 ms, 15% more CPU); 3 alternating rounds of 3 s, 2-core VM, 2026-11-28.
+//
 // Options: --upstream=http://host:port (required), --port=N (default 0), --host=H (default
 //          127.0.0.1), --connections=N (upstream keep-alive connections, default 64).
 // Prints one line of JSON on stdout once listening: {"url":"http://host:port"}.
@@ -29,6 +34,12 @@ function pick(from, names) {
   return out;
 }
 
+function fail(res, err) {
+  if (res.headersSent) return res.destroy();
+  res.writeHead(502, { 'content-type': 'text/plain' });
+  res.end(String(err.message));
+}
+
 function relay(req, res, body) {
   pool.stream(
     { path: req.url, method: req.method, headers: pick(req.headers, FORWARDED), body },
@@ -36,12 +47,7 @@ function relay(req, res, body) {
       res.writeHead(statusCode, pick(headers, RETURNED));
       return res;
     },
-    (err) => {
-      if (err === null || err === undefined) return;
-      if (res.headersSent) return res.destroy();
-      res.writeHead(502, { 'content-type': 'text/plain' });
-      res.end(String(err.message));
-    },
+    (err) => err && fail(res, err),
   );
 }
 
