@@ -184,7 +184,8 @@ export const FLOOR_NOTE =
   "each call parsed, given the child's id, written to the child's stdin, its answer parsed and given the client's id back; no validation, " +
   'auth, policy, limits, audit, logging, SSE or batches. Rows 1-4: its ratio to direct-http; row 5: a bare proxy (node:http + undici, ' +
   'bench/floor-proxy.mjs) in front of floor-relay against floor-relay itself, p50 and CPU of both and the children. "switchboard / floor": ' +
-  'the share of that floor this build reaches (calls/s: switchboard / floor; latency and CPU: floor / switchboard; 100% = at the floor).';
+  'the share of that floor this build reaches (calls/s: switchboard / floor; latency and CPU: floor / switchboard; 100% = at the floor; ' +
+  "above 100% in row 5: the build's relayed / owner ratio is below the floor's, whose owner is faster).";
 
 /** The goals table, and a line per build naming the goals not met and those not measured. */
 export function goalLines(results: Results): string[] {
