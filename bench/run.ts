@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { httpConnector, statelessConnector, stdioConnector, wsConnector, type Connector } from './lib/clients.ts';
 import { prepareBefore } from './lib/before.ts';
-import { measureRelay, measureReplicas, stopClusterScenarios } from './lib/cluster-scenarios.ts';
+import { measureRelay, measureRelayFloor, measureReplicas, stopClusterScenarios } from './lib/cluster-scenarios.ts';
 import { runLoad } from './lib/load.ts';
 import { runOpen } from './lib/open.ts';
 import { runRamp } from './lib/ramp.ts';
@@ -175,10 +175,12 @@ async function runCell(sc: Scenario, name: SystemName, cell: Cell, label: string
 /** A cluster scenario on the build the system names: replicas of its src/cli.ts, relayed or behind HAProxy. */
 async function runPairCell(sc: Scenario, name: SystemName, cell: Cell, label: string, round: number): Promise<void> {
   const cli = name === 'switchboard-before' ? before?.cli : name === 'switchboard' ? CLI : undefined;
+  const floor = sc.kind === 'relay' && name === 'floor-relay';
   try {
-    if (cli === undefined) throw new Error(`${sc.name} runs the replicas of switchboard or switchboard-before, not ${name}`);
-    const options = { cli, sessions: sc.sessions, inFlight: sc.inFlight, warmupMs: settings.warmupMs, durationMs: settings.durationMs, referenceFirst: round % 2 === 1 };
-    const pair = await (sc.kind === 'relay' ? measureRelay(options) : measureReplicas(options));
+    if (cli === undefined && !floor) throw new Error(`${sc.name} runs the replicas of switchboard or switchboard-before, not ${name}`);
+    const options = { cli: cli ?? '', sessions: sc.sessions, inFlight: sc.inFlight, warmupMs: settings.warmupMs, durationMs: settings.durationMs, referenceFirst: round % 2 === 1 };
+    // floor-relay: the relay's floor, a bare proxy in front of floor-relay.mjs against floor-relay.mjs (no replicas).
+    const pair = await (floor ? measureRelayFloor(options) : sc.kind === 'relay' ? measureRelay(options) : measureReplicas(options));
     cell.pairs.push(pair);
     const [s, r] = sc.kind === 'relay' ? ['relayed', 'owner'] : ['3 replicas', '1 replica'];
     const side = (what: string, x: typeof pair.subject) => `${what} ${fmt(x.callsPerSecond).padStart(6)}/s p50 ${fmt(x.p50, 3)} ms CPU ${fmt(x.serverCpu)} ms/1k`;

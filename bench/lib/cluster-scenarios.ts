@@ -8,6 +8,10 @@
  *
  * Each is a pair of loads, the subject and its reference, measured on the same build in the same
  * round (their order alternates with the round); the figure is the ratio of the two.
+ *
+ * The relay's floor (system floor-relay in `relay`): the same pair with no gateway at all, a bare
+ * proxy (floor-proxy.mjs) in front of floor-relay.mjs against floor-relay.mjs itself: what one
+ * extra loopback HTTP hop costs any relay of this shape on this machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +19,8 @@ import { join } from 'node:path';
 import { httpConnector, type Connector } from './clients.ts';
 import { killClusterProcesses, missingPrograms, relayedConnector, startCluster, type Cluster } from './cluster.ts';
 import { runLoad, type LoadResult } from './load.ts';
-import { Unavailable } from './spawn.ts';
+import { stopTree, Unavailable } from './spawn.ts';
+import { FLOOR_PROXY, FLOOR_RELAY, startScript } from './systems.ts';
 
 /** Two loads on one build: the subject (relayed; 3 replicas) and its reference (the owner; 1 replica). */
 export interface PairResult {
@@ -38,7 +43,8 @@ export interface PairOptions {
 
 const PATH = '/servers/echo/mcp';
 
-async function measure(connector: Connector, cluster: Cluster, options: PairOptions): Promise<LoadResult> {
+/** One side of a pair; server CPU of `roots` and their children (both sides count the same processes). */
+async function measure(connector: Connector, roots: readonly number[], options: Omit<PairOptions, 'cli'>): Promise<LoadResult> {
   try {
     return await runLoad(connector, {
       sessions: options.sessions,
@@ -47,14 +53,16 @@ async function measure(connector: Connector, cluster: Cluster, options: PairOpti
       warmupMs: options.warmupMs,
       durationMs: options.durationMs,
       ...(options.maxCalls === undefined ? {} : { maxCalls: options.maxCalls }),
-      // Server CPU: every replica and its children; there is no single gateway process.
-      roots: cluster.replicas.map((r) => r.pid),
+      // Server CPU: every replica (or the floor's proxy and relay) and its children; no single gateway process.
+      roots,
       gatewayPid: undefined,
     });
   } finally {
     await connector.close();
   }
 }
+
+const replicaPids = (cluster: Cluster) => cluster.replicas.map((r) => r.pid);
 
 /** Runs the subject and the reference in the order the round asks. */
 async function inOrder(subject: () => Promise<LoadResult>, reference: () => Promise<LoadResult>, referenceFirst: boolean): Promise<PairResult> {
@@ -99,8 +107,8 @@ export function measureRelay(options: PairOptions): Promise<PairResult> {
     const [r0, r1] = cluster.replicas;
     if (r0 === undefined || r1 === undefined) throw new Error('the relay needs two replicas');
     return inOrder(
-      () => measure(relayedConnector(r0.url + PATH, r1.url + PATH, connections), cluster, options),
-      () => measure(httpConnector(r0.url + PATH, connections), cluster, options),
+      () => measure(relayedConnector(r0.url + PATH, r1.url + PATH, connections), replicaPids(cluster), options),
+      () => measure(httpConnector(r0.url + PATH, connections), replicaPids(cluster), options),
       options.referenceFirst,
     );
   });
@@ -112,7 +120,32 @@ export function measureReplicas(options: PairOptions): Promise<PairResult> {
   const behindHaproxy = (n: number) =>
     withCluster(n, ['redis-server', 'haproxy'], options.cli, async (cluster) => {
       const front = await cluster.startHaproxy(true);
-      return measure(httpConnector(front + PATH, connections), cluster, options);
+      return measure(httpConnector(front + PATH, connections), replicaPids(cluster), options);
     });
   return inOrder(() => behindHaproxy(3), () => behindHaproxy(1), options.referenceFirst);
+}
+
+/**
+ * The relay's floor: sessions opened on floor-relay; the subject sends every call through the bare
+ * proxy in front of it, the reference straight to it. CPU: the proxy, floor-relay and its children,
+ * on both sides (as the switchboard pair counts both replicas on both sides).
+ */
+export async function measureRelayFloor(options: Omit<PairOptions, 'cli'>): Promise<PairResult> {
+  const connections = options.sessions * options.inFlight;
+  const floor = await startScript(FLOOR_RELAY, 'floor-relay');
+  let proxy: Awaited<ReturnType<typeof startScript>> | undefined;
+  try {
+    const target = new URL(floor.url);
+    proxy = await startScript(FLOOR_PROXY, 'floor-proxy', [`--upstream=${target.origin}`, `--connections=${connections}`]);
+    const roots = [floor.child.pid as number, proxy.child.pid as number];
+    const via = proxy.url + target.pathname;
+    return await inOrder(
+      () => measure(relayedConnector(floor.url, via, connections), roots, options),
+      () => measure(httpConnector(floor.url, connections), roots, options),
+      options.referenceFirst,
+    );
+  } finally {
+    if (proxy !== undefined) await stopTree(proxy.child);
+    await stopTree(floor.child);
+  }
 }

@@ -35,6 +35,9 @@ export function pairTable(results: Results, sc: Scenario & { kind: 'relay' | 're
     );
   }
   lines.push('', 'CPU: every replica and its children (Redis and HAProxy not counted), per 1,000 calls.');
+  if (sc.systems.includes('floor-relay')) {
+    lines.push('floor-relay: the floor of the relay, no gateway: relayed = through a bare proxy (bench/floor-proxy.mjs) to floor-relay, owner = floor-relay directly; CPU of the proxy, floor-relay and its children on both sides.');
+  }
   return lines;
 }
 

@@ -20,8 +20,12 @@ export interface Scenario {
 
 const MiB = 1024 * 1024;
 const EVERY: readonly SystemName[] = ['direct', 'direct-http', 'switchboard', 'switchboard-shared', 'switchboard-http', 'supergateway', 'mcp-proxy'];
-/** What authentication costs per call (gateway.auth): the small-message scenarios only. */
-const WITH_AUTH: readonly SystemName[] = [...EVERY, 'switchboard-apikey', 'switchboard-jwt'];
+/**
+ * The scenarios issue 34's goals read for 1x1, 1x32 and 64x4: every system, what authentication
+ * costs per call (gateway.auth), and the floor of any stdio gateway (floor-relay.mjs) next to the
+ * reference, so that the report says how far the gateway is from what a relay can reach here.
+ */
+const GOAL_LOADS: readonly SystemName[] = [...EVERY.flatMap((s): SystemName[] => (s === 'direct-http' ? [s, 'floor-relay'] : [s])), 'switchboard-apikey', 'switchboard-jwt'];
 /**
  * The ramp leaves out what needs a child per session (direct, the per-session gateway over stdio
  * and both peers): 1,000 Node children are a test of the machine, not of the gateway.
@@ -36,6 +40,8 @@ const STATELESS: readonly SystemName[] = ['direct-http', 'switchboard'];
 const OPEN: readonly SystemName[] = ['switchboard', 'switchboard-spare'];
 /** The cluster scenarios run replicas of a build: the system names which build (this one or the one before). */
 const CLUSTER: readonly SystemName[] = ['switchboard'];
+/** The relay against its floor: a bare proxy in front of floor-relay, against floor-relay itself. */
+const RELAY: readonly SystemName[] = [...CLUSTER, 'floor-relay'];
 /** Each system's twin on the build before the change (`--before`, `--before-ref`). */
 export const BEFORE: ReadonlyMap<SystemName, SystemName> = new Map([
   ['switchboard', 'switchboard-before'],
@@ -46,9 +52,9 @@ export function scenarios(rampSessions: number, openSessions = 50): Scenario[] {
   // The session-open scenarios that differ only by what the client declares.
   const openAs = (name: string, client: ClientKind, about: string): Scenario => ({ name, kind: 'open', wire: 'http', sessions: openSessions, inFlight: 1, bytes: 0, systems: OPEN, client, about });
   return [
-    { name: '1x1', kind: 'load', wire: 'http', sessions: 1, inFlight: 1, bytes: 0, systems: WITH_AUTH, about: 'latency: 1 session, 1 call in flight' },
-    { name: '1x32', kind: 'load', wire: 'http', sessions: 1, inFlight: 32, bytes: 0, systems: WITH_AUTH, about: '1 session, 32 calls in flight' },
-    { name: '64x4', kind: 'load', wire: 'http', sessions: 64, inFlight: 4, bytes: 0, systems: WITH_AUTH, about: '64 sessions, 4 calls in flight each' },
+    { name: '1x1', kind: 'load', wire: 'http', sessions: 1, inFlight: 1, bytes: 0, systems: GOAL_LOADS, about: 'latency: 1 session, 1 call in flight' },
+    { name: '1x32', kind: 'load', wire: 'http', sessions: 1, inFlight: 32, bytes: 0, systems: GOAL_LOADS, about: '1 session, 32 calls in flight' },
+    { name: '64x4', kind: 'load', wire: 'http', sessions: 64, inFlight: 4, bytes: 0, systems: GOAL_LOADS, about: '64 sessions, 4 calls in flight each' },
     { name: '1x32-2KiB', kind: 'load', wire: 'http', sessions: 1, inFlight: 32, bytes: 2048, systems: STATELESS, about: '1 session, 32 in flight, 2 KiB results (forwarded as the child wrote them)' },
     { name: '1MiB', kind: 'load', wire: 'http', sessions: 1, inFlight: 4, bytes: MiB, systems: EVERY, about: '1 session, 4 in flight, 1 MiB results' },
     { name: 'ramp', kind: 'ramp', wire: 'http', sessions: rampSessions, inFlight: 1, bytes: 0, systems: RAMP, about: `open ${rampSessions} sessions, 16 at a time; keep them open` },
@@ -71,8 +77,8 @@ export function scenarios(rampSessions: number, openSessions = 50): Scenario[] {
       sessions: 1,
       inFlight: 1,
       bytes: 0,
-      systems: CLUSTER,
-      about: 'a call relayed by another replica against the same call sent to its owner: 2 replicas sharing a Redis, 1 session x 1 in flight (docs/scaling.md)',
+      systems: RELAY,
+      about: 'a call relayed by another replica against the same call sent to its owner: 2 replicas sharing a Redis, 1 session x 1 in flight (docs/scaling.md); floor-relay: its floor, a bare proxy in front of floor-relay against floor-relay itself',
     },
     {
       name: 'replicas',
@@ -113,11 +119,11 @@ export function roundOrder(systems: readonly SystemName[], round: number): Syste
 
 /** What issue 34's goals table reads (report-goals.ts): per scenario, the systems it needs. */
 const GOAL_SYSTEMS: ReadonlyMap<string, readonly SystemName[]> = new Map<string, readonly SystemName[]>([
-  ['1x1', ['direct-http', 'switchboard']],
-  ['1x32', ['direct-http', 'switchboard']],
-  ['64x4', ['direct-http', 'switchboard']],
+  ['1x1', ['direct-http', 'floor-relay', 'switchboard']],
+  ['1x32', ['direct-http', 'floor-relay', 'switchboard']],
+  ['64x4', ['direct-http', 'floor-relay', 'switchboard']],
   ['2026-1x32', ['switchboard']],
-  ['relay', ['switchboard']],
+  ['relay', ['switchboard', 'floor-relay']],
   ['replicas', ['switchboard']],
   ['open', ['switchboard-spare']],
   ['open-roots', ['switchboard-spare']],

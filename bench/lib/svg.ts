@@ -16,7 +16,8 @@ export interface ChartPanel {
   series: readonly ChartSeries[];
 }
 
-const COLOURS = ['#7f7f7f', '#bcbd22', '#1f77b4', '#17becf', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2'];
+// Ten: one per system of the load scenarios (floor-relay made them ten), so no two share a colour.
+const COLOURS = ['#7f7f7f', '#bcbd22', '#1f77b4', '#17becf', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#ff7f0e'];
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const short = (n: number) =>
   n >= 10_000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : n >= 10 ? n.toFixed(0) : n >= 1 ? n.toFixed(1) : n.toPrecision(2);

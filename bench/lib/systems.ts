@@ -3,6 +3,9 @@
  *
  *   direct              the load generator on the echo server's pipes (one child per session)
  *   direct-http         the echo server on plain node:http (echo-http.mjs; WebSocket at /ws)
+ *   floor-relay         the least a stdio gateway must do (floor-relay.mjs): node:http, a child per
+ *                       session, each call re-id'd, written to the child, its answer parsed and
+ *                       returned; no validation, auth or logging. The floor the gateway is held to.
  *   switchboard         src/cli.ts with the stdio echo server, a child per session (the default)
  *   switchboard-shared  the same with `upstream: { mode: shared }`: sessions share a pool of children
  *   switchboard-spare   switchboard with `upstream: { spares: 2 }`: two children started ahead of need
@@ -30,13 +33,15 @@ export { killAll, ROOT, Unavailable } from './spawn.ts';
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export const ECHO_SERVER = here('../echo-server.mjs');
 export const ECHO_HTTP = here('../echo-http.mjs');
+export const FLOOR_RELAY = here('../floor-relay.mjs');
+export const FLOOR_PROXY = here('../floor-proxy.mjs');
 /** BENCH_CLI: another checkout's src/cli.ts (before/after comparisons of a change). */
 export const CLI = process.env.BENCH_CLI ?? here('../../src/cli.ts');
 const SUPERGATEWAY = here('../node_modules/supergateway/dist/index.js');
 const MCP_PROXY = here('../node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs');
 const NODE = process.execPath;
 
-export const SYSTEM_NAMES = ['direct', 'direct-http', 'switchboard', 'switchboard-shared', 'switchboard-spare', 'switchboard-http', 'switchboard-apikey', 'switchboard-jwt', 'supergateway', 'mcp-proxy', 'switchboard-before', 'switchboard-spare-before'] as const;
+export const SYSTEM_NAMES = ['direct', 'direct-http', 'floor-relay', 'switchboard', 'switchboard-shared', 'switchboard-spare', 'switchboard-http', 'switchboard-apikey', 'switchboard-jwt', 'supergateway', 'mcp-proxy', 'switchboard-before', 'switchboard-spare-before'] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
 export interface RunningSystem {
@@ -54,18 +59,20 @@ export interface RunningSystem {
   stop(): Promise<void>;
 }
 
-async function startEchoHttp(): Promise<{ child: ChildProcess; url: string; ws: string }> {
-  const child = start(NODE, [ECHO_HTTP]);
-  const line = await waitForLine(child, 'echo-http', (text) => {
+/** A bench server script that prints `{"url": ...}` once listening (echo-http.mjs, floor-relay.mjs, floor-proxy.mjs). */
+export async function startScript(script: string, what: string, args: readonly string[] = []): Promise<{ child: ChildProcess; url: string; ws: string | undefined }> {
+  const child = start(NODE, [script, ...args]);
+  const line = await waitForLine(child, what, (text) => {
     try {
       return typeof (JSON.parse(text) as { url?: string }).url === 'string' ? text : undefined;
     } catch {
       return undefined;
     }
   });
-  const { url, ws } = JSON.parse(line) as { url: string; ws: string };
+  const { url, ws } = JSON.parse(line) as { url: string; ws?: string };
   return { child, url, ws };
 }
+const startEchoHttp = () => startScript(ECHO_HTTP, 'echo-http');
 
 export interface GatewayOptions {
   /** Children per shared pool (switchboard-shared). */
@@ -117,6 +124,11 @@ export async function startSystem(name: SystemName, options: GatewayOptions): Pr
       const { child, url, ws } = await startEchoHttp();
       const pid = child.pid as number;
       return { name, url, wsUrl: ws, roots: [pid], gatewayPid: pid, stop: () => stopTree(child) };
+    }
+    case 'floor-relay': {
+      const { child, url } = await startScript(FLOOR_RELAY, 'floor-relay');
+      const pid = child.pid as number;
+      return { name, url, wsUrl: undefined, roots: [pid], gatewayPid: pid, stop: () => stopTree(child) };
     }
     case 'switchboard':
     case 'switchboard-spare':

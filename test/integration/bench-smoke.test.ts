@@ -3,7 +3,8 @@
  * gateway, the direct pipe and the plain HTTP echo server for a few hundred calls, and every answer
  * is checked; the cluster scenarios drive real replicas, a real Redis and Debian's HAProxy; a
  * before/after run's temporary worktree is made and removed. Correctness only: no timing is
- * asserted. Uses root dependencies only (no peers).
+ * asserted. Uses root dependencies only (no peers). The floor systems (floor-relay, its relay pair):
+ * bench-floor.test.ts.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';

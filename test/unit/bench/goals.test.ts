@@ -45,6 +45,11 @@ function run(before: boolean): Results {
   put(r, 'relay', 'switchboard', { pairs: [pair(load(800, 1.2, 120), load(1_000, 1, 100))] });
   put(r, 'replicas', 'switchboard', { pairs: [pair(load(900), load(1_000))] });
   for (const sc of ['open', 'open-roots', 'open-full']) put(r, sc, 'switchboard-spare', { opens: [open(5)] });
+  // The floor: floor-relay against direct-http, and the bare proxy pair in `relay`.
+  put(r, '1x1', 'floor-relay', { loads: [load(950, 1.05)] });
+  put(r, '1x32', 'floor-relay', { loads: [load(1_000)] });
+  put(r, '64x4', 'floor-relay', { loads: [load(900)] });
+  put(r, 'relay', 'floor-relay', { pairs: [pair(load(900, 1.1, 110), load(1_000, 1, 100))] });
   if (before) {
     put(r, '1x1', 'switchboard-before', { loads: [load(500, 2)] });
     put(r, '1x32', 'switchboard-before', { loads: [load(600)] });
@@ -61,14 +66,14 @@ describe('the goals of issue 34 in the report', () => {
   it('has one row per row of the issue table, each met or not per build, side by side', () => {
     const lines = goalLines(run(true));
     expect(GOALS).toHaveLength(10);
-    expect(lines[0]).toBe("| row of the issue's table | goal | switchboard (this build) | switchboard-before |");
-    expect(lines).toContain('| 1. 1 session x 1 in flight, calls/s | >= 0.8x direct-http | 0.90x: **met** | 0.50x: **not met** |');
-    expect(lines).toContain('| 2. 1x1 median latency | <= 1.2x direct-http | 1.10x: **met** | 2.00x: **not met** |');
-    expect(lines).toContain('| 4. 64 sessions x 4, defaults | >= 0.7x direct-http, 0 errors | 0.80x, 0 errors: **met** | 0.80x, 3 errors: **not met** |');
-    expect(lines).toContain('| 5. relayed call vs call on its owner (`relay`, 1x1) | <= 1.3x, latency (p50) and CPU per call | p50 1.20x, CPU 1.20x: **met** | p50 3.00x, CPU 6.00x: **not met** |');
-    expect(lines).toContain('| 6. 3 replicas behind HAProxy vs 1 (`replicas`, affinity) | >= 0.8x calls/s on this machine | 0.90x: **met** | 0.30x: **not met** |');
-    expect(lines).toContain('| 8. session open with `spares: 2`, client declaring roots on 2025-06-18 (`open-roots`) | <= 10 ms (p50), no errors | 5.00 ms: **met** | 40.00 ms: **not met** |');
-    expect(lines).toContain('| 10. 2026 path vs 2025 path at 1x32 (`2026-1x32` / `1x32`) | >= 0.95x | 1.01x: **met** | 0.50x: **not met** |');
+    expect(lines[0]).toBe("| row of the issue's table | goal | switchboard (this build) | switchboard-before | floor (floor-relay) | switchboard / floor |");
+    expect(lines).toContain('| 1. 1 session x 1 in flight, calls/s | >= 0.8x direct-http | 0.90x: **met** | 0.50x: **not met** | 0.95x | 95% |');
+    expect(lines).toContain('| 2. 1x1 median latency | <= 1.2x direct-http | 1.10x: **met** | 2.00x: **not met** | 1.05x | 95% |');
+    expect(lines).toContain('| 4. 64 sessions x 4, defaults | >= 0.7x direct-http, 0 errors | 0.80x, 0 errors: **met** | 0.80x, 3 errors: **not met** | 0.90x | 89% |');
+    expect(lines).toContain('| 5. relayed call vs call on its owner (`relay`, 1x1) | <= 1.3x, latency (p50) and CPU per call | p50 1.20x, CPU 1.20x: **met** | p50 3.00x, CPU 6.00x: **not met** | p50 1.10x, CPU 1.10x | p50 92%, CPU 92% |');
+    expect(lines).toContain('| 6. 3 replicas behind HAProxy vs 1 (`replicas`, affinity) | >= 0.8x calls/s on this machine | 0.90x: **met** | 0.30x: **not met** |  |  |');
+    expect(lines).toContain('| 8. session open with `spares: 2`, client declaring roots on 2025-06-18 (`open-roots`) | <= 10 ms (p50), no errors | 5.00 ms: **met** | 40.00 ms: **not met** |  |  |');
+    expect(lines).toContain('| 10. 2026 path vs 2025 path at 1x32 (`2026-1x32` / `1x32`) | >= 0.95x | 1.01x: **met** | 0.50x: **not met** |  |  |');
     expect(lines).toContain('- This build: 10 of 10 goals met');
     expect(lines).toContain('- The build before: 0 of 10 goals met; not met: rows 1, 2, 3, 4, 5, 6, 7, 8, 9, 10');
   });
@@ -78,8 +83,8 @@ describe('the goals of issue 34 in the report', () => {
     r.delete(cellKey('replicas', 'switchboard'));
     put(r, 'open-full', 'switchboard-spare', { unavailable: 'refused' });
     const lines = goalLines(r);
-    expect(lines[0]).toBe("| row of the issue's table | goal | switchboard (this build) |");
-    expect(lines).toContain('| 6. 3 replicas behind HAProxy vs 1 (`replicas`, affinity) | >= 0.8x calls/s on this machine | not measured |');
+    expect(lines[0]).toBe("| row of the issue's table | goal | switchboard (this build) | floor (floor-relay) | switchboard / floor |");
+    expect(lines).toContain('| 6. 3 replicas behind HAProxy vs 1 (`replicas`, affinity) | >= 0.8x calls/s on this machine | not measured |  |  |');
     expect(lines).toContain('- This build: 8 of 10 goals met; not measured in this run: rows 6, 9');
     expect(lines.some((l) => l.includes('build before'))).toBe(false);
   });
@@ -90,10 +95,42 @@ describe('the goals of issue 34 in the report', () => {
     put(r, '64x4', 'switchboard', { loads: [load(900)], failures: ['round 2: the gateway died'] });
     put(r, 'open', 'switchboard-spare', { opens: [open(4, 2)] });
     const lines = goalLines(r);
-    expect(lines).toContain('| 5. relayed call vs call on its owner (`relay`, 1x1) | <= 1.3x, latency (p50) and CPU per call | p50 1.10x, CPU 1.50x: **not met** |');
-    expect(lines).toContain('| 4. 64 sessions x 4, defaults | >= 0.7x direct-http, 0 errors | 0.90x, 1 errors: **not met** |');
-    expect(lines).toContain('| 7. session open with `spares: 2`, bare client (`open`) | <= 10 ms (p50), no errors | 4.00 ms, 2 errors: **not met** |');
+    expect(lines).toContain('| 5. relayed call vs call on its owner (`relay`, 1x1) | <= 1.3x, latency (p50) and CPU per call | p50 1.10x, CPU 1.50x: **not met** | p50 1.10x, CPU 1.10x | p50 100%, CPU 73% |');
+    expect(lines).toContain('| 4. 64 sessions x 4, defaults | >= 0.7x direct-http, 0 errors | 0.90x, 1 errors: **not met** | 0.90x | 100% |');
+    expect(lines).toContain('| 7. session open with `spares: 2`, bare client (`open`) | <= 10 ms (p50), no errors | 4.00 ms, 2 errors: **not met** |  |  |');
     expect(lines).toContain('- This build: 7 of 10 goals met; not met: rows 4, 5, 7');
+  });
+});
+
+describe('the floor of issue 34 in the goals table', () => {
+  it('shows the floor of rows 1-5 and how much of it this build reaches, leaving met / not met to the goals', () => {
+    const r = run(false);
+    // The gateway at half the floor's throughput and twice its latency: 50% of the reachable, goals unchanged.
+    put(r, '1x1', 'switchboard', { loads: [load(475, 2.1)] });
+    const lines = goalLines(r);
+    expect(lines).toContain('| 1. 1 session x 1 in flight, calls/s | >= 0.8x direct-http | 0.47x: **not met** | 0.95x | 50% |');
+    expect(lines).toContain('| 2. 1x1 median latency | <= 1.2x direct-http | 2.10x: **not met** | 1.05x | 50% |');
+    expect(lines).toContain('| 3. 1 x 32 in flight | >= 0.9x direct-http | 0.95x: **met** | 1.00x | 95% |');
+    expect(lines).toContain('- This build: 8 of 10 goals met; not met: rows 1, 2');
+    expect(lines.at(-1)).toMatch(/^- Floor: `floor-relay` \(bench\/floor-relay.mjs\).*bench\/floor-proxy.mjs/);
+  });
+
+  it('says "not measured" for a floor that did not run, failed or was unavailable, and for a gateway without figures', () => {
+    const r = run(false);
+    r.delete(cellKey('1x1', 'floor-relay'));
+    put(r, '1x32', 'floor-relay', { failures: ['floor-relay exited at start'] });
+    put(r, 'relay', 'floor-relay', { unavailable: 'no undici' });
+    r.delete(cellKey('64x4', 'switchboard'));
+    const lines = goalLines(r);
+    expect(lines).toContain('| 1. 1 session x 1 in flight, calls/s | >= 0.8x direct-http | 0.90x: **met** | not measured | not measured |');
+    expect(lines).toContain('| 2. 1x1 median latency | <= 1.2x direct-http | 1.10x: **met** | not measured | not measured |');
+    expect(lines).toContain('| 3. 1 x 32 in flight | >= 0.9x direct-http | 0.95x: **met** | not measured | not measured |');
+    expect(lines).toContain('| 4. 64 sessions x 4, defaults | >= 0.7x direct-http, 0 errors | not measured | 0.90x | not measured |');
+    expect(lines).toContain('| 5. relayed call vs call on its owner (`relay`, 1x1) | <= 1.3x, latency (p50) and CPU per call | p50 1.20x, CPU 1.20x: **met** | not measured | not measured |');
+    expect(lines).toContain('- This build: 9 of 10 goals met; not measured in this run: rows 4');
+    // No direct-http at all: neither the gateway's ratio nor the floor's exists.
+    for (const sc of ['1x1', '1x32', '64x4']) r.delete(cellKey(sc, 'direct-http'));
+    expect(goalLines(r)).toContain('| 1. 1 session x 1 in flight, calls/s | >= 0.8x direct-http | not measured | not measured | not measured |');
   });
 });
 
@@ -125,7 +162,7 @@ describe('a before/after run', () => {
       expect(sc.systems.includes('switchboard-spare-before')).toBe(was.includes('switchboard-spare'));
       if (was.includes('switchboard')) expect(sc.systems[sc.systems.indexOf('switchboard') + 1]).toBe('switchboard-before');
     }
-    expect(both.find((s) => s.name === 'relay')?.systems).toEqual(['switchboard', 'switchboard-before']);
+    expect(both.find((s) => s.name === 'relay')?.systems).toEqual(['switchboard', 'switchboard-before', 'floor-relay']);
     expect(both.find((s) => s.name === 'open-roots')?.systems).toEqual(['switchboard', 'switchboard-before', 'switchboard-spare', 'switchboard-spare-before']);
   });
 
@@ -142,17 +179,25 @@ describe('a before/after run', () => {
     expect(new Set(orders.map((o) => o[0])).size).toBe(4);
   });
 
+  it('runs the floor in the scenarios the goals read, and moves it through the order like every system', () => {
+    const plain = scenarios(10);
+    expect(plain.filter((sc) => sc.systems.includes('floor-relay')).map((sc) => sc.name)).toEqual(['1x1', '1x32', '64x4', 'relay']);
+    const systems = (plain.find((sc) => sc.name === '1x1') as Scenario).systems;
+    const places = Array.from({ length: systems.length }, (_, round) => roundOrder(systems, round).indexOf('floor-relay'));
+    expect(new Set(places).size).toBe(systems.length);
+  });
+
   it('--goals keeps the scenarios of the issue table, each with the systems its rows read, and their twins', () => {
     const picked = withBefore(goalsOnly(scenarios(10)));
     expect(Object.fromEntries(picked.map((sc) => [sc.name, sc.systems]))).toEqual({
-      '1x1': ['direct-http', 'switchboard', 'switchboard-before'],
-      '1x32': ['direct-http', 'switchboard', 'switchboard-before'],
-      '64x4': ['direct-http', 'switchboard', 'switchboard-before'],
+      '1x1': ['direct-http', 'floor-relay', 'switchboard', 'switchboard-before'],
+      '1x32': ['direct-http', 'floor-relay', 'switchboard', 'switchboard-before'],
+      '64x4': ['direct-http', 'floor-relay', 'switchboard', 'switchboard-before'],
       '2026-1x32': ['switchboard', 'switchboard-before'],
       open: ['switchboard-spare', 'switchboard-spare-before'],
       'open-roots': ['switchboard-spare', 'switchboard-spare-before'],
       'open-full': ['switchboard-spare', 'switchboard-spare-before'],
-      relay: ['switchboard', 'switchboard-before'],
+      relay: ['switchboard', 'switchboard-before', 'floor-relay'],
       replicas: ['switchboard', 'switchboard-before'],
     });
   });
