@@ -88,7 +88,7 @@ async function broadcast(s: CoreState, notification: JsonRpcNotification): Promi
 function memberHooks(s: CoreState): MemberHooks {
   const { messages } = s;
   return {
-    onrequest: messages.request,
+    onrequest: (member, request) => messages.request(member, request),
     // Pinning on: a list_changed is judged again (pinning.ts); off, the member has no gate and nothing runs.
     onnotification: (member, notification) => {
       if (member.pins !== undefined) pinNotification(member, notification);
