@@ -14,13 +14,13 @@
  */
 import type { JsonObject, JsonRpcMessage } from '../jsonrpc/types.ts';
 import { toWireText } from '../jsonrpc/wire-text.ts';
-import type { Logger } from '../log/logger.ts';
-import { type EventLog, parseEventId } from './event-log.ts';
-import { unwatchSlow, watchSlow } from './slow-streams.ts';
-import { JSON_MODE, PENDING, POST_2025, SSE_MODE, type OutStream, type ResponseSink, type StreamOptions } from './stream-shapes.ts';
+import { watchSlow } from './slow-streams.ts';
+import { attach, attachStandalone, createStreamSetState, endAll, finish, live, pick, resume, startSse, type StreamSetOptions, type StreamSetState, write } from './stream-set-state.ts';
+import { JSON_MODE, PENDING, SSE_MODE, type OutStream, type ResponseSink, type StreamOptions } from './stream-shapes.ts';
 
 export { BATCH_2025, CHANNEL_REQUEST, MODERN_REQUEST, POST_2025, type OutStream, type ResponseSink, type StreamOptions } from './stream-shapes.ts';
 export { SLOW_ANSWER_SSE_MS } from './slow-streams.ts';
+export type { StreamSetOptions } from './stream-set-state.ts';
 
 export interface StreamSet {
   readonly standalone: OutStream;
@@ -56,240 +56,126 @@ export interface StreamSet {
   endAll(): void;
 }
 
-export interface StreamSetOptions {
-  log: EventLog;
-  logger: Logger;
-  /** Priming events only for clients that negotiated >= 2025-11-25 (older ones choke on empty data). */
-  priming: () => boolean;
-  /** How many finished streams stay resumable (their events may still be in the log). */
-  keepFinished: number;
-  /** A `cancelOnClose` stream lost its client with answers still owed. */
-  onabandon?: (stream: OutStream) => void;
-  /** Sees each message as it goes to the client (url-consent.ts: answers that ask for a consent). */
-  onsend?: ((message: JsonObject) => void) | undefined;
+export function createStreamSet(options: StreamSetOptions): StreamSet {
+  return new Streams(createStreamSetState(options));
 }
 
-export function createStreamSet({ log, logger, priming, keepFinished, onabandon, onsend }: StreamSetOptions): StreamSet {
-  const streams = new Map<number, OutStream>();
-  const unfinished = new Set<OutStream>();
-  const finished: number[] = [];
-  let nextId = 1;
-  let standaloneDeliveredSeq = 0;
-  let backlog = 0;
+/**
+ * The set's methods live on the class (one copy for every session), its state and the rarer paths
+ * in stream-set-state.ts.
+ */
+class Streams implements StreamSet {
+  readonly standalone: OutStream;
+  private readonly s: StreamSetState;
 
-  const standalone: OutStream = {
-    id: 0,
-    standalone: true,
-    sink: undefined,
-    mode: SSE_MODE,
-    remaining: 0,
-    options: POST_2025,
-    openedAt: 0,
-    collected: undefined,
-    complete: false,
-  };
-  streams.set(0, standalone);
+  constructor(s: StreamSetState) {
+    this.s = s;
+    this.standalone = s.standalone;
+  }
 
-  const live = (s: OutStream) => s.sink !== undefined && !s.sink.closed;
-
-  const attach = (stream: OutStream, sink: ResponseSink) => {
-    const old = stream.sink;
-    stream.sink = sink;
-    sink.onclose = () => {
-      if (stream.sink === sink) stream.sink = undefined;
-      if (stream.options.cancelOnClose && !stream.complete) {
-        logger.debug({ stream: stream.id }, 'client went away from a stream; its requests are cancelled');
-        onabandon?.(stream);
-      } else {
-        logger.debug({ stream: stream.id }, 'client went away from a stream (not a cancel)');
-      }
+  open(sink: ResponseSink, count: number, options: StreamOptions): OutStream {
+    const s = this.s;
+    const stream: OutStream = {
+      id: s.nextId++,
+      standalone: false,
+      sink: undefined,
+      mode: PENDING,
+      remaining: count,
+      options,
+      openedAt: Date.now(),
+      collected: options.batch ? [] : undefined,
+      complete: false,
     };
-    if (old !== undefined && old !== sink && !old.closed) old.end();
-  };
+    attach(s, stream, sink);
+    s.streams.set(stream.id, stream);
+    s.unfinished.add(stream);
+    watchSlow(stream, s.promote);
+    return stream;
+  }
 
-  const write = (stream: OutStream, data: string) => {
-    // Without replay an event has no id: there is nothing to resume from.
-    const id = stream.options.replay ? log.append(stream.id, data) : '';
-    const sink = stream.sink;
-    if (sink !== undefined && !sink.closed) {
-      sink.event(id, data);
-      if (stream.standalone) standaloneDeliveredSeq = log.lastSeq;
-    } else if (stream.standalone) {
-      backlog++;
+  deliver(stream: OutStream, data: string, final: boolean): void {
+    if (stream.complete) {
+      this.s.logger.debug({ stream: stream.id }, 'message for a finished stream; dropped');
+      return;
     }
-  };
-
-  const finish = (stream: OutStream) => {
-    stream.complete = true;
-    unwatchSlow(stream);
-    unfinished.delete(stream);
-    if (stream.mode === SSE_MODE && stream.options.replay) {
-      finished.push(stream.id);
-      while (finished.length > keepFinished) streams.delete(finished.shift() as number);
-    } else {
-      streams.delete(stream.id);
-    }
-    const sink = stream.sink;
-    if (sink !== undefined && !sink.closed) sink.end();
-  };
-
-  const startSse = (stream: OutStream) => {
-    stream.mode = SSE_MODE;
-    stream.sink?.sse();
-    if (stream.options.replay && priming()) write(stream, '');
-    const collected = stream.collected;
-    stream.collected = undefined;
-    if (collected) for (const data of collected) write(stream, data);
-  };
-
-  const promote = (stream: OutStream) => {
-    if (stream.mode === PENDING && !stream.complete && live(stream)) startSse(stream);
-  };
-
-  const set: StreamSet = {
-    standalone,
-
-    open(sink, count, options) {
-      const stream: OutStream = {
-        id: nextId++,
-        standalone: false,
-        sink: undefined,
-        mode: PENDING,
-        remaining: count,
-        options,
-        openedAt: Date.now(),
-        collected: options.batch ? [] : undefined,
-        complete: false,
-      };
-      attach(stream, sink);
-      streams.set(stream.id, stream);
-      unfinished.add(stream);
-      watchSlow(stream, promote);
-      return stream;
-    },
-
-    deliver(stream, data, final) {
-      if (stream.complete) {
-        logger.debug({ stream: stream.id }, 'message for a finished stream; dropped');
+    if (stream.mode === PENDING) {
+      if (final && !stream.options.batch) {
+        stream.mode = JSON_MODE;
+        stream.remaining = 0;
+        stream.sink?.json(data);
+        finish(this.s, stream);
         return;
       }
-      if (stream.mode === PENDING) {
-        if (final && !stream.options.batch) {
+      if (final && stream.collected) {
+        stream.collected.push(data);
+        if (--stream.remaining === 0) {
           stream.mode = JSON_MODE;
-          stream.remaining = 0;
-          stream.sink?.json(data);
-          finish(stream);
-          return;
+          stream.sink?.json('[' + stream.collected.join(',') + ']');
+          finish(this.s, stream);
         }
-        if (final && stream.collected) {
-          stream.collected.push(data);
-          if (--stream.remaining === 0) {
-            stream.mode = JSON_MODE;
-            stream.sink?.json('[' + stream.collected.join(',') + ']');
-            finish(stream);
-          }
-          return;
-        }
-        startSse(stream);
+        return;
       }
-      write(stream, data);
-      if (final && --stream.remaining === 0) finish(stream);
-    },
+      startSse(this.s, stream);
+    }
+    write(this.s, stream, data);
+    if (final && --stream.remaining === 0) finish(this.s, stream);
+  }
 
-    challenge(stream, message, scopes) {
-      const sink = stream.sink;
-      if (stream.mode !== PENDING || stream.options.batch || stream.complete || sink?.challenge === undefined || sink.closed) return set.send(stream, message, true);
-      stream.mode = JSON_MODE;
-      stream.remaining = 0;
-      sink.challenge(message, scopes);
-      finish(stream);
-    },
-    send(stream, message, final) {
-      onsend?.(message);
-      const take = stream.sink?.take;
-      if (take === undefined) return set.deliver(stream, toWireText(message as unknown as JsonRpcMessage), final);
-      if (stream.complete) return;
-      // The sink decides JSON or SSE itself; the set keeps the count of answers owed.
-      if (final) stream.remaining--;
-      take(message, final);
-      if (final && stream.remaining === 0) finish(stream);
-    },
+  challenge(stream: OutStream, message: JsonObject, scopes: readonly string[]): void {
+    const sink = stream.sink;
+    if (stream.mode !== PENDING || stream.options.batch || stream.complete || sink?.challenge === undefined || sink.closed) return this.send(stream, message, true);
+    stream.mode = JSON_MODE;
+    stream.remaining = 0;
+    sink.challenge(message, scopes);
+    finish(this.s, stream);
+  }
 
-    drop(stream, fallbackAnswer) {
-      if (stream.complete) return;
-      if (stream.mode === SSE_MODE || stream.sink?.channel === true) {
-        if (--stream.remaining === 0) finish(stream);
-      } else {
-        // An undecided response must still be answered: HTTP has no way to say "nothing".
-        set.send(stream, fallbackAnswer, true);
-      }
-    },
+  send(stream: OutStream, message: JsonObject, final: boolean): void {
+    this.s.onsend?.(message);
+    const take = stream.sink?.take;
+    if (take === undefined) return this.deliver(stream, toWireText(message as unknown as JsonRpcMessage), final);
+    if (stream.complete) return;
+    // The sink decides JSON or SSE itself; the set keeps the count of answers owed.
+    if (final) stream.remaining--;
+    take(message, final);
+    if (final && stream.remaining === 0) finish(this.s, stream);
+  }
 
-    pick(preferStandalone) {
-      if (preferStandalone) return standalone;
-      let last: OutStream | undefined;
-      let count = 0;
-      for (const s of unfinished) {
-        count++;
-        last = s;
-      }
-      const usable = last !== undefined && (live(last) || last.mode === SSE_MODE);
-      if (count === 1 && usable && last) return last;
-      if (live(standalone)) return standalone;
-      if (usable && last) return last;
-      return standalone;
-    },
+  drop(stream: OutStream, fallbackAnswer: JsonObject): void {
+    if (stream.complete) return;
+    if (stream.mode === SSE_MODE || stream.sink?.channel === true) {
+      if (--stream.remaining === 0) finish(this.s, stream);
+    } else {
+      // An undecided response must still be answered: HTTP has no way to say "nothing".
+      this.send(stream, fallbackAnswer, true);
+    }
+  }
 
-    attachStandalone(sink) {
-      if (live(standalone)) return false;
-      attach(standalone, sink);
-      sink.sse();
-      if (priming()) write(standalone, '');
-      // Deliver what arrived while no GET stream was open.
-      for (const e of log.after(0, standaloneDeliveredSeq)) {
-        if (e.data !== '') sink.event(e.id, e.data);
-        standaloneDeliveredSeq = e.seq;
-      }
-      backlog = 0;
-      return true;
-    },
+  pick(preferStandalone: boolean): OutStream {
+    return pick(this.s, preferStandalone);
+  }
 
-    resume(sink, lastEventId) {
-      const cursor = parseEventId(lastEventId);
-      const stream = cursor && streams.get(cursor.stream);
-      if (!cursor || !stream || !stream.options.replay) return false;
-      if (cursor.seq < log.oldestSeq - 1) {
-        logger.warn({ stream: stream.id, lastEventId }, 'resume from an event no longer buffered; some events are lost');
-      }
-      attach(stream, sink);
-      sink.sse();
-      for (const e of log.after(stream.id, cursor.seq)) {
-        if (e.data !== '') sink.event(e.id, e.data);
-        if (stream.standalone) standaloneDeliveredSeq = Math.max(standaloneDeliveredSeq, e.seq);
-      }
-      if (stream.standalone) backlog = 0;
-      if (stream.complete) sink.end();
-      return true;
-    },
+  attachStandalone(sink: ResponseSink): boolean {
+    return attachStandalone(this.s, sink);
+  }
 
-    get backlog() {
-      return backlog;
-    },
+  resume(sink: ResponseSink, lastEventId: string): boolean {
+    return resume(this.s, sink, lastEventId);
+  }
 
-    get busy() {
-      return unfinished.size > 0;
-    },
+  get backlog(): number {
+    return this.s.backlog;
+  }
 
-    get listening() {
-      return live(standalone);
-    },
+  get busy(): boolean {
+    return this.s.unfinished.size > 0;
+  }
 
-    endAll() {
-      for (const s of streams.values()) {
-        const sink = s.sink;
-        if (sink !== undefined && !sink.closed) sink.end();
-      }
-    },
-  };
-  return set;
+  get listening(): boolean {
+    return live(this.s.standalone);
+  }
+
+  endAll(): void {
+    endAll(this.s);
+  }
 }

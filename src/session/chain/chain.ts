@@ -12,7 +12,7 @@
  *   send       the member's connection (opened on first use), breaker and correlator
  *   response   the target's response hooks, then redaction (../hooks/guard.ts); a `tasks/result`
  *              judged as the `tools/call` that created the task
- *   answer     the flavour's view of it (lists filtered, pins withheld), then the audit line (requests.ts)
+ *   answer     the flavour's view of it (lists filtered, pins withheld), then the audit line (request-outcomes.ts)
  *
  * The stages are a list built once per session from the gates configured: a gateway without
  * step-up, limits or hooks has no such stage, and a stage that has nothing to judge for a request
@@ -46,7 +46,7 @@ export interface Traced {
   readonly origin: RequestOrigin;
 }
 
-/** What the chain needs of requests.ts: its options, and how a request is failed, answered, refused, recorded and released. */
+/** What the chain needs of requests.ts (request-outcomes.ts): its options, and how a request is failed, answered, refused, recorded and released. */
 export interface ChainParts {
   readonly streams: StreamSet;
   readonly logger: Logger;
