@@ -10,6 +10,7 @@ import type { TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Transport } from '../transport/types.ts';
 import { createDeadlines, type Deadlines } from './deadlines.ts';
+import { createPendingTable, type PendingTable } from './pending-table.ts';
 
 /**
  * Receives the outcome of forwarded requests. Exactly one of onresponse/onerror is called, once per
@@ -47,7 +48,7 @@ export interface CorrelatorState {
   /** Target name, for error data. */
   readonly target: string;
   readonly logger: Logger;
-  readonly pending: Map<number, Pending>;
+  readonly pending: PendingTable<Pending>;
   /** The pending requests' deadlines under one timer. */
   readonly deadlines: Deadlines<Pending>;
   nextId: number;
@@ -63,9 +64,8 @@ export function settleIdle(s: CorrelatorState): void {
 }
 
 export function take(s: CorrelatorState, upstreamId: number): Pending | undefined {
-  const entry = s.pending.get(upstreamId);
+  const entry = s.pending.take(upstreamId);
   if (entry === undefined) return undefined;
-  s.pending.delete(upstreamId);
   s.deadlines.settled(entry);
   return entry;
 }
@@ -111,7 +111,7 @@ function onTimeout(s: CorrelatorState, entry: Pending): void {
 
 /** The state of a new correlator: its pending requests, and their deadlines under one timer. */
 export function createCorrelatorState(transport: Transport, target: string, logger: Logger): CorrelatorState {
-  const pending = new Map<number, Pending>();
+  const pending = createPendingTable<Pending>();
   const s: CorrelatorState = {
     transport,
     target,

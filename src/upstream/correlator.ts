@@ -91,7 +91,7 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
 
     destroy(error) {
       if (s.destroyedWith === undefined) s.destroyedWith = error;
-      const ids = [...s.pending.keys()];
+      const ids = s.pending.ids();
       for (const id of ids) fail(s, id, error);
       s.deadlines.clear();
       settleIdle(s);
@@ -130,7 +130,7 @@ function forward<C>(s: CorrelatorState, message: JsonRpcRequest, handler: Pendin
     abort: new AbortController(),
     deadline: NaN,
   };
-  s.pending.set(upstreamId, entry);
+  s.pending.add(entry);
   armTimer(s, entry);
   message.id = upstreamId;
   const sendOptions: SendOptions =
