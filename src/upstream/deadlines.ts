@@ -7,8 +7,8 @@
  * `maxTotalMs` cap reached on a progress reset) is inserted in its place. A settled or re-armed
  * entry leaves its slot behind, stale (its `deadline` no longer equals the slot's stamp): stale
  * slots are dropped when the timer reaches them, all at once when nothing is pending, and by a
- * compaction when they outnumber the live ones, so the table stays within a small multiple of
- * what is pending.
+ * compaction when they outnumber the live ones or the slots already passed outnumber those held,
+ * so the table (its arrays included) stays within a small multiple of what is pending.
  *
  * The one timer is armed for the earliest deadline or earlier; it is unref'd like the per-request
  * timers were, and is left armed when the last request settles (it then fires once, finds nothing
@@ -53,7 +53,11 @@ export class Deadlines<E extends Timed> {
   add(entry: E, delayMs: number): void {
     const deadline = performance.now() + delayMs;
     entry.deadline = deadline;
-    if (this.tail - this.head > 2 * this.live() + SLACK) this.compact();
+    // Compacted when stale slots outnumber the live ones, and when the slots already passed
+    // (below `head`) outnumber those held: while something stays pending the table never empties,
+    // and without the second test `tail`, so the arrays, would grow by one per request or progress.
+    const held = this.tail - this.head;
+    if (held > 2 * this.live() + SLACK || this.head > held + SLACK) this.compact();
     if (this.tail === this.head || this.stamps[this.tail - 1]! <= deadline) {
       this.entries[this.tail] = entry;
       this.stamps[this.tail++] = deadline;
