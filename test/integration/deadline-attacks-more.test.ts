@@ -1,0 +1,123 @@
+/**
+ * More attacks on request deadlines (the correlator's one timer, src/upstream/deadlines.ts), on
+ * the paths and scales test/integration/deadline-attacks.test.ts leaves out: two thousand calls in
+ * flight on one WebSocket answering in random order beside calls that time out, a timeout on the
+ * 2026 stateless path and on legacy SSE, and the gateway process ending on SIGTERM with hung calls
+ * whose deadlines are minutes away. Order and counts are asserted, never milliseconds.
+ */
+import { describe, expect, it } from 'vitest';
+import { startTestGateway, type TestTarget } from '../support/gateway.ts';
+import { fixture } from '../support/recorder.ts';
+import { openWs, wsUrl } from '../support/ws-client.ts';
+import { modern } from '../support/modern.ts';
+import { openLegacyStream } from '../support/legacy-sse.ts';
+import { endpointsOf, initializeAt, post, start, useCliProcesses, writeConfig } from '../support/cli.ts';
+import { DEFAULT_BREAKER_POLICY } from '../../src/upstream/circuit-breaker.ts';
+
+useCliProcesses();
+
+function deadlineServer(requestMs: number): TestTarget {
+  return {
+    command: process.execPath,
+    args: [fixture('deadline-server.mjs')],
+    timeouts: { requestMs, resetOnProgress: true, maxTotalMs: 0 },
+    circuitBreaker: { ...DEFAULT_BREAKER_POLICY, timeouts: 0 },
+  };
+}
+
+const call = (id: string | number, name: string, args: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'dl', version: '1' } } };
+
+describe('deadlines at scale and on the other wires', () => {
+  it('two thousand calls answering out of order on one socket each get their own answer; the hung ones time out', async () => {
+    const gw = await startTestGateway({ targets: { dl: deadlineServer(4_000) }, limits: { maxInflightPerSession: 5_000 } });
+    try {
+      const peer = await openWs(wsUrl(gw.url, '/servers/dl/ws'));
+      peer.send(initialize);
+      await peer.until(0);
+      peer.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      const total = 2_200;
+      for (let i = 1; i <= total; i++) {
+        // Every eleventh call never answers; the others answer after 0-300 ms, in no particular order.
+        peer.send(i % 11 === 0 ? call(i, 'hang') : call(i, 'wait', { ms: (i * 7919) % 300, tag: `t${i}` }));
+      }
+      const answers = new Map<unknown, Record<string, unknown>>();
+      while (answers.size < total) {
+        const frame = await peer.next();
+        if ('id' in frame && !('method' in frame)) {
+          expect(answers.has(frame.id)).toBe(false);
+          answers.set(frame.id, frame);
+        }
+      }
+      for (let i = 1; i <= total; i++) {
+        if (i % 11 === 0) expect(answers.get(i)).toMatchObject({ error: { data: { code: 'GW_UPSTREAM_TIMEOUT' } } });
+        else expect(answers.get(i), JSON.stringify(answers.get(i))).toMatchObject({ result: { content: [{ text: `t${i}` }] } });
+      }
+      peer.send(call('after', 'wait', { ms: 1, tag: 'alive' }));
+      expect((await peer.until('after')).at(-1)).toMatchObject({ result: { content: [{ text: 'alive' }] } });
+      peer.socket.close();
+      await peer.closed;
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('2026 stateless: a call times out with GW_UPSTREAM_TIMEOUT while a quick one answers', async () => {
+    const gw = await startTestGateway({ targets: { dl: deadlineServer(500) } });
+    try {
+      const [hung, quick] = await Promise.all([
+        modern(gw.mcpUrl('dl'), 'tools/call', { name: 'hang', arguments: {} }, { id: 'h' }),
+        modern(gw.mcpUrl('dl'), 'tools/call', { name: 'wait', arguments: { ms: 10, tag: 'ok' } }, { id: 'q' }),
+      ]);
+      expect(quick.json, quick.text).toMatchObject({ id: 'q', result: { content: [{ text: 'ok' }] } });
+      expect(hung.json, hung.text).toMatchObject({ id: 'h', error: { data: { code: 'GW_UPSTREAM_TIMEOUT' } } });
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('legacy SSE: calls time out on the stream in deadline order, and the stream keeps serving', async () => {
+    const gw = await startTestGateway({ targets: { dl: deadlineServer(500) } });
+    try {
+      const stream = await openLegacyStream(new URL('/servers/dl/sse', gw.url));
+      expect(await stream.post(initialize)).toBe(202);
+      expect(await stream.nextMessage()).toMatchObject({ id: 0, result: {} });
+      expect(await stream.post({ jsonrpc: '2.0', method: 'notifications/initialized' })).toBe(202);
+      expect(await stream.post(call('h1', 'hang'))).toBe(202);
+      expect(await stream.post(call('w', 'wait', { ms: 800, tag: 'too late' }))).toBe(202);
+      const seen: Array<Record<string, unknown>> = [];
+      while (seen.length < 2) seen.push(await stream.nextMessage());
+      expect(seen.map((m) => m.id)).toEqual(['h1', 'w']);
+      for (const m of seen) expect(m).toMatchObject({ error: { data: { code: 'GW_UPSTREAM_TIMEOUT' } } });
+      expect(await stream.post(call('q', 'wait', { ms: 1, tag: 'fine' }))).toBe(202);
+      expect(await stream.nextMessage()).toMatchObject({ id: 'q', result: { content: [{ text: 'fine' }] } });
+      stream.close();
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('SIGTERM with hung calls whose deadlines are minutes away: the process ends within its grace', async () => {
+    const path = await writeConfig(
+      'deadlines.json',
+      JSON.stringify({
+        mcpServers: { dl: { command: process.execPath, args: [fixture('deadline-server.mjs')], timeoutMs: 600_000 } },
+        gateway: { shutdownGraceMs: 500 },
+      }),
+    );
+    const running = start(['--config', path, '--port', '0']);
+    const endpoints = await endpointsOf(running);
+    const url = endpoints.find((e) => e.endsWith('/servers/dl/mcp'))!;
+    const sessionId = await initializeAt(url);
+    await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, sessionId);
+    const hung = Array.from({ length: 50 }, (_, i) => post(url, call(i, 'hang'), sessionId).then((r) => r.text(), () => 'closed'));
+    // Every call reached the child before the signal.
+    const history = async () => JSON.parse(((await (await post(url, call('hist', 'history'), sessionId)).json()) as { result: { content: Array<{ text: string }> } }).result.content[0]!.text) as Array<{ method?: string }>;
+    while ((await history()).filter((m) => m.method === 'tools/call').length < 51) await new Promise((r) => setTimeout(r, 20));
+    running.child.kill('SIGTERM');
+    const exit = await running.exited;
+    expect(exit).toEqual({ code: 0, signal: null });
+    const bodies = await Promise.all(hung);
+    expect(bodies).toHaveLength(50);
+  });
+});
