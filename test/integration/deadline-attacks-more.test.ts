@@ -3,16 +3,19 @@
  * the paths and scales test/integration/deadline-attacks.test.ts leaves out: two thousand calls in
  * flight on one WebSocket answering in random order beside calls that time out, a timeout on the
  * 2026 stateless path and on legacy SSE, and the gateway process ending on SIGTERM with hung calls
- * whose deadlines are minutes away. Order and counts are asserted, never milliseconds.
+ * whose deadlines are minutes away, a virtual server's call, and a progress flood against
+ * `maxTotalMs`. Order and counts are asserted, never milliseconds.
  */
 import { describe, expect, it } from 'vitest';
-import { startTestGateway, type TestTarget } from '../support/gateway.ts';
-import { fixture } from '../support/recorder.ts';
+import { createTestLogger, startTestGateway, type TestTarget } from '../support/gateway.ts';
+import { fixture, rpc } from '../support/recorder.ts';
 import { openWs, wsUrl } from '../support/ws-client.ts';
 import { modern } from '../support/modern.ts';
 import { openLegacyStream } from '../support/legacy-sse.ts';
 import { endpointsOf, initializeAt, post, start, useCliProcesses, writeConfig } from '../support/cli.ts';
 import { DEFAULT_BREAKER_POLICY } from '../../src/upstream/circuit-breaker.ts';
+import { parseConfig } from '../../src/config/load.ts';
+import { startGateway } from '../../src/main.ts';
 
 useCliProcesses();
 
@@ -119,5 +122,40 @@ describe('deadlines at scale and on the other wires', () => {
     expect(exit).toEqual({ code: 0, signal: null });
     const bodies = await Promise.all(hung);
     expect(bodies).toHaveLength(50);
+  });
+
+  it("a virtual server's renamed tool times out like its target's, naming the target", async () => {
+    const config = parseConfig({
+      mcpServers: { dl: { command: process.execPath, args: [fixture('deadline-server.mjs')], timeoutMs: 500, circuitBreaker: { timeouts: 0 } } },
+      gateway: { port: 0, logging: { level: 'silent' }, virtualServers: { kit: { tools: [{ server: 'dl', tool: 'hang', as: 'stall' }, { server: 'dl', tool: 'wait' }] } } },
+    });
+    const gw = await startGateway(config, { logger: createTestLogger('silent', undefined) });
+    try {
+      const session = await rpc.initialize(new URL('/virtual/kit/mcp', gw.url));
+      const [hung, quick] = await Promise.all([session.request(call(1, 'stall')), session.request(call(2, 'wait', { ms: 5, tag: 'ok' }))]);
+      expect(quick.json, quick.text).toMatchObject({ id: 2, result: { content: [{ text: 'ok' }] } });
+      expect(hung.json, hung.text).toMatchObject({ id: 1, error: { data: { code: 'GW_UPSTREAM_TIMEOUT', target: 'dl', timeoutMs: 500 } } });
+      await session.delete();
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('a flood of progress cannot carry a call past maxTotalMs, and a quiet call beside it still times out', async () => {
+    const target = { ...deadlineServer(400), timeouts: { requestMs: 400, resetOnProgress: true, maxTotalMs: 900 } };
+    const gw = await startTestGateway({ targets: { dl: target } });
+    try {
+      const session = await rpc.initialize(gw.mcpUrl('dl'));
+      const flood = { jsonrpc: '2.0', id: 'f', method: 'tools/call', params: { name: 'progress-hang', arguments: { every: 0, count: 3_000 }, _meta: { progressToken: 'pf' } } };
+      const [flooded, quiet] = await Promise.all([session.request(flood), session.request(call('q', 'hang'))]);
+      expect(quiet.json).toMatchObject({ id: 'q', error: { data: { code: 'GW_UPSTREAM_TIMEOUT' } } });
+      expect(flooded.json).toMatchObject({ id: 'f', error: { data: { code: 'GW_UPSTREAM_TIMEOUT' } } });
+      const ms = Number(/within (\d+) ms/.exec((flooded.json.error as { message: string }).message)?.[1]);
+      expect(ms).toBeGreaterThanOrEqual(880);
+      expect(flooded.events.filter((m) => m.method === 'notifications/progress').length).toBeGreaterThan(50);
+      await session.delete();
+    } finally {
+      await gw.close();
+    }
   });
 });
