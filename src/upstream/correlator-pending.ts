@@ -1,15 +1,14 @@
 /**
  * The correlator's pending requests (correlator.ts keeps the Correlator object and the per-message
- * paths): settling them, their deadlines, and cancelling them upstream. Module-level functions take
- * the correlator's state instead of closing over it, so no closure is made per request; the
- * deadlines of all pending requests share one timer (deadlines.ts).
+ * paths): settling them, their timers, and cancelling them upstream. Module-level functions take
+ * the correlator's state instead of closing over it; a timer carries the state and the upstream id
+ * as its arguments, so no closure is made per request.
  */
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { JsonRpcNotification, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Transport } from '../transport/types.ts';
-import { createDeadlines, type Deadlines } from './deadlines.ts';
 
 /**
  * Receives the outcome of forwarded requests. Exactly one of onresponse/onerror is called, once per
@@ -26,8 +25,6 @@ export interface PendingHandler<C> {
 }
 
 export interface Pending {
-  /** The upstream id: the key in `pending`. */
-  readonly id: number;
   readonly handler: PendingHandler<unknown>;
   readonly context: unknown;
   readonly clientId: RequestId;
@@ -37,8 +34,7 @@ export interface Pending {
   readonly timeouts: TimeoutPolicy;
   /** Aborted when the request is withdrawn (cancel, timeout): the transport's send signal. */
   readonly abort: AbortController;
-  /** When it times out (`performance.now()` ms), NaN once settled: kept by `deadlines`. */
-  deadline: number;
+  timer: NodeJS.Timeout | undefined;
 }
 
 /** The mutable state of one correlator. */
@@ -48,8 +44,6 @@ export interface CorrelatorState {
   readonly target: string;
   readonly logger: Logger;
   readonly pending: Map<number, Pending>;
-  /** The pending requests' deadlines under one timer. */
-  readonly deadlines: Deadlines<Pending>;
   nextId: number;
   destroyedWith: GatewayError | undefined;
   idleWaiters: Array<() => void>;
@@ -66,7 +60,7 @@ export function take(s: CorrelatorState, upstreamId: number): Pending | undefine
   const entry = s.pending.get(upstreamId);
   if (entry === undefined) return undefined;
   s.pending.delete(upstreamId);
-  s.deadlines.settled(entry);
+  if (entry.timer !== undefined) clearTimeout(entry.timer);
   return entry;
 }
 
@@ -91,9 +85,9 @@ export function sendCancel(s: CorrelatorState, upstreamId: number, entry: Pendin
   entry.abort.abort();
 }
 
-function onTimeout(s: CorrelatorState, entry: Pending): void {
-  const upstreamId = entry.id;
-  if (s.pending.get(upstreamId) !== entry) return;
+function onTimeout(s: CorrelatorState, upstreamId: number): void {
+  const entry = s.pending.get(upstreamId);
+  if (entry === undefined) return;
   const { target } = s;
   const elapsedMs = Date.now() - entry.startedAt;
   s.logger.warn({ upstreamId, method: entry.method, elapsedMs }, 'upstream request timed out; cancelling it upstream');
@@ -109,28 +103,12 @@ function onTimeout(s: CorrelatorState, entry: Pending): void {
   );
 }
 
-/** The state of a new correlator: its pending requests, and their deadlines under one timer. */
-export function createCorrelatorState(transport: Transport, target: string, logger: Logger): CorrelatorState {
-  const pending = new Map<number, Pending>();
-  const s: CorrelatorState = {
-    transport,
-    target,
-    logger,
-    pending,
-    deadlines: createDeadlines<Pending>((entry) => onTimeout(s, entry), () => pending.size),
-    nextId: 1,
-    destroyedWith: undefined,
-    idleWaiters: [],
-  };
-  return s;
-}
-
-/** Sets (or moves, on progress) a pending request's deadline: `requestMs` from now, capped by `maxTotalMs` from its start. */
-export function armTimer(s: CorrelatorState, entry: Pending): void {
+export function armTimer(s: CorrelatorState, upstreamId: number, entry: Pending): void {
   const { requestMs, maxTotalMs } = entry.timeouts;
   let delay = requestMs;
   if (maxTotalMs > 0) delay = Math.min(delay, Math.max(0, entry.startedAt + maxTotalMs - Date.now()));
-  s.deadlines.add(entry, delay);
+  entry.timer = setTimeout(onTimeout, delay, s, upstreamId);
+  entry.timer.unref();
 }
 
 export function onProgress(s: CorrelatorState, notification: JsonRpcNotification): void {
@@ -143,6 +121,9 @@ export function onProgress(s: CorrelatorState, notification: JsonRpcNotification
     return;
   }
   params.progressToken = entry.clientToken;
-  if (entry.timeouts.resetOnProgress) armTimer(s, entry);
+  if (entry.timeouts.resetOnProgress && entry.timer !== undefined) {
+    clearTimeout(entry.timer);
+    armTimer(s, upstreamId, entry);
+  }
   entry.handler.onprogress?.(notification, entry.context);
 }

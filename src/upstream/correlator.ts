@@ -7,8 +7,8 @@
  * A request's `_meta.progressToken` is rewritten to the upstream id too (unique by construction),
  * so a progress notification finds its request with one map lookup and gets the caller's token back.
  *
- * Hot path: a request costs one map entry and one slot in the deadlines (one timer for them all);
- * handlers are plain objects (no closure per message); messages are mutated in place, never copied.
+ * Hot path: a request costs one map entry and one timer; handlers are plain objects (no closure per
+ * message); messages are mutated in place, never copied.
  */
 import { GatewayError } from '../errors/gateway-error.ts';
 import { isObject, isRequest, isResponse } from '../jsonrpc/envelope.ts';
@@ -16,7 +16,7 @@ import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId, Re
 import type { TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { SENT, type SendOptions, type Transport } from '../transport/types.ts';
-import { armTimer, createCorrelatorState, type CorrelatorState, fail, onProgress, type Pending, type PendingHandler, sendCancel, settleIdle, take } from './correlator-pending.ts';
+import { armTimer, type CorrelatorState, fail, onProgress, type Pending, type PendingHandler, sendCancel, settleIdle, take } from './correlator-pending.ts';
 
 export type { PendingHandler } from './correlator-pending.ts';
 
@@ -58,9 +58,9 @@ export interface CorrelatorOptions {
   logger: Logger;
 }
 
-/** Pending requests, their deadlines and cancellation are in correlator-pending.ts; the per-message paths stay here. */
+/** Pending requests, their timers and cancellation are in correlator-pending.ts; the per-message paths stay here. */
 export function createCorrelator({ transport, target, logger }: CorrelatorOptions): Correlator {
-  const s = createCorrelatorState(transport, target, logger);
+  const s: CorrelatorState = { transport, target, logger, pending: new Map<number, Pending>(), nextId: 1, destroyedWith: undefined, idleWaiters: [] };
 
   const correlator: Correlator = {
     request<C>(message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: TimeoutPolicy, options?: RequestOptions) {
@@ -93,7 +93,6 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
       if (s.destroyedWith === undefined) s.destroyedWith = error;
       const ids = [...s.pending.keys()];
       for (const id of ids) fail(s, id, error);
-      s.deadlines.clear();
       settleIdle(s);
     },
   };
@@ -104,7 +103,7 @@ export function createCorrelator({ transport, target, logger }: CorrelatorOption
   return correlator;
 }
 
-/** `request`: a fresh upstream id, the caller's progress token swapped for it, one map entry and a deadline. */
+/** `request`: a fresh upstream id, the caller's progress token swapped for it, one map entry and one timer. */
 function forward<C>(s: CorrelatorState, message: JsonRpcRequest, handler: PendingHandler<C>, context: C, timeouts: TimeoutPolicy, options: RequestOptions | undefined): number {
   const upstreamId = s.nextId++;
   if (s.destroyedWith !== undefined) {
@@ -119,7 +118,6 @@ function forward<C>(s: CorrelatorState, message: JsonRpcRequest, handler: Pendin
     (meta as RequestMeta).progressToken = upstreamId;
   }
   const entry: Pending = {
-    id: upstreamId,
     handler: handler as PendingHandler<unknown>,
     context,
     clientId,
@@ -128,10 +126,10 @@ function forward<C>(s: CorrelatorState, message: JsonRpcRequest, handler: Pendin
     startedAt: Date.now(),
     timeouts,
     abort: new AbortController(),
-    deadline: NaN,
+    timer: undefined,
   };
   s.pending.set(upstreamId, entry);
-  armTimer(s, entry);
+  armTimer(s, upstreamId, entry);
   message.id = upstreamId;
   const sendOptions: SendOptions =
     options === undefined ? { signal: entry.abort.signal } : { signal: entry.abort.signal, headers: options.headers, trace: options.trace };
