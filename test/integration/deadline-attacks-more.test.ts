@@ -1,5 +1,5 @@
 /**
- * More attacks on request deadlines (the correlator's one timer, src/upstream/deadlines.ts), on
+ * More attacks on request deadlines (the correlator's timeouts, whichever timers keep them), on
  * the paths and scales test/integration/deadline-attacks.test.ts leaves out: two thousand calls in
  * flight on one WebSocket answering in random order beside calls that time out, a timeout on the
  * 2026 stateless path and on legacy SSE, and the gateway process ending on SIGTERM with hung calls

@@ -1,11 +1,11 @@
 /**
- * Attacks on request deadlines through the gateway (the correlator's one timer over its pending
- * requests, src/upstream/deadlines.ts): deadlines that end in another order than the requests
- * started, a late answer after a timeout while the client reuses the id, client cancels and a
- * session's end beside timeouts on a shared child, a crash with many calls in flight and a
- * restarted child's deadlines, and a timeout on each other path to a correlator (aggregate /mcp,
- * WebSocket). The child is test/fixtures/deadline-server.mjs. Bounds on time are one-sided (a
- * timeout never before its deadline); order and counts are asserted, never milliseconds.
+ * Attacks on request deadlines through the gateway (the correlator's timeouts, whichever timers
+ * keep them: written against a one-timer rewrite, since reverted, and kept for the next one):
+ * deadlines that end in another order than the requests started, a late answer after a timeout
+ * while the client reuses the id, client cancels and a session's end beside timeouts on a shared
+ * child, a crash with many calls in flight and a restarted child's deadlines, and a timeout on
+ * the aggregate /mcp and WebSocket. The child is test/fixtures/deadline-server.mjs. Bounds on
+ * time are one-sided (a timeout never before its deadline); order and counts, never milliseconds.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway, type TestTarget } from '../support/gateway.ts';
