@@ -4,7 +4,7 @@
  * flight on one WebSocket answering in random order beside calls that time out, a timeout on the
  * 2026 stateless path and on legacy SSE, and the gateway process ending on SIGTERM with hung calls
  * whose deadlines are minutes away, a virtual server's call, and a progress flood against
- * `maxTotalMs`. Order and counts are asserted, never milliseconds.
+ * `maxTotalMs`, and a `tasks/get` to a hung server. Order and counts are asserted, never milliseconds.
  */
 import { describe, expect, it } from 'vitest';
 import { createTestLogger, startTestGateway, type TestTarget } from '../support/gateway.ts';
@@ -15,6 +15,10 @@ import { openLegacyStream } from '../support/legacy-sse.ts';
 import { endpointsOf, initializeAt, post, start, useCliProcesses, writeConfig } from '../support/cli.ts';
 import { DEFAULT_BREAKER_POLICY } from '../../src/upstream/circuit-breaker.ts';
 import { parseConfig } from '../../src/config/load.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { z } from 'zod';
+import { errorOf, startAggregateGateway } from '../support/aggregate.ts';
 import { startGateway } from '../../src/main.ts';
 
 useCliProcesses();
@@ -155,6 +159,26 @@ describe('deadlines at scale and on the other wires', () => {
       expect(flooded.events.filter((m) => m.method === 'notifications/progress').length).toBeGreaterThan(50);
       await session.delete();
     } finally {
+      await gw.close();
+    }
+  });
+
+  it('tasks/get (aggregate /mcp) to a member that never answers times out at its deadline; the other member still serves', async () => {
+    const tasks = { ...deadlineServer(500), args: [fixture('tasks-server.mjs')] };
+    const gw = await startAggregateGateway({ targets: { t: { ...tasks, env: { TASKS_HANG_GET: '1' } }, u: tasks } });
+    const client = new Client({ name: 'tasks', version: '1' }, { capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', gw.url)));
+      const any = z.object({}).passthrough();
+      const created = await client.request({ method: 'tools/call', params: { name: 't__slow_add', arguments: { a: 1, b: 2 } } }, any);
+      expect(typeof created.taskId, JSON.stringify(created)).toBe('string');
+      const err = await errorOf(client.request({ method: 'tasks/get', params: { taskId: created.taskId } }, any));
+      expect(err.data).toMatchObject({ code: 'GW_UPSTREAM_TIMEOUT', target: 't', method: 'tasks/get' });
+      const other = await client.request({ method: 'tools/call', params: { name: 'u__slow_add', arguments: { a: 2, b: 2 } } }, any);
+      const polled = await client.request({ method: 'tasks/get', params: { taskId: other.taskId } }, any);
+      expect(polled.taskId).toBe(other.taskId);
+    } finally {
+      await client.close();
       await gw.close();
     }
   });
