@@ -11,7 +11,7 @@
  * - `close()` releases the child; the pool closes it when no session is left on it.
  */
 import { GatewayError, toGatewayError } from '../errors/gateway-error.ts';
-import { idKey } from '../jsonrpc/envelope.ts';
+import { idKey, isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
 import type { TargetConfig } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -153,6 +153,13 @@ export function createSharedLease(pool: LeasePool, logger: Logger, known: Readon
       if ('method' in message) {
         // The child was initialized once, by the pool.
         if (message.method === 'notifications/initialized') return Promise.resolve();
+        // A session that ends cancels its calls this way: withdraw them from the shared child here,
+        // so the note goes once and the lease's close (destroy) finds nothing left to cancel again.
+        const params: unknown = message.params;
+        if (message.method === 'notifications/cancelled' && isObject(params) && typeof params.requestId === 'number' && own.has(params.requestId)) {
+          shared.cancel(params.requestId, typeof params.reason === 'string' ? params.reason : undefined);
+          return Promise.resolve();
+        }
       } else if ('id' in message && message.id !== null) {
         serverRequests.delete(idKey(message.id)); // this session answered one of the child's requests
       }
