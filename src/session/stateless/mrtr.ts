@@ -85,132 +85,158 @@ export interface ParkingLimits {
 }
 
 export function createInputBridge(codec: StateCodec, limits: ParkingLimits, logger: Logger): InputBridge {
-  const { waitMs } = limits;
-  const rounds = new Map<Relay, Round>();
+  return new Parking(codec, limits, logger);
+}
+
+/** What a round needs of its bridge. */
+interface ParkingState {
+  readonly codec: StateCodec;
+  readonly limits: ParkingLimits;
+  readonly logger: Logger;
+  readonly rounds: Map<Relay, Round>;
   /** Parked calls per scope, and their number in all. */
-  const parked = new Map<string, Set<Relay>>();
-  let parkedTotal = 0;
-  let seq = 0;
+  readonly parked: Map<string, Set<Relay>>;
+  parkedTotal: number;
+}
 
-  const unpark = (relay: Relay, scope: string) => {
-    const set = parked.get(scope);
-    if (set === undefined || !set.delete(relay)) return;
-    parkedTotal--;
-    if (set.size === 0) parked.delete(scope);
-  };
+/**
+ * The bridge is its own state (ParkingState: the rounds by call, the parked calls by scope); its
+ * methods are on the class, one copy for the gateway. A round's flush and expiry are module
+ * functions that the timers call with the state as their argument, so no closure per round.
+ */
+class Parking implements InputBridge, ParkingState {
+  readonly codec: StateCodec;
+  readonly limits: ParkingLimits;
+  readonly logger: Logger;
+  readonly rounds = new Map<Relay, Round>();
+  readonly parked = new Map<string, Set<Relay>>();
+  parkedTotal = 0;
+  private seq = 0;
 
-  /** The refusal of one more parked call in `scope`, or undefined when there is room. */
-  const overLimit = (scope: string): GatewayError | undefined => {
-    const mine = parked.get(scope)?.size ?? 0;
-    if (mine < limits.perCaller && parkedTotal < limits.total) return undefined;
-    const which = mine >= limits.perCaller ? 'caller' : 'total';
-    const limit = which === 'caller' ? limits.perCaller : limits.total;
-    return new GatewayError('GW_INPUT_ROUNDS_LIMIT', `${limit} calls already wait for input${which === 'caller' ? ' from this caller' : ''}; answer one of them, then retry`, {
-      kind: which,
-      limit,
-      retryAfterSec: Math.max(1, Math.min(30, Math.ceil(waitMs / 1_000))),
-    });
-  };
+  constructor(codec: StateCodec, limits: ParkingLimits, logger: Logger) {
+    this.codec = codec;
+    this.limits = limits;
+    this.logger = logger;
+  }
 
-  /** Answers one of `host`'s questions (the session recorded whom to give it to before asking). */
-  const answerUpstream = (host: Host, id: RequestId, outcome: { result: JsonObject } | { error: JsonRpcErrorObject }) => {
-    const response = { jsonrpc: '2.0', id, ...outcome } as JsonRpcResponse;
-    host.session.handleResponse(response).catch(() => undefined);
-  };
-
-  /** Sends the round's open questions to the client, parking the call until the retry. */
-  const flush = (relay: Relay, round: Round) => {
-    round.gather = undefined;
-    if (relay.finished || relay.parked || round.asks.size === 0) return;
-    const host = round.host;
-    const refusal = overLimit(host.scope);
-    if (refusal !== undefined) {
-      logger.warn({ session: host.id, kind: refusal.details.kind, limit: refusal.details.limit }, 'too many calls parked for input; this one is refused and cancelled upstream');
-      for (const ask of round.asks.values()) answerUpstream(host, ask.upstreamId, { error: refusal.toJsonRpc() });
-      rounds.delete(relay);
-      return relay.refuse(refusal);
+  ask(host: Host, relay: Relay | undefined, request: JsonObject): void {
+    const id = request.id as RequestId;
+    const method = typeof request.method === 'string' ? request.method : '';
+    if (method === 'ping') return answerUpstream(host, id, { result: {} });
+    const prefix = KEY_PREFIX[method];
+    if (relay === undefined || relay.finished || prefix === undefined) {
+      // No single call it belongs to (none, or several that may ask at once), or a question the
+      // 2026 revision has no input request for: refused, so the upstream does not wait forever.
+      this.logger.warn({ session: host.id, method }, 'a server->client request that no one 2026 call can answer; refused to the upstream');
+      return answerUpstream(host, id, { error: new GatewayError('GW_SERVER_REQUEST_UNATTRIBUTABLE', `No single client request can answer ${method} here`).toJsonRpc() });
     }
-    round.n++;
-    const requestState = codec.seal({ scope: host.scope, host: host.id, call: relay.call, method: relay.method, round: round.n, expires: Date.now() + waitMs });
-    // fromEntries defines each key as its own property, whatever the name (even `__proto__`).
-    const inputRequests: JsonObject = Object.fromEntries([...round.asks].map(([key, ask]) => [key, { method: ask.method, params: ask.params }]));
-    relay.park({ jsonrpc: '2.0', id: relay.clientId as JsonObject[string], result: { resultType: 'input_required', inputRequests, requestState } });
-    let mine = parked.get(host.scope);
-    if (mine === undefined) parked.set(host.scope, (mine = new Set()));
-    if (!mine.has(relay)) {
-      mine.add(relay);
-      parkedTotal++;
-    }
+    let round = this.rounds.get(relay);
+    if (round === undefined) this.rounds.set(relay, (round = { host, asks: new Map(), n: 0, gather: undefined, expiry: undefined }));
+    const { params, name } = named(request);
+    // The upstream's name, unless the round holds it already (then one of ours: no answer is lost).
+    round.asks.set(name !== undefined && !round.asks.has(name) ? name : `${prefix}-${++this.seq}`, { upstreamId: id, method, params });
+    if (!relay.parked) round.gather ??= setTimeout(flush, GATHER_MS, this, relay, round);
+  }
+
+  resume(claims: StateClaims, retry: JsonRpcRequest, scope: string, exchange: Exchange, logLevel: string | undefined, host: Host | undefined, caller: Principal | undefined): void {
+    const relay = host === undefined ? undefined : [...host.askers].find((r) => r.call === claims.call);
+    const round = relay === undefined ? undefined : this.rounds.get(relay);
+    const stale =
+      host === undefined || relay === undefined || round === undefined || !relay.parked || relay.call !== claims.call ||
+      claims.scope !== scope || claims.method !== retry.method || claims.round !== round.n || claims.expires < Date.now() ||
+      // The retry is the same request (SEP-2322): a state presented with another tool, prompt or URI
+      // would hand that item's caller the parked call's result, judged and audited as something else.
+      namedBy(retry.method, retry.params) !== relay.named;
+    if (stale) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState is unknown, expired, already used or not yours');
+    // Judged by its own token, like any request: a narrower one does not finish a stepped-up call
+    // (the round stays parked for a token that may).
+    const need = relay.stepUp?.(caller);
+    if (need !== undefined) throw new GatewayError('GW_STEP_UP_REQUIRED', undefined, { requiredScopes: [...need.required], missingScopes: [...need.missing] });
+    const responses = retry.params?.inputResponses;
+    if (!isObject(responses)) throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: inputResponses must be an object of answers by key');
     clearTimeout(round.expiry);
-    round.expiry = setTimeout(() => expire(relay, round), waitMs);
-    round.expiry.unref();
-  };
+    unpark(this, relay, round.host.scope);
+    for (const [key, ask] of round.asks) {
+      const answer = Object.hasOwn(responses, key) ? responses[key] : undefined;
+      // An answer of the wrong form is not an answer: its question is asked again below.
+      if (!isObject(answer)) continue;
+      round.asks.delete(key);
+      answerUpstream(round.host, ask.upstreamId, { result: answer });
+    }
+    relay.rebind(exchange, retry.id, logLevel);
+    if (round.asks.size > 0) flush(this, relay, round);
+  }
 
-  const expire = (relay: Relay, round: Round) => {
-    if (!relay.parked) return;
-    logger.info({ session: round.host.id }, 'a 2026 client did not come back with the input asked for in time; the call is cancelled');
-    rounds.delete(relay);
-    unpark(relay, round.host.scope);
-    // Closing its stream: the session core cancels the call upstream (cancelOnClose).
-    relay.drop();
-  };
+  forget(relay: Relay): void {
+    const round = this.rounds.get(relay);
+    if (round === undefined) return;
+    clearTimeout(round.gather);
+    clearTimeout(round.expiry);
+    this.rounds.delete(relay);
+    unpark(this, relay, round.host.scope);
+  }
+}
 
-  return {
-    ask(host, relay, request) {
-      const id = request.id as RequestId;
-      const method = typeof request.method === 'string' ? request.method : '';
-      if (method === 'ping') return answerUpstream(host, id, { result: {} });
-      const prefix = KEY_PREFIX[method];
-      if (relay === undefined || relay.finished || prefix === undefined) {
-        // No single call it belongs to (none, or several that may ask at once), or a question the
-        // 2026 revision has no input request for: refused, so the upstream does not wait forever.
-        logger.warn({ session: host.id, method }, 'a server->client request that no one 2026 call can answer; refused to the upstream');
-        return answerUpstream(host, id, { error: new GatewayError('GW_SERVER_REQUEST_UNATTRIBUTABLE', `No single client request can answer ${method} here`).toJsonRpc() });
-      }
-      let round = rounds.get(relay);
-      if (round === undefined) rounds.set(relay, (round = { host, asks: new Map(), n: 0, gather: undefined, expiry: undefined }));
-      const { params, name } = named(request);
-      // The upstream's name, unless the round holds it already (then one of ours: no answer is lost).
-      round.asks.set(name !== undefined && !round.asks.has(name) ? name : `${prefix}-${++seq}`, { upstreamId: id, method, params });
-      if (!relay.parked) round.gather ??= setTimeout(() => flush(relay, round), GATHER_MS);
-    },
+function unpark(state: ParkingState, relay: Relay, scope: string): void {
+  const set = state.parked.get(scope);
+  if (set === undefined || !set.delete(relay)) return;
+  state.parkedTotal--;
+  if (set.size === 0) state.parked.delete(scope);
+}
 
-    resume(claims, retry, scope, exchange, logLevel, host, caller) {
-      const relay = host === undefined ? undefined : [...host.askers].find((r) => r.call === claims.call);
-      const round = relay === undefined ? undefined : rounds.get(relay);
-      const stale =
-        host === undefined || relay === undefined || round === undefined || !relay.parked || relay.call !== claims.call ||
-        claims.scope !== scope || claims.method !== retry.method || claims.round !== round.n || claims.expires < Date.now() ||
-        // The retry is the same request (SEP-2322): a state presented with another tool, prompt or URI
-        // would hand that item's caller the parked call's result, judged and audited as something else.
-        namedBy(retry.method, retry.params) !== relay.named;
-      if (stale) throw new GatewayError('GW_INVALID_REQUEST_STATE', 'Invalid params: requestState is unknown, expired, already used or not yours');
-      // Judged by its own token, like any request: a narrower one does not finish a stepped-up call
-      // (the round stays parked for a token that may).
-      const need = relay.stepUp?.(caller);
-      if (need !== undefined) throw new GatewayError('GW_STEP_UP_REQUIRED', undefined, { requiredScopes: [...need.required], missingScopes: [...need.missing] });
-      const responses = retry.params?.inputResponses;
-      if (!isObject(responses)) throw new GatewayError('GW_INVALID_PARAMS', 'Invalid params: inputResponses must be an object of answers by key');
-      clearTimeout(round.expiry);
-      unpark(relay, round.host.scope);
-      for (const [key, ask] of round.asks) {
-        const answer = Object.hasOwn(responses, key) ? responses[key] : undefined;
-        // An answer of the wrong form is not an answer: its question is asked again below.
-        if (!isObject(answer)) continue;
-        round.asks.delete(key);
-        answerUpstream(round.host, ask.upstreamId, { result: answer });
-      }
-      relay.rebind(exchange, retry.id, logLevel);
-      if (round.asks.size > 0) flush(relay, round);
-    },
+/** The refusal of one more parked call in `scope`, or undefined when there is room. */
+function overLimit({ parked, parkedTotal, limits }: ParkingState, scope: string): GatewayError | undefined {
+  const mine = parked.get(scope)?.size ?? 0;
+  if (mine < limits.perCaller && parkedTotal < limits.total) return undefined;
+  const which = mine >= limits.perCaller ? 'caller' : 'total';
+  const limit = which === 'caller' ? limits.perCaller : limits.total;
+  return new GatewayError('GW_INPUT_ROUNDS_LIMIT', `${limit} calls already wait for input${which === 'caller' ? ' from this caller' : ''}; answer one of them, then retry`, {
+    kind: which,
+    limit,
+    retryAfterSec: Math.max(1, Math.min(30, Math.ceil(limits.waitMs / 1_000))),
+  });
+}
 
-    forget(relay) {
-      const round = rounds.get(relay);
-      if (round === undefined) return;
-      clearTimeout(round.gather);
-      clearTimeout(round.expiry);
-      rounds.delete(relay);
-      unpark(relay, round.host.scope);
-    },
-  };
+/** Answers one of `host`'s questions (the session recorded whom to give it to before asking). */
+function answerUpstream(host: Host, id: RequestId, outcome: { result: JsonObject } | { error: JsonRpcErrorObject }): void {
+  const response = { jsonrpc: '2.0', id, ...outcome } as JsonRpcResponse;
+  host.session.handleResponse(response).catch(() => undefined);
+}
+
+/** Sends the round's open questions to the client, parking the call until the retry. */
+function flush(state: ParkingState, relay: Relay, round: Round): void {
+  const { waitMs } = state.limits;
+  round.gather = undefined;
+  if (relay.finished || relay.parked || round.asks.size === 0) return;
+  const host = round.host;
+  const refusal = overLimit(state, host.scope);
+  if (refusal !== undefined) {
+    state.logger.warn({ session: host.id, kind: refusal.details.kind, limit: refusal.details.limit }, 'too many calls parked for input; this one is refused and cancelled upstream');
+    for (const ask of round.asks.values()) answerUpstream(host, ask.upstreamId, { error: refusal.toJsonRpc() });
+    state.rounds.delete(relay);
+    return relay.refuse(refusal);
+  }
+  round.n++;
+  const requestState = state.codec.seal({ scope: host.scope, host: host.id, call: relay.call, method: relay.method, round: round.n, expires: Date.now() + waitMs });
+  // fromEntries defines each key as its own property, whatever the name (even `__proto__`).
+  const inputRequests: JsonObject = Object.fromEntries([...round.asks].map(([key, ask]) => [key, { method: ask.method, params: ask.params }]));
+  relay.park({ jsonrpc: '2.0', id: relay.clientId as JsonObject[string], result: { resultType: 'input_required', inputRequests, requestState } });
+  let mine = state.parked.get(host.scope);
+  if (mine === undefined) state.parked.set(host.scope, (mine = new Set()));
+  if (!mine.has(relay)) {
+    mine.add(relay);
+    state.parkedTotal++;
+  }
+  clearTimeout(round.expiry);
+  round.expiry = setTimeout(expire, waitMs, state, relay, round);
+  round.expiry.unref();
+}
+
+function expire(state: ParkingState, relay: Relay, round: Round): void {
+  if (!relay.parked) return;
+  state.logger.info({ session: round.host.id }, 'a 2026 client did not come back with the input asked for in time; the call is cancelled');
+  state.rounds.delete(relay);
+  unpark(state, relay, round.host.scope);
+  // Closing its stream: the session core cancels the call upstream (cancelOnClose).
+  relay.drop();
 }
