@@ -10,24 +10,14 @@
  * so `block` withholds it) and `maxPending` changes waiting (the oldest is forgotten, and judged
  * again when a list shows it).
  */
-import { statSync, unwatchFile, watchFile } from 'node:fs';
+import { unwatchFile, watchFile } from 'node:fs';
 import type { JsonObject } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
-import type { PinDecisionName } from '../log/observer.ts';
-import { changedFields, PIN_KINDS, pinHash, pinnedView, type PinKind } from './canonical.ts';
-import { judgeDanger } from './danger.ts';
-import { emptyKinds, readPinsFile, sealKey, writePinsFile, type Pin, type PinChange, type PinsDocument } from './pins-file.ts';
+import { PIN_KINDS, pinHash, pinnedView, type PinKind } from './canonical.ts';
+import { sealKey, type Pin, type PinChange } from './pins-file.ts';
+import { blocks, idOf, PinState, type PinMode, type PinningSettings, type PinReporter } from './pin-state.ts';
 
-export type PinMode = 'off' | 'warn' | 'block';
-
-/** What a decision is called in audit lines and metrics. */
-export type PinDecision = PinDecisionName;
-
-export interface PinningSettings {
-  readonly file: string;
-  readonly maxItems: number;
-  readonly maxPending: number;
-}
+export type { PinDecision, PinMode, PinningSettings, PinReporter } from './pin-state.ts';
 
 /**
  * Which pending changes an approval takes: a target, optionally one kind and key, optionally one
@@ -69,11 +59,6 @@ export interface PinRegistry {
   pinned(target: string, kind: PinKind, key: string): Pin | undefined;
 }
 
-/** Told of every decision (the metrics; observe/). */
-export type PinReporter = (target: string, decision: PinDecision) => void;
-
-const idOf = (target: string, kind: PinKind, key: string, hash: string) => `${target}\u0000${kind}\u0000${key}\u0000${hash}`;
-
 /** A full SHA-256 in hex: what an approval's hash must be (lower-cased by the callers). */
 export const FULL_HASH = /^[0-9a-f]{64}$/;
 
@@ -87,184 +72,126 @@ export function matches(change: PinChange, selector: ApprovalSelector): boolean 
 }
 
 export function createPinRegistry(settings: PinningSettings, logger: Logger, report: PinReporter = () => undefined): PinRegistry {
-  const audit = logger.child({ audit: true, component: 'pinning' });
-  /**
-   * The file's identity when this registry last read or wrote it (inode, times, size: every write
-   * is a new inode, and file times are too coarse alone): another writer (the `pins` command) changes it.
-   */
-  let known = '';
-  const mtime = () => {
-    try {
-      const s = statSync(settings.file);
-      return `${s.ino}:${s.mtimeMs}:${s.ctimeMs}:${s.size}`;
-    } catch {
-      return '';
-    }
-  };
-  let doc: PinsDocument = readPinsFile(settings.file);
-  known = mtime();
-  let pending = new Map(doc.pending.map((c) => [idOf(c.target, c.kind, c.key, c.hash), c]));
-  let total = 0;
-  const recount = () => {
-    total = 0;
-    for (const kinds of doc.pins.values()) for (const kind of Object.values(kinds)) total += kind.size;
-  };
-  recount();
+  return new Pins(settings, logger, report);
+}
 
-  const save = () => {
-    doc = { pins: doc.pins, pending: [...pending.values()], sealed: doc.sealed };
-    try {
-      writePinsFile(settings.file, doc);
-      known = mtime();
-    } catch (err) {
-      // The decision stands in memory; the operator learns that it will not survive a restart.
-      logger.error({ err, file: settings.file }, 'could not write the pins file; pins are kept in memory only until it can be');
-    }
-  };
-  const decide = (change: Pick<PinChange, 'target' | 'kind' | 'key' | 'hash'>, decision: PinDecision, extra: Record<string, unknown> = {}) => {
-    report(change.target, decision);
-    const line = { event: 'pin', decision, target: change.target, kind: change.kind, key: change.key, hash: change.hash, ...extra };
-    if (decision === 'recorded' || decision === 'approved') audit.info(line, 'audit');
-    else audit.warn(line, 'audit');
-  };
-  const kindsOf = (target: string) => {
-    let kinds = doc.pins.get(target);
-    if (kinds === undefined) doc.pins.set(target, (kinds = emptyKinds()));
-    return kinds;
-  };
-  const blocks = (mode: PinMode, change: PinChange) => mode === 'block' || (mode !== 'off' && change.dangers.length > 0);
+/** The registry's API over its state (pin-state.ts). */
+class Pins implements PinRegistry {
+  readonly settings: PinningSettings;
+  readonly s: PinState;
+  watching = false;
 
-  const note = (target: string, kind: PinKind, key: string, hash: string, view: JsonObject, mode: PinMode): PinChange => {
-    const id = idOf(target, kind, key, hash);
-    const waiting = pending.get(id);
-    if (waiting !== undefined) return waiting;
-    const pin = doc.pins.get(target)?.[kind].get(key);
-    const before = pin?.definition ?? {};
-    const change: PinChange = {
-      target,
-      kind,
-      key,
-      hash,
-      definition: view,
-      changed: changedFields(kind, before, view),
-      // A new item has no hints to flip: what its text carries counts, and a malformed hint.
-      dangers: judgeDanger(kind, before, view, pin === undefined),
-      seenAt: new Date().toISOString(),
-    };
-    pending.set(id, change);
-    if (pending.size > settings.maxPending) pending.delete(pending.keys().next().value as string);
-    decide(change, blocks(mode, change) ? 'blocked' : 'warned', { changed: change.changed, dangers: change.dangers.map((d) => d.code), pinned: pin !== undefined });
-    return change;
-  };
+  constructor(settings: PinningSettings, logger: Logger, report: PinReporter) {
+    this.settings = settings;
+    this.s = new PinState(settings, logger, report);
+    watchFile(settings.file, { interval: 500, persistent: false }, this.onfile);
+    this.watching = true;
+  }
 
-  let watching = false;
-  const registry: PinRegistry = {
-    settings,
-    judge(target, mode, kind, items) {
-      // Someone else wrote the file since (an approval): read it before writing over it.
-      if (mtime() !== known) registry.reload();
-      const seen: Array<[string, string]> = [];
-      const withheld = new Set<string>();
-      let dirty = false;
-      const keyField = PIN_KINDS[kind].key;
-      for (const item of items) {
-        if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
-        const key = (item as JsonObject)[keyField];
-        if (typeof key !== 'string') continue;
-        const hash = pinHash(kind, item as JsonObject);
-        seen.push([key, hash]);
-        const table = kindsOf(target)[kind];
-        const pin = table.get(key);
-        if (pin?.hash === hash) continue;
-        if (pin === undefined && total < settings.maxItems && !doc.sealed.has(sealKey(target, kind))) {
-          table.set(key, { hash, definition: pinnedView(kind, item as JsonObject), pinnedAt: new Date().toISOString() });
-          total++;
-          dirty = true;
-          decide({ target, kind, key, hash }, 'recorded');
-          continue;
-        }
-        const before = pending.size;
-        const change = note(target, kind, key, hash, pinnedView(kind, item as JsonObject), mode);
-        if (pending.size !== before) dirty = true;
-        if (blocks(mode, change)) withheld.add(key);
-      }
-      if (dirty) save();
-      return { seen, withheld };
-    },
-    verdict(target, mode, kind, key, hash) {
-      const pin = doc.pins.get(target)?.[kind].get(key);
-      if (pin?.hash === hash) return undefined;
-      const change = pending.get(idOf(target, kind, key, hash));
-      if (change === undefined) return 'unjudged';
-      return blocks(mode, change) ? change : undefined;
-    },
-    sealed: (target, kind) => doc.sealed.has(sealKey(target, kind)),
-    seal(target, kind, incomplete) {
-      const key = sealKey(target, kind);
-      if (doc.sealed.has(key)) return;
-      if (incomplete !== undefined) {
-        audit.warn({ event: 'pin-seal', target, kind, incomplete }, 'list sealed after an incomplete read; items first seen from now on wait for approval');
-      }
-      if (mtime() !== known) registry.reload();
-      doc.sealed.add(key);
-      save();
-    },
-    refused(change) {
-      decide(change, 'refused');
-    },
-    pending: () => [...pending.values()],
-    counts() {
-      const out: Record<string, Record<PinKind, number>> = {};
-      for (const [target, kinds] of doc.pins) out[target] = { tool: kinds.tool.size, prompt: kinds.prompt.size, resourceTemplate: kinds.resourceTemplate.size, skill: kinds.skill.size };
-      return out;
-    },
-    approve(selector, by) {
-      if (mtime() !== known) registry.reload();
-      const approved = [...pending.values()].filter((c) => matches(c, selector));
-      // Several versions of one item waiting: the one seen last wins (an explicit hash picks another).
-      const latest = new Map<string, PinChange>();
-      for (const change of approved) latest.set(`${change.kind}\u0000${change.key}`, change);
-      for (const change of latest.values()) {
-        const table = kindsOf(change.target)[change.kind];
-        if (!table.has(change.key)) total++;
-        table.set(change.key, { hash: change.hash, definition: change.definition, pinnedAt: new Date().toISOString() });
-        // Other versions of the item were judged against the old pin: judged again when seen.
-        for (const [id, other] of pending) if (other.target === change.target && other.kind === change.kind && other.key === change.key) pending.delete(id);
-        decide(change, 'approved', { by });
-      }
-      if (latest.size > 0) save();
-      return [...latest.values()];
-    },
-    reload() {
-      let next: PinsDocument;
-      try {
-        next = readPinsFile(settings.file);
-      } catch (err) {
-        logger.error({ err, file: settings.file }, 'pins file unreadable; the pins in memory stay in force');
-        return;
-      }
-      // The file's pins are the decisions; changes still waiting in memory stay unless now pinned.
-      const merged = new Map(next.pending.map((c) => [idOf(c.target, c.kind, c.key, c.hash), c]));
-      for (const [id, change] of pending) {
-        if (next.pins.get(change.target)?.[change.kind].get(change.key)?.hash !== change.hash && !merged.has(id)) merged.set(id, change);
-      }
-      for (const [id, change] of merged) if (next.pins.get(change.target)?.[change.kind].get(change.key)?.hash === change.hash) merged.delete(id);
-      doc = next;
-      known = mtime();
-      pending = merged;
-      recount();
-    },
-    pinned: (target, kind, key) => doc.pins.get(target)?.[kind].get(key),
-    close() {
-      if (watching) unwatchFile(settings.file, onfile);
-      watching = false;
-    },
-  };
   // The `pins` command writes the file: its approvals reach the running gateway within a second.
-  const onfile = () => {
-    if (mtime() !== known) registry.reload();
-  };
-  watchFile(settings.file, { interval: 500, persistent: false }, onfile);
-  watching = true;
-  return registry;
+  // An arrow field: watchFile and unwatchFile need the one function.
+  readonly onfile = (): void => this.s.fresh();
+
+  judge(target: string, mode: PinMode, kind: PinKind, items: readonly unknown[]): { seen: Array<[string, string]>; withheld: Set<string> } {
+    const s = this.s;
+    // Someone else wrote the file since (an approval): read it before writing over it.
+    s.fresh();
+    const seen: Array<[string, string]> = [];
+    const withheld = new Set<string>();
+    let dirty = false;
+    const keyField = PIN_KINDS[kind].key;
+    for (const item of items) {
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
+      const key = (item as JsonObject)[keyField];
+      if (typeof key !== 'string') continue;
+      const hash = pinHash(kind, item as JsonObject);
+      seen.push([key, hash]);
+      const table = s.kindsOf(target)[kind];
+      const pin = table.get(key);
+      if (pin?.hash === hash) continue;
+      if (pin === undefined && s.total < this.settings.maxItems && !s.doc.sealed.has(sealKey(target, kind))) {
+        table.set(key, { hash, definition: pinnedView(kind, item as JsonObject), pinnedAt: new Date().toISOString() });
+        s.total++;
+        dirty = true;
+        s.decide({ target, kind, key, hash }, 'recorded');
+        continue;
+      }
+      const before = s.pending.size;
+      const change = s.note(target, kind, key, hash, pinnedView(kind, item as JsonObject), mode);
+      if (s.pending.size !== before) dirty = true;
+      if (blocks(mode, change)) withheld.add(key);
+    }
+    if (dirty) s.save();
+    return { seen, withheld };
+  }
+
+  verdict(target: string, mode: PinMode, kind: PinKind, key: string, hash: string): PinChange | 'unjudged' | undefined {
+    const pin = this.s.doc.pins.get(target)?.[kind].get(key);
+    if (pin?.hash === hash) return undefined;
+    const change = this.s.pending.get(idOf(target, kind, key, hash));
+    if (change === undefined) return 'unjudged';
+    return blocks(mode, change) ? change : undefined;
+  }
+
+  sealed(target: string, kind: PinKind): boolean {
+    return this.s.doc.sealed.has(sealKey(target, kind));
+  }
+
+  seal(target: string, kind: PinKind, incomplete?: string): void {
+    const s = this.s;
+    const key = sealKey(target, kind);
+    if (s.doc.sealed.has(key)) return;
+    if (incomplete !== undefined) {
+      s.audit.warn({ event: 'pin-seal', target, kind, incomplete }, 'list sealed after an incomplete read; items first seen from now on wait for approval');
+    }
+    s.fresh();
+    s.doc.sealed.add(key);
+    s.save();
+  }
+
+  refused(change: PinChange): void {
+    this.s.decide(change, 'refused');
+  }
+
+  pending(): PinChange[] {
+    return [...this.s.pending.values()];
+  }
+
+  counts(): Record<string, Record<PinKind, number>> {
+    const out: Record<string, Record<PinKind, number>> = {};
+    for (const [target, kinds] of this.s.doc.pins) out[target] = { tool: kinds.tool.size, prompt: kinds.prompt.size, resourceTemplate: kinds.resourceTemplate.size, skill: kinds.skill.size };
+    return out;
+  }
+
+  approve(selector: ApprovalSelector, by: string): PinChange[] {
+    const s = this.s;
+    s.fresh();
+    const approved = [...s.pending.values()].filter((c) => matches(c, selector));
+    // Several versions of one item waiting: the one seen last wins (an explicit hash picks another).
+    const latest = new Map<string, PinChange>();
+    for (const change of approved) latest.set(`${change.kind}\u0000${change.key}`, change);
+    for (const change of latest.values()) {
+      const table = s.kindsOf(change.target)[change.kind];
+      if (!table.has(change.key)) s.total++;
+      table.set(change.key, { hash: change.hash, definition: change.definition, pinnedAt: new Date().toISOString() });
+      // Other versions of the item were judged against the old pin: judged again when seen.
+      for (const [id, other] of s.pending) if (other.target === change.target && other.kind === change.kind && other.key === change.key) s.pending.delete(id);
+      s.decide(change, 'approved', { by });
+    }
+    if (latest.size > 0) s.save();
+    return [...latest.values()];
+  }
+
+  reload(): void {
+    this.s.reload();
+  }
+
+  pinned(target: string, kind: PinKind, key: string): Pin | undefined {
+    return this.s.doc.pins.get(target)?.[kind].get(key);
+  }
+
+  close(): void {
+    if (this.watching) unwatchFile(this.settings.file, this.onfile);
+    this.watching = false;
+  }
 }

@@ -13,7 +13,7 @@ import { request, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { isRequest } from '../jsonrpc/envelope.ts';
 import { setTraceMeta } from '../jsonrpc/trace-context.ts';
-import type { Logger } from '../log/logger.ts';
+import type { JsonRpcMessage } from '../jsonrpc/types.ts';
 import { discard, mediaType, readHead, upstreamHeaders, withMessageHeaders } from './http-body.ts';
 import { boundPost, postTimeout, toHttpError, toNetworkError, toProtocolError } from './http-errors.ts';
 import { createSseMessageReader } from './sse-messages.ts';
@@ -28,154 +28,190 @@ export const ENDPOINT_WAIT_MS = 30_000;
 const ERROR_BODY_BYTES = 4_096;
 
 export function createLegacySseTransport(options: RemoteTransportOptions): Transport {
-  const { target, logger, agent } = options;
-  const name = target.name;
-  const headers = upstreamHeaders(target, options.authorization, options.extraHeaders);
-  const { credential } = options;
+  return new LegacySse(options);
+}
+
+/** The transport's state: the stream, the POSTs in flight, the endpoint the stream named. */
+class LegacySse implements Transport {
+  readonly options: RemoteTransportOptions;
+  readonly name: string;
+  readonly headers: Record<string, string>;
+  readonly stream = new AbortController();
+  readonly posts = new Set<AbortController>();
+  endpoint: string | undefined;
+  closed = false;
+  startPromise: Promise<void> | undefined;
+  onmessage?: (message: JsonRpcMessage) => void;
+  onclose?: (reason?: GatewayError) => void;
+  onundeliverable?: (upstreamId: number, error: GatewayError) => void;
+
+  constructor(options: RemoteTransportOptions) {
+    this.options = options;
+    this.name = options.target.name;
+    this.headers = upstreamHeaders(options.target, options.authorization, options.extraHeaders);
+  }
+
   /** Puts the current credential (an exchanged token) into the headers before a request. */
-  const authorize = async () => {
-    if (credential !== undefined) headers.authorization = `Bearer ${await credential()}`;
-  };
-  const stream = new AbortController();
-  const posts = new Set<AbortController>();
-  let endpoint: string | undefined;
-  let closed = false;
-  let startPromise: Promise<void> | undefined;
+  async authorize(): Promise<void> {
+    const { credential } = this.options;
+    if (credential !== undefined) this.headers.authorization = `Bearer ${await credential()}`;
+  }
 
-  const closedError = () => new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" connection is closed`, { target: name });
+  closedError(): GatewayError {
+    return new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${this.name}" connection is closed`, { target: this.name });
+  }
 
-  const shutDown = (reason: GatewayError | undefined) => {
-    if (closed) return;
-    closed = true;
-    stream.abort();
-    for (const post of posts) post.abort();
-    posts.clear();
-    if (reason !== undefined) logger.warn({ code: reason.code, reason: reason.message }, 'upstream connection lost');
-    transport.onclose?.(reason);
-  };
+  shutDown(reason: GatewayError | undefined): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stream.abort();
+    for (const post of this.posts) post.abort();
+    this.posts.clear();
+    if (reason !== undefined) this.options.logger.warn({ code: reason.code, reason: reason.message }, 'upstream connection lost');
+    this.onclose?.(reason);
+  }
 
-  const connect = (resolve: () => void, reject: (error: GatewayError) => void) => {
-    let started = false;
-    const refuse = (error: GatewayError) => {
-      clearTimeout(timer);
-      if (!started) {
-        started = true;
-        closed = true;
-        stream.abort();
-        reject(error);
-      } else {
-        shutDown(error);
-      }
-    };
-    const timer = setTimeout(
-      () => refuse(toProtocolError(name, 200, `no endpoint event within ${ENDPOINT_WAIT_MS} ms`)),
-      ENDPOINT_WAIT_MS,
-    );
-    const parser = createSseMessageReader({
-      target: name,
-      maxMessageBytes: target.maxMessageBytes,
-      logger,
-      onmessage: (message) => {
-        if (!closed) transport.onmessage?.(message);
-      },
-      onundeliverable: (id, error) => transport.onundeliverable?.(id, error),
-      onother: (event) => {
-        if (event.event !== 'endpoint' || started) return;
-        let url: URL;
-        try {
-          url = new URL(event.data.trim(), target.url);
-        } catch {
-          refuse(toProtocolError(name, 200, 'the endpoint event holds no valid URI'));
-          return;
-        }
-        if (url.origin !== new URL(target.url).origin) {
-          refuse(toProtocolError(name, 200, 'the endpoint event names another origin; refused'));
-          return;
-        }
-        endpoint = url.href;
-        started = true;
-        clearTimeout(timer);
-        resolve();
-      },
-    });
+  start(): Promise<void> {
+    this.startPromise ??= this.closed ? Promise.reject(this.closedError()) : new Promise<void>((resolve, reject) => connect(this, resolve, reject));
+    return this.startPromise;
+  }
 
-    void (async () => {
-      let res: Dispatcher.ResponseData;
-      try {
-        await authorize();
-        res = await request(target.url, { method: 'GET', headers: { ...headers, accept: 'text/event-stream' }, dispatcher: agent, signal: stream.signal });
-      } catch (err) {
-        refuse(stream.signal.aborted ? closedError() : toNetworkError(name, err));
-        return;
-      }
+  async send(message: JsonRpcMessage, sendOptions?: SendOptions): Promise<void> {
+    const { target, agent, credential, logger } = this.options;
+    const { name, endpoint } = this;
+    if (this.closed || endpoint === undefined) throw this.closedError();
+    // The POST only acknowledges; the request lives on the stream, so its trace context rides in
+    // _meta, and a cancel (the signal) has no POST to end: the correlator's notification says it.
+    const trace = sendOptions?.trace;
+    if (trace !== undefined && isRequest(message)) setTraceMeta(message, trace);
+    const controller = new AbortController();
+    this.posts.add(controller);
+    // Every POST here is only an acknowledgement (answers come on the stream), so all are bounded.
+    const timer = boundPost(controller, target.timeouts.requestMs);
+    try {
+      if (credential !== undefined) await this.authorize();
+      const res = await request(endpoint, {
+        method: 'POST',
+        headers: ownHeaders({ ...this.headers, 'content-type': 'application/json' }, sendOptions?.headers),
+        body: JSON.stringify(message),
+        dispatcher: agent,
+        signal: controller.signal,
+      });
+      if (res.statusCode === 401) this.options.credentialRejected?.();
       if (res.statusCode >= 400) {
-        if (res.statusCode === 401) options.credentialRejected?.();
-        refuse(toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger));
-        return;
+        const error = toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger);
+        // The server no longer knows the stream's session: every later message would fail too.
+        if (res.statusCode === 404) this.shutDown(error);
+        throw error;
       }
-      if (mediaType(res.headers) !== 'text/event-stream') {
-        await discard(res.body);
-        refuse(toProtocolError(name, res.statusCode, 'the SSE URL did not answer with text/event-stream'));
-        return;
-      }
-      try {
-        for await (const chunk of res.body) parser.push(chunk);
-      } catch {
-        // handled below: the stream is gone either way
-      }
-      if (!closed) refuse(new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" ended its SSE stream`, { target: name, reason: 'SSE stream ended' }));
-    })();
-  };
+      await discard(res.body);
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      if (controller.signal.aborted && !this.closed) throw postTimeout(name, message, target.timeouts.requestMs);
+      throw controller.signal.aborted || this.closed ? this.closedError() : toNetworkError(name, err);
+    } finally {
+      clearTimeout(timer);
+      this.posts.delete(controller);
+    }
+  }
 
-  const transport: Transport = {
-    start() {
-      startPromise ??= closed ? Promise.reject(closedError()) : new Promise<void>(connect);
-      return startPromise;
-    },
+  close(): Promise<void> {
+    this.shutDown(undefined);
+    return Promise.resolve();
+  }
+}
 
-    async send(message, sendOptions) {
-      if (closed || endpoint === undefined) throw closedError();
-      // The POST only acknowledges; the request lives on the stream, so its trace context rides in
-      // _meta, and a cancel (the signal) has no POST to end: the correlator's notification says it.
-      const trace = sendOptions?.trace;
-      if (trace !== undefined && isRequest(message)) setTraceMeta(message, trace);
-      const controller = new AbortController();
-      posts.add(controller);
-      // Every POST here is only an acknowledgement (answers come on the stream), so all are bounded.
-      const timer = boundPost(controller, target.timeouts.requestMs);
-      try {
-        if (credential !== undefined) await authorize();
-        const res = await request(endpoint, {
-          method: 'POST',
-          headers: ownHeaders({ ...headers, 'content-type': 'application/json' }, sendOptions?.headers),
-          body: JSON.stringify(message),
-          dispatcher: agent,
-          signal: controller.signal,
-        });
-        if (res.statusCode === 401) options.credentialRejected?.();
-        if (res.statusCode >= 400) {
-          const error = toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger);
-          // The server no longer knows the stream's session: every later message would fail too.
-          if (res.statusCode === 404) shutDown(error);
-          throw error;
-        }
-        await discard(res.body);
-      } catch (err) {
-        if (err instanceof GatewayError) throw err;
-        if (controller.signal.aborted && !closed) throw postTimeout(name, message, target.timeouts.requestMs);
-        throw controller.signal.aborted || closed ? closedError() : toNetworkError(name, err);
-      } finally {
-        clearTimeout(timer);
-        posts.delete(controller);
-      }
-    },
+/** One start: the GET stream opening, until its `endpoint` event (or a refusal). */
+interface Opening {
+  readonly t: LegacySse;
+  started: boolean;
+  timer: NodeJS.Timeout | undefined;
+  readonly resolve: () => void;
+  readonly reject: (error: GatewayError) => void;
+}
 
-    close() {
-      shutDown(undefined);
-      return Promise.resolve();
+/** The start failed (before the endpoint event) or the stream did (after): either way it ends. */
+function refuse(o: Opening, error: GatewayError): void {
+  clearTimeout(o.timer);
+  if (!o.started) {
+    o.started = true;
+    o.t.closed = true;
+    o.t.stream.abort();
+    o.reject(error);
+  } else {
+    o.t.shutDown(error);
+  }
+}
+
+/** The `endpoint` event: the URI to POST to, resolved against the stream's URL, same origin only. */
+function onEndpoint(o: Opening, data: string): void {
+  const { name, target } = { name: o.t.name, target: o.t.options.target };
+  let url: URL;
+  try {
+    url = new URL(data.trim(), target.url);
+  } catch {
+    refuse(o, toProtocolError(name, 200, 'the endpoint event holds no valid URI'));
+    return;
+  }
+  if (url.origin !== new URL(target.url).origin) {
+    refuse(o, toProtocolError(name, 200, 'the endpoint event names another origin; refused'));
+    return;
+  }
+  o.t.endpoint = url.href;
+  o.started = true;
+  clearTimeout(o.timer);
+  o.resolve();
+}
+
+function connect(t: LegacySse, resolve: () => void, reject: (error: GatewayError) => void): void {
+  const { target, logger } = t.options;
+  const o: Opening = { t, started: false, timer: undefined, resolve, reject };
+  o.timer = setTimeout(() => refuse(o, toProtocolError(t.name, 200, `no endpoint event within ${ENDPOINT_WAIT_MS} ms`)), ENDPOINT_WAIT_MS);
+  const parser = createSseMessageReader({
+    target: t.name,
+    maxMessageBytes: target.maxMessageBytes,
+    logger,
+    onmessage: (message) => {
+      if (!t.closed) t.onmessage?.(message);
     },
-  };
-  return transport;
+    onundeliverable: (id, error) => t.onundeliverable?.(id, error),
+    onother: (event) => {
+      if (event.event !== 'endpoint' || o.started) return;
+      onEndpoint(o, event.data);
+    },
+  });
+  void readStream(o, parser);
+}
+
+/** The GET and its events, until the stream ends (which closes the transport). */
+async function readStream(o: Opening, parser: { push(chunk: Buffer): void }): Promise<void> {
+  const { t } = o;
+  const { target, logger, agent } = t.options;
+  const name = t.name;
+  let res: Dispatcher.ResponseData;
+  try {
+    await t.authorize();
+    res = await request(target.url, { method: 'GET', headers: { ...t.headers, accept: 'text/event-stream' }, dispatcher: agent, signal: t.stream.signal });
+  } catch (err) {
+    refuse(o, t.stream.signal.aborted ? t.closedError() : toNetworkError(name, err));
+    return;
+  }
+  if (res.statusCode >= 400) {
+    if (res.statusCode === 401) t.options.credentialRejected?.();
+    refuse(o, toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger));
+    return;
+  }
+  if (mediaType(res.headers) !== 'text/event-stream') {
+    await discard(res.body);
+    refuse(o, toProtocolError(name, res.statusCode, 'the SSE URL did not answer with text/event-stream'));
+    return;
+  }
+  try {
+    for await (const chunk of res.body) parser.push(chunk);
+  } catch {
+    // handled below: the stream is gone either way
+  }
+  if (!t.closed) refuse(o, new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" ended its SSE stream`, { target: name, reason: 'SSE stream ended' }));
 }
 
 /** The message's own headers on its POST (never replacing one already set); its trace is in _meta. */

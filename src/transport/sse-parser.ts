@@ -48,151 +48,165 @@ export interface SseParser {
 const OVERFLOW_HEAD_CHARS = 512;
 
 export function createSseParser(options: SseParserOptions): SseParser {
-  const { maxEventBytes, onevent, onoverflow } = options;
-  const decoder = new StringDecoder('utf8');
-  let pending = '';
-  let first = true;
-  let afterCr = false;
-  let data: string[] = [];
-  let dataBytes = 0;
-  let eventType = '';
-  let lastEventId: string | undefined;
-  let retryMs: number | undefined;
+  return new Parser(options);
+}
+
+/** The parser's state: the line and event being read, the stream's last id and retry. */
+class Parser implements SseParser {
+  readonly maxEventBytes: number;
+  readonly onevent: SseParserOptions['onevent'];
+  readonly onoverflow: SseParserOptions['onoverflow'];
+  readonly decoder = new StringDecoder('utf8');
+  pending = '';
+  first = true;
+  afterCr = false;
+  data: string[] = [];
+  dataBytes = 0;
+  eventType = '';
+  lastId: string | undefined;
+  retry: number | undefined;
   /** Set while an over-long event is being skipped (until its blank line). */
-  let overflowHead: string | undefined;
-  let overflowBytes = 0;
+  overflowHead: string | undefined;
+  overflowBytes = 0;
   /** True while the rest of an over-long line is being thrown away (until its line end). */
-  let skippingLine = false;
+  skippingLine = false;
 
-  const overflow = (head: string, bytes: number) => {
-    overflowHead ??= head.slice(0, OVERFLOW_HEAD_CHARS);
-    overflowBytes += bytes;
-    data = [];
-    dataBytes = 0;
-  };
+  constructor({ maxEventBytes, onevent, onoverflow }: SseParserOptions) {
+    this.maxEventBytes = maxEventBytes;
+    this.onevent = onevent;
+    this.onoverflow = onoverflow;
+  }
 
-  const dispatch = () => {
-    if (overflowHead !== undefined) {
-      const head = overflowHead;
-      overflowHead = undefined;
-      eventType = '';
-      onoverflow(head, overflowBytes);
-      overflowBytes = 0;
+  push(chunk: Buffer | string): void {
+    let text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
+    if (this.first && text.length > 0) {
+      this.first = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    if (this.skippingLine) {
+      const end = text.search(/[\r\n]/);
+      if (end === -1) {
+        this.overflowBytes += Buffer.byteLength(text);
+        return;
+      }
+      this.skippingLine = false;
+      // Consume the skipped line's own end (it must not read as a blank, dispatching line).
+      this.afterCr = text.charCodeAt(end) === 0x0d;
+      text = text.slice(end + 1);
+    }
+    pushText(this, text);
+  }
+
+  reset(): void {
+    this.pending = '';
+    this.afterCr = false;
+    this.first = true;
+    this.data = [];
+    this.dataBytes = 0;
+    this.eventType = '';
+    this.overflowHead = undefined;
+    this.overflowBytes = 0;
+    this.skippingLine = false;
+    this.decoder.end();
+  }
+
+  get lastEventId(): string | undefined {
+    return this.lastId;
+  }
+
+  get retryMs(): number | undefined {
+    return this.retry;
+  }
+}
+
+function overflow(p: Parser, head: string, bytes: number): void {
+  p.overflowHead ??= head.slice(0, OVERFLOW_HEAD_CHARS);
+  p.overflowBytes += bytes;
+  p.data = [];
+  p.dataBytes = 0;
+}
+
+function dispatch(p: Parser): void {
+  if (p.overflowHead !== undefined) {
+    const head = p.overflowHead;
+    p.overflowHead = undefined;
+    p.eventType = '';
+    p.onoverflow(head, p.overflowBytes);
+    p.overflowBytes = 0;
+    return;
+  }
+  const type = p.eventType === '' ? 'message' : p.eventType;
+  p.eventType = '';
+  if (p.data.length === 0) return;
+  const text = p.data.join('\n');
+  p.data = [];
+  p.dataBytes = 0;
+  p.onevent({ event: type, data: text, id: p.lastId });
+}
+
+function onLine(p: Parser, line: string): void {
+  if (line === '') {
+    dispatch(p);
+    return;
+  }
+  if (line.charCodeAt(0) === 0x3a /* ':' */) return;
+  const colon = line.indexOf(':');
+  const field = colon === -1 ? line : line.slice(0, colon);
+  let value = colon === -1 ? '' : line.slice(colon + 1);
+  if (value.charCodeAt(0) === 0x20) value = value.slice(1);
+  switch (field) {
+    case 'data': {
+      if (p.overflowHead !== undefined) {
+        p.overflowBytes += Buffer.byteLength(value) + 1;
+        return;
+      }
+      const bytes = Buffer.byteLength(value) + 1;
+      if (p.dataBytes + bytes > p.maxEventBytes + 1) {
+        overflow(p, p.data.length > 0 ? p.data.join('\n') : value, p.dataBytes + bytes);
+        return;
+      }
+      p.data.push(value);
+      p.dataBytes += bytes;
       return;
     }
-    const type = eventType === '' ? 'message' : eventType;
-    eventType = '';
-    if (data.length === 0) return;
-    const text = data.join('\n');
-    data = [];
-    dataBytes = 0;
-    onevent({ event: type, data: text, id: lastEventId });
-  };
-
-  const onLine = (line: string) => {
-    if (line === '') {
-      dispatch();
+    case 'event':
+      p.eventType = value;
       return;
-    }
-    if (line.charCodeAt(0) === 0x3a /* ':' */) return;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.charCodeAt(0) === 0x20) value = value.slice(1);
-    switch (field) {
-      case 'data': {
-        if (overflowHead !== undefined) {
-          overflowBytes += Buffer.byteLength(value) + 1;
-          return;
-        }
-        const bytes = Buffer.byteLength(value) + 1;
-        if (dataBytes + bytes > maxEventBytes + 1) {
-          overflow(data.length > 0 ? data.join('\n') : value, dataBytes + bytes);
-          return;
-        }
-        data.push(value);
-        dataBytes += bytes;
-        return;
-      }
-      case 'event':
-        eventType = value;
-        return;
-      case 'id':
-        if (!value.includes('\0')) lastEventId = value;
-        return;
-      case 'retry':
-        if (/^\d+$/.test(value)) retryMs = Number(value);
-        return;
-      default:
-        return; // unknown fields are ignored, as the standard says
-    }
-  };
+    case 'id':
+      if (!value.includes('\0')) p.lastId = value;
+      return;
+    case 'retry':
+      if (/^\d+$/.test(value)) p.retry = Number(value);
+      return;
+    default:
+      return; // unknown fields are ignored, as the standard says
+  }
+}
 
-  const pushText = (text: string) => {
-    if (text.length === 0) return;
-    let start = 0;
-    if (afterCr && text.charCodeAt(0) === 0x0a) start = 1;
-    afterCr = false;
-    for (let i = start; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c !== 0x0a && c !== 0x0d) continue;
-      const line = pending + text.slice(start, i);
-      pending = '';
-      if (c === 0x0d) {
-        if (i + 1 === text.length) afterCr = true;
-        else if (text.charCodeAt(i + 1) === 0x0a) i++;
-      }
-      start = i + 1;
-      onLine(line);
+function pushText(p: Parser, text: string): void {
+  if (text.length === 0) return;
+  let start = 0;
+  if (p.afterCr && text.charCodeAt(0) === 0x0a) start = 1;
+  p.afterCr = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x0a && c !== 0x0d) continue;
+    const line = p.pending + text.slice(start, i);
+    p.pending = '';
+    if (c === 0x0d) {
+      if (i + 1 === text.length) p.afterCr = true;
+      else if (text.charCodeAt(i + 1) === 0x0a) i++;
     }
-    if (start < text.length) {
-      pending += text.slice(start);
-      // A line with no end in sight: past the limit it can only be discarded.
-      if (pending.length > maxEventBytes) {
-        overflow(pending.startsWith('data:') ? pending.slice(5).trimStart() : pending, Buffer.byteLength(pending));
-        pending = '';
-        skippingLine = true;
-      }
+    start = i + 1;
+    onLine(p, line);
+  }
+  if (start < text.length) {
+    p.pending += text.slice(start);
+    // A line with no end in sight: past the limit it can only be discarded.
+    if (p.pending.length > p.maxEventBytes) {
+      overflow(p, p.pending.startsWith('data:') ? p.pending.slice(5).trimStart() : p.pending, Buffer.byteLength(p.pending));
+      p.pending = '';
+      p.skippingLine = true;
     }
-  };
-
-  return {
-    push(chunk) {
-      let text = typeof chunk === 'string' ? chunk : decoder.write(chunk);
-      if (first && text.length > 0) {
-        first = false;
-        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-      }
-      if (skippingLine) {
-        const end = text.search(/[\r\n]/);
-        if (end === -1) {
-          overflowBytes += Buffer.byteLength(text);
-          return;
-        }
-        skippingLine = false;
-        // Consume the skipped line's own end (it must not read as a blank, dispatching line).
-        afterCr = text.charCodeAt(end) === 0x0d;
-        text = text.slice(end + 1);
-      }
-      pushText(text);
-    },
-    reset() {
-      pending = '';
-      afterCr = false;
-      first = true;
-      data = [];
-      dataBytes = 0;
-      eventType = '';
-      overflowHead = undefined;
-      overflowBytes = 0;
-      skippingLine = false;
-      decoder.end();
-    },
-    get lastEventId() {
-      return lastEventId;
-    },
-    get retryMs() {
-      return retryMs;
-    },
-  };
+  }
 }

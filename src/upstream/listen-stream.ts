@@ -94,138 +94,172 @@ function grantedUris(params: unknown): string[] {
   return Array.isArray(asked) ? asked.filter((u): u is string => typeof u === 'string') : [];
 }
 
-export function createListenStream({ wire, logger, filter, envelope, deliver }: ListenStreamOptions): ListenStream {
+export function createListenStream(options: ListenStreamOptions): ListenStream {
+  return new Listening(options);
+}
+
+/** The stream's state: the held listen request, its URIs, the replacements under way, the backoff. */
+class Listening implements ListenStream {
+  readonly wire: StatelessHttpWire;
+  readonly logger: Logger;
+  readonly filter: JsonObject;
+  readonly envelope: () => JsonObject;
+  readonly deliver: (notification: JsonRpcNotification) => void;
   /** The held stream: the one whose notifications are handed on. */
-  let current: AbortHandle | undefined;
+  current: AbortHandle | undefined;
   /** The URIs the held stream was acknowledged for. */
-  let held: readonly string[] = [];
-  let opened = false;
-  let closed = false;
-  let failures = 0;
-  let serial = 0;
-  let timer: NodeJS.Timeout | undefined;
+  held: readonly string[] = [];
+  opened = false;
+  closed = false;
+  failures = 0;
+  serial = 0;
+  timer: NodeJS.Timeout | undefined;
   /** Replacements sent and not yet acknowledged (closed with the stream). */
-  const replacing = new Set<AbortHandle>();
-  const lists = Object.keys(filter).length > 0;
+  readonly replacing = new Set<AbortHandle>();
+  readonly lists: boolean;
   /** Settles `open()`'s promise (once). */
-  let opening: (() => void) | undefined;
-  let openWait: Promise<void> | undefined;
-  const settleOpen = () => {
-    opening?.();
-    opening = undefined;
-  };
+  opening: (() => void) | undefined;
+  openWait: Promise<void> | undefined;
 
-  const untag = (message: JsonRpcNotification) => {
-    const meta = message.params?._meta;
-    if (isObject(meta)) {
-      delete meta[META.subscriptionId];
-      if (Object.keys(meta).length === 0) delete message.params!._meta;
+  constructor({ wire, logger, filter, envelope, deliver }: ListenStreamOptions) {
+    this.wire = wire;
+    this.logger = logger;
+    this.filter = filter;
+    this.envelope = envelope;
+    this.deliver = deliver;
+    this.lists = Object.keys(filter).length > 0;
+  }
+
+  settleOpen(): void {
+    this.opening?.();
+    this.opening = undefined;
+  }
+
+  open(): Promise<void> {
+    if (this.openWait !== undefined) return this.openWait;
+    if (this.opened || !this.lists) {
+      this.opened = true;
+      return (this.openWait = Promise.resolve());
     }
-    deliver(message);
-  };
+    this.opened = true;
+    this.openWait = new Promise<void>((resolve) => {
+      const bound = setTimeout(resolve, OPEN_ACK_MS).unref();
+      this.opening = () => {
+        clearTimeout(bound);
+        resolve();
+      };
+    });
+    listen(this, this.held);
+    return this.openWait;
+  }
 
-  /** One listen request; with `settle` it replaces the held stream only once acknowledged. */
-  const listen = (uris: readonly string[], settle?: Settle) => {
-    if (closed) return settle?.(undefined);
-    const handle = createAbortHandle();
-    if (settle === undefined) {
-      current?.abort();
-      current = handle;
-    } else replacing.add(handle);
-    const guard = settle === undefined ? undefined : setTimeout(() => handle.abort(), REPLACE_ACK_MS).unref();
-    const asked: JsonObject = uris.length === 0 ? filter : { ...filter, resourceSubscriptions: [...uris] };
-    const request = { jsonrpc: '2.0' as const, id: `switchboard-listen-${++serial}`, method: 'subscriptions/listen', params: { notifications: asked, _meta: envelope() } };
-    const receive = (message: JsonRpcMessage) => {
-      if (isRequest(message) || isResponse(message)) return;
-      if (message.method === ACKNOWLEDGED) {
-        failures = 0;
-        if (handle === current) settleOpen();
-        if (settle !== undefined) {
-          clearTimeout(guard);
-          replacing.delete(handle);
-          clearTimeout(timer);
-          if (current !== handle) current?.abort();
-          current = handle;
-          held = grantedUris(message.params);
-          settle(held);
-          settle = undefined;
-        }
-        return;
-      }
-      if (handle === current) untag(message);
-    };
-    const ended = (why: string) => {
-      if (handle === current) settleOpen();
-      if (closed || handle.aborted || handle !== current) return;
-      failures++;
-      if (failures >= LISTEN_ATTEMPTS) {
-        logger.warn({ why, failures }, 'subscriptions/listen could not be kept open; no more change notifications from this upstream');
-        return;
-      }
-      const delay = Math.min(MAX_BACKOFF_MS, INITIAL_BACKOFF_MS * 2 ** (failures - 1));
-      logger.debug({ why, delay }, 'subscriptions/listen ended; listening again');
-      timer = setTimeout(() => listen(held), delay);
-      timer.unref();
-    };
-    const unsettled = () => {
-      clearTimeout(guard);
-      replacing.delete(handle);
-      settle?.(undefined);
-    };
-    wire.post(request, receive, handle).then(
-      (answer) => {
-        // A replacement refused or ended before its acknowledgement: the held stream stays.
-        if (settle !== undefined) return unsettled();
-        // Refused (no such method, or not for these kinds): asking again would only be refused again.
-        if (isErrorResponse(answer)) {
-          settleOpen();
-          logger.warn({ code: answer.error.code }, 'subscriptions/listen refused; no change notifications from this upstream');
-        } else ended('the server ended the subscription');
-      },
-      (err: unknown) => {
-        if (settle !== undefined) return unsettled();
-        ended(isObject(err) && typeof err.code === 'string' ? err.code : 'failed');
-      },
-    );
-  };
+  resubscribe(uris: readonly string[]): Promise<readonly string[] | undefined> {
+    this.opened = true;
+    if (this.closed) return Promise.resolve(undefined);
+    if (uris.length === 0 && !this.lists) {
+      // Nothing left to listen for: the held stream goes.
+      this.current?.abort();
+      this.current = undefined;
+      this.held = [];
+      return Promise.resolve([]);
+    }
+    return new Promise((resolve) => listen(this, uris, resolve));
+  }
 
-  return {
-    open() {
-      if (openWait !== undefined) return openWait;
-      if (opened || !lists) {
-        opened = true;
-        return (openWait = Promise.resolve());
-      }
-      opened = true;
-      openWait = new Promise<void>((resolve) => {
-        const bound = setTimeout(resolve, OPEN_ACK_MS).unref();
-        opening = () => {
-          clearTimeout(bound);
-          resolve();
-        };
-      });
-      listen(held);
-      return openWait;
+  close(): void {
+    this.closed = true;
+    this.settleOpen();
+    clearTimeout(this.timer);
+    this.current?.abort();
+    for (const handle of this.replacing) handle.abort();
+    this.replacing.clear();
+  }
+}
+
+/** One listen request: its handle, and while it replaces the held stream, who waits for its acknowledgement. */
+interface Request {
+  readonly s: Listening;
+  readonly handle: AbortHandle;
+  settle: Settle | undefined;
+  readonly guard: NodeJS.Timeout | undefined;
+}
+
+function untag(s: Listening, message: JsonRpcNotification): void {
+  const meta = message.params?._meta;
+  if (isObject(meta)) {
+    delete meta[META.subscriptionId];
+    if (Object.keys(meta).length === 0) delete message.params!._meta;
+  }
+  s.deliver(message);
+}
+
+/** One listen request; with `settle` it replaces the held stream only once acknowledged. */
+function listen(s: Listening, uris: readonly string[], settle?: Settle): void {
+  if (s.closed) return settle?.(undefined);
+  const handle = createAbortHandle();
+  if (settle === undefined) {
+    s.current?.abort();
+    s.current = handle;
+  } else s.replacing.add(handle);
+  const guard = settle === undefined ? undefined : setTimeout(() => handle.abort(), REPLACE_ACK_MS).unref();
+  const r: Request = { s, handle, settle, guard };
+  const asked: JsonObject = uris.length === 0 ? s.filter : { ...s.filter, resourceSubscriptions: [...uris] };
+  const request = { jsonrpc: '2.0' as const, id: `switchboard-listen-${++s.serial}`, method: 'subscriptions/listen', params: { notifications: asked, _meta: s.envelope() } };
+  s.wire.post(request, (message) => receive(r, message), handle).then(
+    (answer) => {
+      // A replacement refused or ended before its acknowledgement: the held stream stays.
+      if (r.settle !== undefined) return unsettled(r);
+      // Refused (no such method, or not for these kinds): asking again would only be refused again.
+      if (isErrorResponse(answer)) {
+        s.settleOpen();
+        s.logger.warn({ code: answer.error.code }, 'subscriptions/listen refused; no change notifications from this upstream');
+      } else ended(r, 'the server ended the subscription');
     },
-    resubscribe(uris) {
-      opened = true;
-      if (closed) return Promise.resolve(undefined);
-      if (uris.length === 0 && !lists) {
-        // Nothing left to listen for: the held stream goes.
-        current?.abort();
-        current = undefined;
-        held = [];
-        return Promise.resolve([]);
-      }
-      return new Promise((resolve) => listen(uris, resolve));
+    (err: unknown) => {
+      if (r.settle !== undefined) return unsettled(r);
+      ended(r, isObject(err) && typeof err.code === 'string' ? err.code : 'failed');
     },
-    close() {
-      closed = true;
-      settleOpen();
-      clearTimeout(timer);
-      current?.abort();
-      for (const handle of replacing) handle.abort();
-      replacing.clear();
-    },
-  };
+  );
+}
+
+function receive(r: Request, message: JsonRpcMessage): void {
+  const { s, handle } = r;
+  if (isRequest(message) || isResponse(message)) return;
+  if (message.method === ACKNOWLEDGED) {
+    s.failures = 0;
+    if (handle === s.current) s.settleOpen();
+    if (r.settle !== undefined) {
+      clearTimeout(r.guard);
+      s.replacing.delete(handle);
+      clearTimeout(s.timer);
+      if (s.current !== handle) s.current?.abort();
+      s.current = handle;
+      s.held = grantedUris(message.params);
+      r.settle(s.held);
+      r.settle = undefined;
+    }
+    return;
+  }
+  if (handle === s.current) untag(s, message);
+}
+
+function ended(r: Request, why: string): void {
+  const { s, handle } = r;
+  if (handle === s.current) s.settleOpen();
+  if (s.closed || handle.aborted || handle !== s.current) return;
+  s.failures++;
+  if (s.failures >= LISTEN_ATTEMPTS) {
+    s.logger.warn({ why, failures: s.failures }, 'subscriptions/listen could not be kept open; no more change notifications from this upstream');
+    return;
+  }
+  const delay = Math.min(MAX_BACKOFF_MS, INITIAL_BACKOFF_MS * 2 ** (s.failures - 1));
+  s.logger.debug({ why, delay }, 'subscriptions/listen ended; listening again');
+  s.timer = setTimeout(() => listen(s, s.held), delay);
+  s.timer.unref();
+}
+
+function unsettled(r: Request): void {
+  clearTimeout(r.guard);
+  r.s.replacing.delete(r.handle);
+  r.settle?.(undefined);
 }

@@ -18,14 +18,12 @@
  * - A child lives while sessions use it: when its last session ends it is closed. When it dies,
  *   its sessions are told (each then ends or restarts, per `onExit`) and the slot starts afresh.
  */
-import { GatewayError, toErrorResponse } from '../errors/gateway-error.ts';
-import { idKey, isObject } from '../jsonrpc/envelope.ts';
-import type { JsonObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
-import type { StdioTargetConfig } from '../config/types.ts';
+import type { JsonObject } from '../jsonrpc/types.ts';
+import type { StdioTargetConfig, TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createUpstreamConnection, type UpstreamConnection } from './connection.ts';
-import type { PendingHandler } from './correlator.ts';
 import { createSharedLease, type LeasePool, type SharedHandshake, type SharedLease, type SharedSlot } from './shared-lease.ts';
+import { closeSlot, onExit, onNotification, onRequest, startChild, type ChildPool } from './shared-child.ts';
 import type { Principal } from './caller.ts';
 import { handshakeTimeouts } from './startup-deadline.ts';
 
@@ -87,150 +85,85 @@ export function createSharedPools(): SharedPools {
   };
 }
 
-const handshakeHandler: PendingHandler<(answer: JsonRpcResponse | GatewayError) => void> = {
-  onresponse: (response, done) => done(response),
-  onerror: (error, done) => done(error),
-};
+function createSharedPool(options: SharedPoolOptions): SharedPool {
+  return new ChildrenPool(options);
+}
 
-function createSharedPool({ target, logger, versions, principal }: SharedPoolOptions): SharedPool {
-  const log = logger.child({ target: target.name, sharedPool: true });
-  const slots: SharedSlot[] = Array.from({ length: target.upstream?.children ?? 1 }, (_, index) => ({
-    index,
-    connection: undefined,
-    handshake: undefined,
-    leases: new Set<SharedLease>(),
-  }));
-  const newest = versions[versions.length - 1] as string;
-  const known = new Set(versions);
-  // The child's handshake has the start-up deadline, as a per-session one (startup-deadline.ts).
-  const timeouts = handshakeTimeouts(target);
+/** The pool's state: its slots; each child's start, messages and exit are in shared-child.ts. */
+class ChildrenPool implements SharedPool, ChildPool {
+  readonly target: StdioTargetConfig;
+  readonly log: Logger;
+  readonly newest: string;
+  readonly timeouts: TimeoutPolicy;
+  readonly principal: Principal | undefined;
+  readonly known: ReadonlySet<string>;
+  readonly slots: SharedSlot[];
 
-  /** Leases on the slot with requests in flight, up to two (two means "ambiguous"). */
-  const busyLeases = (slot: SharedSlot): SharedLease[] => {
-    const busy: SharedLease[] = [];
-    for (const lease of slot.leases) {
-      if (lease.correlator.inflight > 0 && busy.push(lease) === 2) break;
-    }
-    return busy;
-  };
+  constructor({ target, logger, versions, principal }: SharedPoolOptions) {
+    this.target = target;
+    this.log = logger.child({ target: target.name, sharedPool: true });
+    this.principal = principal;
+    this.slots = Array.from({ length: target.upstream?.children ?? 1 }, (_, index) => ({
+      index,
+      connection: undefined,
+      handshake: undefined,
+      leases: new Set<SharedLease>(),
+    }));
+    this.newest = versions[versions.length - 1] as string;
+    this.known = new Set(versions);
+    // The child's handshake has the start-up deadline, as a per-session one (startup-deadline.ts).
+    this.timeouts = handshakeTimeouts(target);
+  }
 
-  const onRequest = (slot: SharedSlot, connection: UpstreamConnection, request: JsonRpcRequest) => {
-    if (request.method === 'ping') {
-      connection.correlator.send({ jsonrpc: '2.0', id: request.id, result: {} }).catch(() => undefined);
-      return;
-    }
-    const busy = busyLeases(slot);
-    if (busy.length === 1) {
-      (busy[0] as SharedLease).takeRequest(request);
-      return;
-    }
-    log.warn({ method: request.method, child: slot.index, busySessions: busy.length }, 'server->client request on a shared child cannot be attributed to one session; refused');
-    const error = new GatewayError('GW_SERVER_REQUEST_UNATTRIBUTABLE', undefined, { target: target.name, method: request.method });
-    connection.correlator.send(toErrorResponse(request.id, error)).catch(() => undefined);
-  };
+  lease(): UpstreamConnection {
+    return createSharedLease(this, this.log, this.known);
+  }
 
-  const onNotification = (slot: SharedSlot, notification: JsonRpcNotification) => {
-    if (notification.method === 'notifications/cancelled') {
-      // The child withdraws one of its server->client requests: only its session knew it.
-      const requestId = isObject(notification.params) ? notification.params.requestId : undefined;
-      if (requestId === undefined) return;
-      const key = idKey(requestId as JsonRpcRequest['id']);
-      for (const lease of slot.leases) {
-        if (lease.ownsRequest(key)) {
-          lease.takeNotification(notification);
-          return;
+  pids(): number[] {
+    return this.slots.flatMap((s) => (s.connection?.pid === undefined ? [] : [s.connection.pid]));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.slots.map((slot) => closeSlot(slot, 'the gateway is stopping')));
+  }
+
+  attach(lease: SharedLease): SharedSlot {
+    let best = this.slots[0] as SharedSlot;
+    for (const slot of this.slots) if (slot.leases.size < best.leases.size) best = slot;
+    best.leases.add(lease);
+    return best;
+  }
+
+  ready(slot: SharedSlot, params: JsonObject | undefined): Promise<SharedHandshake> {
+    if (slot.handshake !== undefined) return slot.handshake;
+    const principal = this.principal;
+    const connection = createUpstreamConnection({ target: this.target, logger: this.log.child({ child: slot.index }), caller: principal === undefined ? undefined : { principal, authorization: undefined } });
+    connection.correlator.onrequest = (request) => onRequest(this, slot, connection, request);
+    connection.correlator.onnotification = (notification) => onNotification(slot, notification);
+    connection.onexit = (reason) => onExit(this, slot, connection, reason);
+    slot.connection = connection;
+    const handshake = startChild(this, slot, connection, params).then(
+      (outcome) => {
+        if ('error' in outcome && slot.connection === connection) void closeSlot(slot, 'initialize refused');
+        return outcome;
+      },
+      async (err: unknown) => {
+        if (slot.connection === connection) {
+          slot.connection = undefined;
+          slot.handshake = undefined;
         }
-      }
-      return;
-    }
-    if (notification.method === 'notifications/message') {
-      const busy = busyLeases(slot);
-      if (busy.length === 1) {
-        (busy[0] as SharedLease).takeNotification(notification);
-        return;
-      }
-    }
-    // Sessions only serialise what they get (none mutates a broadcast), so one object serves all.
-    for (const lease of slot.leases) lease.takeNotification(notification);
-  };
+        await connection.close('initialize failed');
+        throw err;
+      },
+    );
+    // Nobody may be waiting any more (the last session left during the start): not unhandled.
+    handshake.catch(() => undefined);
+    slot.handshake = handshake;
+    return handshake;
+  }
 
-  const onExit = (slot: SharedSlot, connection: UpstreamConnection, reason: GatewayError) => {
-    if (slot.connection !== connection) return;
-    slot.connection = undefined;
-    slot.handshake = undefined;
-    const leases = [...slot.leases];
-    slot.leases.clear();
-    log.warn({ child: slot.index, pid: connection.pid, sessions: leases.length, reason: reason.message }, 'shared upstream child ended');
-    for (const lease of leases) lease.exited(reason);
-  };
-
-  const start = async (slot: SharedSlot, connection: UpstreamConnection, params: JsonObject | undefined): Promise<SharedHandshake> => {
-    await connection.start();
-    const answer = await new Promise<JsonRpcResponse | GatewayError>((resolve) => {
-      connection.correlator.request({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { ...params, protocolVersion: newest } }, handshakeHandler, resolve, timeouts);
-    });
-    if (answer instanceof GatewayError) throw answer;
-    if ('error' in answer) return { error: (answer as JsonRpcErrorResponse).error };
-    const version = answer.result.protocolVersion;
-    if (typeof version !== 'string') {
-      return { error: new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${target.name}" answered initialize without a protocol version`, { target: target.name }).toJsonRpc() };
-    }
-    await connection.correlator.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    log.info({ child: slot.index, pid: connection.pid, protocolVersion: version }, 'shared upstream child initialized');
-    return { result: answer.result, version };
-  };
-
-  const closeSlot = (slot: SharedSlot, reason: string): Promise<void> => {
-    const connection = slot.connection;
-    slot.connection = undefined;
-    slot.handshake = undefined;
-    return connection?.close(reason) ?? Promise.resolve();
-  };
-
-  const pool: SharedPool = {
-    target,
-    lease: () => createSharedLease(pool, log, known),
-    pids: () => slots.flatMap((s) => (s.connection?.pid === undefined ? [] : [s.connection.pid])),
-    close: async () => void (await Promise.all(slots.map((slot) => closeSlot(slot, 'the gateway is stopping')))),
-
-    attach(lease) {
-      let best = slots[0] as SharedSlot;
-      for (const slot of slots) if (slot.leases.size < best.leases.size) best = slot;
-      best.leases.add(lease);
-      return best;
-    },
-
-    ready(slot, params) {
-      if (slot.handshake !== undefined) return slot.handshake;
-      const connection = createUpstreamConnection({ target, logger: log.child({ child: slot.index }), caller: principal === undefined ? undefined : { principal, authorization: undefined } });
-      connection.correlator.onrequest = (request) => onRequest(slot, connection, request);
-      connection.correlator.onnotification = (notification) => onNotification(slot, notification);
-      connection.onexit = (reason) => onExit(slot, connection, reason);
-      slot.connection = connection;
-      const handshake = start(slot, connection, params).then(
-        (outcome) => {
-          if ('error' in outcome && slot.connection === connection) void closeSlot(slot, 'initialize refused');
-          return outcome;
-        },
-        async (err: unknown) => {
-          if (slot.connection === connection) {
-            slot.connection = undefined;
-            slot.handshake = undefined;
-          }
-          await connection.close('initialize failed');
-          throw err;
-        },
-      );
-      // Nobody may be waiting any more (the last session left during the start): not unhandled.
-      handshake.catch(() => undefined);
-      slot.handshake = handshake;
-      return handshake;
-    },
-
-    release(lease, slot) {
-      if (!slot.leases.delete(lease) || slot.leases.size > 0) return Promise.resolve();
-      return closeSlot(slot, 'no session left');
-    },
-  };
-  return pool;
+  release(lease: SharedLease, slot: SharedSlot): Promise<void> {
+    if (!slot.leases.delete(lease) || slot.leases.size > 0) return Promise.resolve();
+    return closeSlot(slot, 'no session left');
+  }
 }

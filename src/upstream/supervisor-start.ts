@@ -7,7 +7,7 @@
 import { type GatewayError, toGatewayError } from '../errors/gateway-error.ts';
 import { isObject } from '../jsonrpc/envelope.ts';
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from '../jsonrpc/types.ts';
-import type { TargetConfig } from '../config/types.ts';
+import type { RestartPolicy, TargetConfig, TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { stderrOf, type Observer } from '../log/observer.ts';
 import type { UpstreamConnection } from './connection.ts';
@@ -74,20 +74,39 @@ export interface Starter {
 }
 
 export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
-  const { target, logger, observer, breaker } = ctx;
-  const name = target.name;
-  const handshakeTimeouts = startupTimeouts(target);
-  const policy = 'restart' in target ? target.restart : undefined;
-  const mayStartAgain = () => policy !== undefined && policy.onExit === 'restart' && s.starts <= policy.maxRestarts;
+  return new Starting(ctx, s);
+}
+
+/** The starts of one supervised upstream; the state they move is the supervisor's `s`. */
+class Starting implements Starter {
+  readonly ctx: StartContext;
+  readonly s: SupervisedState;
+  readonly name: string;
+  readonly handshakeTimeouts: TimeoutPolicy;
+  readonly policy: RestartPolicy | undefined;
+
+  constructor(ctx: StartContext, s: SupervisedState) {
+    this.ctx = ctx;
+    this.s = s;
+    this.name = ctx.target.name;
+    this.handshakeTimeouts = startupTimeouts(ctx.target);
+    this.policy = 'restart' in ctx.target ? ctx.target.restart : undefined;
+  }
+
+  mayStartAgain(): boolean {
+    const policy = this.policy;
+    return policy !== undefined && policy.onExit === 'restart' && this.s.starts <= policy.maxRestarts;
+  }
 
   /**
    * A new connection wired to the hooks, started (spawned or dialled), not yet handshaken; or
    * `spawned`, a spare taken uninitialized (spares.ts), wired the same way.
    */
-  const begin = async (roots: RootsSettle | undefined, attempt: StartAttempt, spawned?: UpstreamConnection): Promise<UpstreamConnection> => {
+  async begin(roots: RootsSettle | undefined, attempt: StartAttempt, spawned?: UpstreamConnection): Promise<UpstreamConnection> {
+    const { ctx, s } = this;
     s.starts++;
     const next = spawned ?? ctx.make();
-    if (spawned !== undefined) logger.debug({ pid: spawned.pid }, 'took a spawned spare');
+    if (spawned !== undefined) ctx.logger.debug({ pid: spawned.pid }, 'took a spawned spare');
     next.correlator.onrequest = (request) => {
       if (roots !== undefined && s.settle === roots) roots.asked(request);
       ctx.onrequest(request);
@@ -106,10 +125,11 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
       throw err;
     }
     return next;
-  };
+  }
 
   /** Learns what the handshake said and lets requests through. */
-  const ready = (next: UpstreamConnection, result: JsonObject) => {
+  ready(next: UpstreamConnection, result: JsonObject): void {
+    const { ctx, s } = this;
     const caps: JsonObject = isObject(result.capabilities) ? result.capabilities : {};
     s.capabilities = caps;
     s.instructions = typeof result.instructions === 'string' ? result.instructions : undefined;
@@ -117,10 +137,10 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
     s.connection = next;
     s.starting = undefined;
     ctx.health.reset();
-    replayLogLevel(next, ctx.logLevel(), caps, target.timeouts);
-    observer.upstream(name, s.starts > 1 ? 'restart' : 'start');
+    replayLogLevel(next, ctx.logLevel(), caps, ctx.target.timeouts);
+    ctx.observer.upstream(this.name, s.starts > 1 ? 'restart' : 'start');
     ctx.onready();
-  };
+  }
 
   /**
    * A warm spare for `params`: an initialized one that fits is wired in as if this start had made
@@ -128,11 +148,12 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
    * caller to `begin` with (in the same turn: its exit is the spares' until then); undefined when
    * there is none. Synchronous: it counts as this session's child at once.
    */
-  const adopt = (params: JsonObject): WarmChild | undefined => {
-    const warm = s.closed ? undefined : ctx.spares?.take(target, params);
+  adopt(params: JsonObject): WarmChild | undefined {
+    const { ctx, s } = this;
+    const warm = s.closed ? undefined : ctx.spares?.take(ctx.target, params);
     if (warm === undefined) return undefined;
     if (warm.result === undefined) {
-      logger.debug({ pid: warm.connection.pid, kind: 'spawned' }, 'took a warm spare');
+      ctx.logger.debug({ pid: warm.connection.pid, kind: 'spawned' }, 'took a warm spare');
       return warm;
     }
     const next = warm.connection;
@@ -140,55 +161,58 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
     next.correlator.onrequest = (request) => ctx.onrequest(request);
     next.correlator.onnotification = (notification) => ctx.onnotification(notification);
     next.onexit = (reason) => ctx.onexit(next, reason);
-    logger.debug({ pid: next.pid }, 'took a warm spare');
-    ready(next, warm.result);
+    ctx.logger.debug({ pid: next.pid }, 'took a warm spare');
+    this.ready(next, warm.result);
     return warm;
-  };
+  }
 
   /** The composed handshake: a first open, or a restart (replaying the client's params if it had its own). */
-  const open = async (admitted = false, taken?: WarmChild): Promise<UpstreamConnection> => {
+  async open(admitted = false, taken?: WarmChild): Promise<UpstreamConnection> {
+    const { ctx, s, name } = this;
     const params = s.clientInit ?? ctx.initParams();
-    const warm = taken ?? adopt(params);
+    const warm = taken ?? this.adopt(params);
     if (warm?.result !== undefined) return warm.connection;
     // An open circuit refuses before anything is spawned or dialled (GW_CIRCUIT_OPEN, as it is).
-    if (!admitted) admitOrDrop(warm);
+    if (!admitted) this.admitOrDrop(warm);
     const roots = createRootsSettle(params);
     s.settle = roots;
     let next: UpstreamConnection | undefined;
-    const attempt = createStartAttempt(breaker, () => s.closed, countsForTarget(target));
+    const attempt = createStartAttempt(ctx.breaker, () => s.closed, countsForTarget(ctx.target));
     try {
-      next = await begin(roots, attempt, warm?.connection);
-      const result = await composedHandshake(next, params, roots, handshakeTimeouts, logger, attempt.failed);
+      next = await this.begin(roots, attempt, warm?.connection);
+      const result = await composedHandshake(next, params, roots, this.handshakeTimeouts, ctx.logger, attempt.failed);
       s.settle = undefined;
       if (s.closed) throw unavailable(name, 'the session ended');
       // Only now may requests reach it: nothing goes to a server before its handshake.
-      ready(next, result);
+      this.ready(next, result);
       attempt.succeeded();
       return next;
     } catch (err) {
       s.starting = undefined;
       await next?.close('start failed');
-      observer.upstream(name, 'start-failed', stderrOf(err));
+      ctx.observer.upstream(name, 'start-failed', stderrOf(err));
       const error = toGatewayError(err);
       attempt.ended(error);
-      if (error.code === 'GW_INTERNAL') logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
+      if (error.code === 'GW_INTERNAL') ctx.logger.error({ err, correlationId: error.details.correlationId }, 'upstream start failed');
       // The caller's own credential, or an account the caller must connect first (oauth.perUser), is not the target's failure: said as it is.
       throw KEPT_AS_THEY_ARE.has(error.code) ? error : unavailable(name, error.message, error);
     }
-  };
+  }
 
   /** The breaker admits a start, or refuses it (GW_CIRCUIT_OPEN) and a spawned spare taken for it is ended. */
-  const admitOrDrop = (spawned: WarmChild | undefined) => {
+  admitOrDrop(spawned: WarmChild | undefined): void {
     try {
-      breaker?.admit('start');
+      this.ctx.breaker?.admit('start');
     } catch (err) {
       void spawned?.connection.close('its circuit is open');
       throw err;
     }
-  };
+  }
 
   /** Restarts with exponential backoff while the policy allows; uses wait on the supervisor's `opening`. */
-  const restartWithBackoff = async (reason: GatewayError): Promise<UpstreamConnection> => {
+  async restartWithBackoff(reason: GatewayError): Promise<UpstreamConnection> {
+    const { s, policy } = this;
+    const logger = this.ctx.logger;
     const limit = policy?.maxRestarts ?? 0;
     for (let restarts = s.starts - 1; !s.closed && restarts < limit; restarts = s.starts - 1) {
       const delay = backoffMs(policy, restarts);
@@ -196,13 +220,11 @@ export function createStarter(ctx: StartContext, s: SupervisedState): Starter {
       await new Promise((r) => setTimeout(r, delay));
       if (s.closed) break;
       try {
-        return await open();
+        return await this.open();
       } catch (err) {
         logger.warn({ err }, 'upstream restart failed');
       }
     }
-    throw unavailable(name, `it could not be restarted: ${reason.message}`);
-  };
-
-  return { mayStartAgain, begin, ready, adopt, admitOrDrop, open, restartWithBackoff };
+    throw unavailable(this.name, `it could not be restarted: ${reason.message}`);
+  }
 }
