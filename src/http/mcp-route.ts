@@ -99,8 +99,8 @@ function sessionOf(request: FastifyRequest, store: SessionStore, entry: RouteEnd
   return session;
 }
 
-function toMessages(value: unknown): { messages: JsonRpcMessage[]; batch: boolean } {
-  const batch = Array.isArray(value);
+/** The messages of a POST's body, a lone message as a list of one (`batch` is `Array.isArray(value)`). */
+function toMessages(value: unknown, batch: boolean): JsonRpcMessage[] {
   const items: unknown[] = batch ? (value as unknown[]) : [value];
   if (items.length === 0) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: empty batch');
   const messages: JsonRpcMessage[] = [];
@@ -111,7 +111,7 @@ function toMessages(value: unknown): { messages: JsonRpcMessage[]; batch: boolea
     }
     messages.push(msg);
   }
-  return { messages, batch };
+  return messages;
 }
 
 /**
@@ -170,48 +170,80 @@ async function requestsOf(session: Session, messages: readonly JsonRpcMessage[],
 
 type ServeModern = ReturnType<typeof createModernEntry>;
 
-/** The POST handler: a 2026 request goes to the stateless entry, a 2025 one to its session. */
+/** True when every message is a request: nothing to hand upstream before they are served. */
+function onlyRequests(messages: readonly JsonRpcMessage[]): messages is JsonRpcRequest[] {
+  for (const msg of messages) if (!isRequest(msg)) return false;
+  return true;
+}
+
+/** Admits `requests` to `session` and serves them on the hijacked response. */
+function serveRequests(options: McpRouteOptions, request: FastifyRequest, reply: FastifyReply, session: Session, requests: JsonRpcRequest[], batch: boolean): FastifyReply {
+  // Over the in-flight caps: 503 with Retry-After for the whole POST, none of it runs.
+  session.admit(requests.length);
+  reply.hijack();
+  const sink = createHttpSink(reply.raw, session.id, options.keepAlive, options.stepUpChallenge);
+  // The headers go along as they are: a client's traceparent is read from them only when tracing
+  // is on. The principal is this request's own: step-up judges the token it came with.
+  session.serve(requests, sink, batch ? BATCH_2025 : POST_2025, request.headers, request.principal);
+  return reply;
+}
+
+/** A 2025 POST to a live session, past the rate limits. Waits (a promise) only when it carries notifications or answers. */
+function postToSession(options: McpRouteOptions, request: FastifyRequest, reply: FastifyReply, entry: RouteEndpoint, messages: JsonRpcMessage[], batch: boolean): Promise<FastifyReply> | undefined {
+  const session = sessionOf(request, options.store, entry);
+  // Batches exist only in 2025-03-26 (removed in 2025-06-18).
+  if (batch && session.protocolVersion !== '2025-03-26') throw new GatewayError('GW_BATCH_NOT_ALLOWED');
+  if (!onlyRequests(messages)) {
+    return requestsOf(session, messages, options.logger).then((requests) => (requests === undefined ? reply.code(202).send() : serveRequests(options, request, reply, session, requests, batch)));
+  }
+  for (const msg of messages) if (msg.method === 'initialize') throw new GatewayError('GW_ALREADY_INITIALIZED');
+  serveRequests(options, request, reply, session, messages, batch);
+  return undefined;
+}
+
+/** The waiting part of a 2025 POST: a hop to another replica, a new session. */
+async function postWaiting(options: McpRouteOptions, request: FastifyRequest, reply: FastifyReply, entry: RouteEndpoint, messages: JsonRpcMessage[], batch: boolean, init: boolean): Promise<FastifyReply | undefined> {
+  const { forward: hop, limits, store } = options;
+  // Another replica's session: its owner serves (and rate-limits) it. A new session is always this replica's.
+  if (hop !== undefined && !init && (await forwarded(request, reply, hop, entry))) return reply;
+  const taking = limits?.check(request.principal?.id ?? 'anonymous', messages);
+  if (taking !== undefined) await taking;
+  if (!init) return postToSession(options, request, reply, entry, messages, batch);
+  if (batch) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: initialize must not be part of a batch');
+  const sessionId = request.headers[SESSION_HEADER];
+  return initialize(store, entry, reply, messages[0] as JsonRpcRequest, typeof sessionId === 'string' ? sessionId : undefined, request);
+}
+
+/**
+ * The POST handler: a 2026 request goes to the stateless entry, a 2025 one to its session. Not an
+ * async function: a call to a live session that waits for nothing (no replica hop, no rate-limit
+ * wait, only requests) is served without a promise (issue 34); what waits returns one. fastify
+ * refuses a throw here as it refuses a rejection (handle-request.js, wrap-thenable.js: `reply.send(err)`).
+ */
 function createPostHandler(options: McpRouteOptions, serveModern: ServeModern) {
-  const { resolve, store, keepAlive, logger, limits, forward: hop, stepUpChallenge } = options;
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+  const { resolve, limits, forward: hop } = options;
+  return (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> | undefined => {
     let entry: RouteEndpoint;
     try {
       entry = endpointOf(request, resolve);
     } catch (error) {
       // Refused before the body is read (an unknown or denied path); a 2026 answer still echoes the id.
-      if (isGatewayError(error)) return replyError(reply, error, modernIdOf(request));
+      if (isGatewayError(error)) return void replyError(reply, error, modernIdOf(request));
       throw error;
     }
     checkPostHeaders(request.headers);
     const value = parseBody(request.body);
     const era = classifyPost(value, request.headers);
-    if (!('era' in era) || era.era === '2026') return serveModern(request, reply, value, era, entry);
-    const { messages, batch } = toMessages(value);
-    const sessionId = request.headers[SESSION_HEADER];
+    // The 2026 entry as before: its answer (a reply, or a promise of one) settles the handler's promise.
+    if (!('era' in era) || era.era === '2026') return (async () => serveModern(request, reply, value, era, entry))();
+    const batch = Array.isArray(value);
+    const messages = toMessages(value, batch);
     const first = messages[0] as JsonRpcMessage;
     const init = isRequest(first) && first.method === 'initialize';
-    // Another replica's session: its owner serves (and rate-limits) it. A new session is always this replica's.
-    if (hop !== undefined && !init && (await forwarded(request, reply, hop, entry))) return reply;
+    if (init || hop !== undefined) return postWaiting(options, request, reply, entry, messages, batch, init);
     const taking = limits?.check(request.principal?.id ?? 'anonymous', messages);
-    if (taking !== undefined) await taking;
-    if (init) {
-      if (batch) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: initialize must not be part of a batch');
-      return initialize(store, entry, reply, first, typeof sessionId === 'string' ? sessionId : undefined, request);
-    }
-    const session = sessionOf(request, store, entry);
-    // Batches exist only in 2025-03-26 (removed in 2025-06-18).
-    if (batch && session.protocolVersion !== '2025-03-26') throw new GatewayError('GW_BATCH_NOT_ALLOWED');
-    const requests = await requestsOf(session, messages, logger);
-    if (requests === undefined) return reply.code(202).send();
-    // Over the in-flight caps: 503 with Retry-After for the whole POST, none of it runs.
-    session.admit(requests.length);
-
-    reply.hijack();
-    const sink = createHttpSink(reply.raw, session.id, keepAlive, stepUpChallenge);
-    // The headers go along as they are: a client's traceparent is read from them only when tracing
-    // is on. The principal is this request's own: step-up judges the token it came with.
-    session.serve(requests, sink, batch ? BATCH_2025 : POST_2025, request.headers, request.principal);
-    return reply;
+    if (taking !== undefined) return taking.then(() => postToSession(options, request, reply, entry, messages, batch));
+    return postToSession(options, request, reply, entry, messages, batch);
   };
 }
 
