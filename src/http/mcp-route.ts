@@ -6,14 +6,14 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { replyError } from './reply-error.ts';
+import { onlyRequests, requestsOf, toMessages } from './post-messages.ts';
 import type { RequestLimits } from '../auth/rate-limit.ts';
-import { randomUUID } from 'node:crypto';
 import { GatewayError, isGatewayError, toErrorResponse } from '../errors/gateway-error.ts';
-import { isRequest, isResponse, toMessage } from '../jsonrpc/envelope.ts';
+import { isRequest } from '../jsonrpc/envelope.ts';
 import { classifyPost } from '../jsonrpc/era.ts';
 import type { StatelessServer } from '../session/stateless/serve.ts';
 import type { Forward, ForwardRetry } from './hop-forward.ts';
-import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { isSupportedVersion, SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
 import { BATCH_2025, POST_2025, type Session } from '../session/session.ts';
@@ -99,39 +99,6 @@ function sessionOf(request: FastifyRequest, store: SessionStore, entry: RouteEnd
   return session;
 }
 
-/** The messages of a POST's body, a lone message as a list of one (`batch` is `Array.isArray(value)`). */
-function toMessages(value: unknown, batch: boolean): JsonRpcMessage[] {
-  const items: unknown[] = batch ? (value as unknown[]) : [value];
-  if (items.length === 0) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: empty batch');
-  const messages: JsonRpcMessage[] = [];
-  for (let i = 0; i < items.length; i++) {
-    const msg = toMessage(items[i]);
-    if (typeof msg === 'string') {
-      throw new GatewayError('GW_INVALID_REQUEST', `Invalid Request: ${batch ? `batch item ${i}: ` : ''}${msg}`);
-    }
-    messages.push(msg);
-  }
-  return messages;
-}
-
-/**
- * Hands a notification or an answer to the session. A failure raised on purpose (the upstream did
- * not accept it in time, ...) answers the POST as before; anything else (a message the session
- * could not use) must not turn into a 500 for a message that gets no reply: it is logged, with a
- * correlation id, and the POST gets its 202.
- */
-async function forward(session: Session, msg: JsonRpcMessage, logger: Logger): Promise<void> {
-  try {
-    if (isResponse(msg)) await session.handleResponse(msg as JsonRpcResponse);
-    else await session.handleNotification(msg as JsonRpcNotification);
-  } catch (err) {
-    if (isGatewayError(err)) throw err;
-    const method = (msg as { method?: unknown }).method;
-    const correlationId = randomUUID();
-    logger.error({ err, correlationId, session: session.id, method: typeof method === 'string' ? method : undefined }, 'could not forward a message upstream; dropped');
-  }
-}
-
 /** Opens a session for an `initialize` (a stale Mcp-Session-Id of a live session is refused). */
 async function initialize(
   store: SessionStore,
@@ -154,27 +121,7 @@ async function initialize(
   return reply.send(JSON.stringify(answer));
 }
 
-/** The requests of a 2025 POST to a live session: its notifications and answers go upstream first. */
-async function requestsOf(session: Session, messages: readonly JsonRpcMessage[], logger: Logger): Promise<JsonRpcRequest[] | undefined> {
-  let requests: JsonRpcRequest[] | undefined;
-  for (const msg of messages) {
-    if (isRequest(msg)) {
-      if (msg.method === 'initialize') throw new GatewayError('GW_ALREADY_INITIALIZED');
-      (requests ??= []).push(msg);
-    } else {
-      await forward(session, msg, logger);
-    }
-  }
-  return requests;
-}
-
 type ServeModern = ReturnType<typeof createModernEntry>;
-
-/** True when every message is a request: nothing to hand upstream before they are served. */
-function onlyRequests(messages: readonly JsonRpcMessage[]): messages is JsonRpcRequest[] {
-  for (const msg of messages) if (!isRequest(msg)) return false;
-  return true;
-}
 
 /** Admits `requests` to `session` and serves them on the hijacked response. */
 function serveRequests(options: McpRouteOptions, request: FastifyRequest, reply: FastifyReply, session: Session, requests: JsonRpcRequest[], batch: boolean): FastifyReply {
@@ -193,12 +140,27 @@ function postToSession(options: McpRouteOptions, request: FastifyRequest, reply:
   const session = sessionOf(request, options.store, entry);
   // Batches exist only in 2025-03-26 (removed in 2025-06-18).
   if (batch && session.protocolVersion !== '2025-03-26') throw new GatewayError('GW_BATCH_NOT_ALLOWED');
-  if (!onlyRequests(messages)) {
-    return requestsOf(session, messages, options.logger).then((requests) => (requests === undefined ? reply.code(202).send() : serveRequests(options, request, reply, session, requests, batch)));
-  }
-  for (const msg of messages) if (msg.method === 'initialize') throw new GatewayError('GW_ALREADY_INITIALIZED');
+  if (!onlyRequests(messages)) return postMixed(options, request, reply, session, messages, batch);
+  for (let i = 0; i < messages.length; i++) if ((messages[i] as JsonRpcRequest).method === 'initialize') throw new GatewayError('GW_ALREADY_INITIALIZED');
   serveRequests(options, request, reply, session, messages, batch);
   return undefined;
+}
+
+/** A POST that carries notifications or answers: they go upstream first (a closure only on this path). */
+async function postMixed(options: McpRouteOptions, request: FastifyRequest, reply: FastifyReply, session: Session, messages: JsonRpcMessage[], batch: boolean): Promise<FastifyReply> {
+  const requests = await requestsOf(session, messages, options.logger);
+  return requests === undefined ? reply.code(202).send() : serveRequests(options, request, reply, session, requests, batch);
+}
+
+/** The 2026 entry as before: its answer (a reply, or a promise of one) settles the handler's promise. */
+async function modern(serve: ServeModern, ...args: Parameters<ServeModern>): Promise<FastifyReply> {
+  return serve(...args);
+}
+
+/** A POST that waits for the rate limits first. */
+async function postAfter(taking: Promise<void>, options: McpRouteOptions, request: FastifyRequest, reply: FastifyReply, entry: RouteEndpoint, messages: JsonRpcMessage[], batch: boolean): Promise<FastifyReply | undefined> {
+  await taking;
+  return postToSession(options, request, reply, entry, messages, batch);
 }
 
 /** The waiting part of a 2025 POST: a hop to another replica, a new session. */
@@ -234,15 +196,14 @@ function createPostHandler(options: McpRouteOptions, serveModern: ServeModern) {
     checkPostHeaders(request.headers);
     const value = parseBody(request.body);
     const era = classifyPost(value, request.headers);
-    // The 2026 entry as before: its answer (a reply, or a promise of one) settles the handler's promise.
-    if (!('era' in era) || era.era === '2026') return (async () => serveModern(request, reply, value, era, entry))();
+    if (!('era' in era) || era.era === '2026') return modern(serveModern, request, reply, value, era, entry);
     const batch = Array.isArray(value);
     const messages = toMessages(value, batch);
     const first = messages[0] as JsonRpcMessage;
     const init = isRequest(first) && first.method === 'initialize';
     if (init || hop !== undefined) return postWaiting(options, request, reply, entry, messages, batch, init);
     const taking = limits?.check(request.principal?.id ?? 'anonymous', messages);
-    if (taking !== undefined) return taking.then(() => postToSession(options, request, reply, entry, messages, batch));
+    if (taking !== undefined) return postAfter(taking, options, request, reply, entry, messages, batch);
     return postToSession(options, request, reply, entry, messages, batch);
   };
 }
