@@ -153,6 +153,8 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
   const startedAt = Date.now();
   const targets = new Map<string, TargetState>();
   const sessions = new Map<string, ObservedSession>();
+  // Read once: the getter computes the same number anew on every read (a heap number per call).
+  const timeOrigin = performance.timeOrigin;
   const errors: ErrorRecord[] = [];
   let version = 0;
   const stateOf = (name: string): TargetState => {
@@ -193,7 +195,7 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
       version++;
       const failed = outcome === 'error';
       // Wall-clock time from the clock read requests.ts already made.
-      const now = performance.timeOrigin + r.endedAt;
+      const now = timeOrigin + r.endedAt;
       const state = r.member === undefined ? undefined : known(r.member.name);
       if (state !== undefined && r.sentAt > 0) {
         state.calls++;
