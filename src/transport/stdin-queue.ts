@@ -15,6 +15,9 @@ export const DEFAULT_MAX_QUEUED_BYTES = 16 * 1024 * 1024;
 /** Characters joined into one write: a few typical messages, small next to a pipe's buffer. */
 const COALESCE_LIMIT = 16 * 1024;
 
+/** Slots kept for reuse once the queue is empty; a longer burst's arrays are let go. */
+const KEEP_SLOTS = 1024;
+
 export interface StdinQueue {
   /**
    * Queues one NDJSON line (`id`: the upstream id of a request, for `withdraw`). False when the
@@ -46,9 +49,12 @@ export interface StdinQueue {
 }
 
 export function createStdinQueue(stdin: Writable, maxQueuedBytes: number): StdinQueue {
+  // Slots head..tail-1 wait; an emptied queue starts again at slot 0 of the same arrays, so a
+  // call at one in flight makes no arrays (issue 34: a fresh pair per flush was 0.5 KB a call).
   let lines: string[] = [];
   let ids: Array<number | undefined> = [];
   let head = 0;
+  let tail = 0;
   let queued = 0;
   let flushScheduled = false;
   let room: { promise: Promise<void>; resolve: () => void } | undefined;
@@ -61,27 +67,36 @@ export function createStdinQueue(stdin: Writable, maxQueuedBytes: number): Stdin
 
   const compact = () => {
     if (head === 0) return;
-    lines = lines.slice(head);
-    ids = ids.slice(head);
+    lines = lines.slice(head, tail);
+    ids = ids.slice(head, tail);
+    tail -= head;
     head = 0;
+  };
+
+  const empty = () => {
+    if (lines.length > KEEP_SLOTS) {
+      lines = [];
+      ids = [];
+    }
+    head = 0;
+    tail = 0;
   };
 
   const flush = () => {
     flushScheduled = false;
-    while (head < lines.length && stdin.writable && !stdin.writableNeedDrain) {
+    while (head < tail && stdin.writable && !stdin.writableNeedDrain) {
       let chunk = '';
-      while (head < lines.length && (chunk === '' || chunk.length + (lines[head] as string).length <= COALESCE_LIMIT)) {
+      while (head < tail && (chunk === '' || chunk.length + (lines[head] as string).length <= COALESCE_LIMIT)) {
         chunk += lines[head] as string;
         lines[head] = '';
+        ids[head] = undefined;
         head += 1;
       }
       queued -= chunk.length;
       stdin.write(chunk);
     }
-    if (head === lines.length) {
-      lines = [];
-      ids = [];
-      head = 0;
+    if (head === tail) {
+      empty();
       settleRoom();
     } else if (head > 1024) compact();
   };
@@ -90,8 +105,9 @@ export function createStdinQueue(stdin: Writable, maxQueuedBytes: number): Stdin
   return {
     push(line, id) {
       if (queued > 0 && queued + line.length > maxQueuedBytes) return false;
-      lines.push(line);
-      ids.push(id);
+      lines[tail] = line;
+      ids[tail] = id;
+      tail += 1;
       queued += line.length;
       if (queued >= COALESCE_LIMIT) flush();
       else if (!flushScheduled) {
@@ -102,21 +118,23 @@ export function createStdinQueue(stdin: Writable, maxQueuedBytes: number): Stdin
     },
     withdraw(id) {
       if (!stdin.writableNeedDrain) return false;
-      for (let i = head; i < lines.length; i++) {
+      for (let i = head; i < tail; i++) {
         if (ids[i] !== id) continue;
         queued -= (lines[i] as string).length;
         lines.splice(i, 1);
         ids.splice(i, 1);
+        tail -= 1;
         return true;
       }
       return false;
     },
     flush,
     end() {
-      const rest = lines.slice(head).join('');
+      const rest = lines.slice(head, tail).join('');
       lines = [];
       ids = [];
       head = 0;
+      tail = 0;
       queued = 0;
       if (stdin.writable) stdin.end(rest === '' ? undefined : rest);
       settleRoom();
@@ -125,6 +143,7 @@ export function createStdinQueue(stdin: Writable, maxQueuedBytes: number): Stdin
       lines = [];
       ids = [];
       head = 0;
+      tail = 0;
       queued = 0;
       settleRoom();
     },
