@@ -6,14 +6,14 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { replyError } from './reply-error.ts';
+import { onlyRequests, requestsOf, toMessages } from './post-messages.ts';
 import type { RequestLimits } from '../auth/rate-limit.ts';
-import { randomUUID } from 'node:crypto';
 import { GatewayError, isGatewayError, toErrorResponse } from '../errors/gateway-error.ts';
-import { isRequest, isResponse, toMessage } from '../jsonrpc/envelope.ts';
+import { isRequest } from '../jsonrpc/envelope.ts';
 import { classifyPost } from '../jsonrpc/era.ts';
 import type { StatelessServer } from '../session/stateless/serve.ts';
 import type { Forward, ForwardRetry } from './hop-forward.ts';
-import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/types.ts';
+import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { isSupportedVersion, SUPPORTED_PROTOCOL_VERSIONS } from '../jsonrpc/versions.ts';
 import { BATCH_2025, POST_2025, type Session } from '../session/session.ts';
@@ -99,39 +99,6 @@ function sessionOf(request: FastifyRequest, store: SessionStore, entry: RouteEnd
   return session;
 }
 
-function toMessages(value: unknown): { messages: JsonRpcMessage[]; batch: boolean } {
-  const batch = Array.isArray(value);
-  const items: unknown[] = batch ? (value as unknown[]) : [value];
-  if (items.length === 0) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: empty batch');
-  const messages: JsonRpcMessage[] = [];
-  for (let i = 0; i < items.length; i++) {
-    const msg = toMessage(items[i]);
-    if (typeof msg === 'string') {
-      throw new GatewayError('GW_INVALID_REQUEST', `Invalid Request: ${batch ? `batch item ${i}: ` : ''}${msg}`);
-    }
-    messages.push(msg);
-  }
-  return { messages, batch };
-}
-
-/**
- * Hands a notification or an answer to the session. A failure raised on purpose (the upstream did
- * not accept it in time, ...) answers the POST as before; anything else (a message the session
- * could not use) must not turn into a 500 for a message that gets no reply: it is logged, with a
- * correlation id, and the POST gets its 202.
- */
-async function forward(session: Session, msg: JsonRpcMessage, logger: Logger): Promise<void> {
-  try {
-    if (isResponse(msg)) await session.handleResponse(msg as JsonRpcResponse);
-    else await session.handleNotification(msg as JsonRpcNotification);
-  } catch (err) {
-    if (isGatewayError(err)) throw err;
-    const method = (msg as { method?: unknown }).method;
-    const correlationId = randomUUID();
-    logger.error({ err, correlationId, session: session.id, method: typeof method === 'string' ? method : undefined }, 'could not forward a message upstream; dropped');
-  }
-}
-
 /** Opens a session for an `initialize` (a stale Mcp-Session-Id of a live session is refused). */
 async function initialize(
   store: SessionStore,
@@ -154,64 +121,90 @@ async function initialize(
   return reply.send(JSON.stringify(answer));
 }
 
-/** The requests of a 2025 POST to a live session: its notifications and answers go upstream first. */
-async function requestsOf(session: Session, messages: readonly JsonRpcMessage[], logger: Logger): Promise<JsonRpcRequest[] | undefined> {
-  let requests: JsonRpcRequest[] | undefined;
-  for (const msg of messages) {
-    if (isRequest(msg)) {
-      if (msg.method === 'initialize') throw new GatewayError('GW_ALREADY_INITIALIZED');
-      (requests ??= []).push(msg);
-    } else {
-      await forward(session, msg, logger);
-    }
-  }
-  return requests;
-}
-
 type ServeModern = ReturnType<typeof createModernEntry>;
 
-/** The POST handler: a 2026 request goes to the stateless entry, a 2025 one to its session. */
+/** Admits `requests` to `session` and serves them on the hijacked response. */
+function serveRequests(options: McpRouteOptions, request: FastifyRequest, reply: FastifyReply, session: Session, requests: JsonRpcRequest[], batch: boolean): FastifyReply {
+  // Over the in-flight caps: 503 with Retry-After for the whole POST, none of it runs.
+  session.admit(requests.length);
+  reply.hijack();
+  const sink = createHttpSink(reply.raw, session.id, options.keepAlive, options.stepUpChallenge);
+  // The headers go along as they are: a client's traceparent is read from them only when tracing
+  // is on. The principal is this request's own: step-up judges the token it came with.
+  session.serve(requests, sink, batch ? BATCH_2025 : POST_2025, request.headers, request.principal);
+  return reply;
+}
+
+/** A 2025 POST to a live session, past the rate limits. Waits (a promise) only when it carries notifications or answers. */
+function postToSession(options: McpRouteOptions, request: FastifyRequest, reply: FastifyReply, entry: RouteEndpoint, messages: JsonRpcMessage[], batch: boolean): Promise<FastifyReply> | undefined {
+  const session = sessionOf(request, options.store, entry);
+  // Batches exist only in 2025-03-26 (removed in 2025-06-18).
+  if (batch && session.protocolVersion !== '2025-03-26') throw new GatewayError('GW_BATCH_NOT_ALLOWED');
+  if (!onlyRequests(messages)) return postMixed(options, request, reply, session, messages, batch);
+  for (let i = 0; i < messages.length; i++) if ((messages[i] as JsonRpcRequest).method === 'initialize') throw new GatewayError('GW_ALREADY_INITIALIZED');
+  serveRequests(options, request, reply, session, messages, batch);
+  return undefined;
+}
+
+/** A POST that carries notifications or answers: they go upstream first (a closure only on this path). */
+async function postMixed(options: McpRouteOptions, request: FastifyRequest, reply: FastifyReply, session: Session, messages: JsonRpcMessage[], batch: boolean): Promise<FastifyReply> {
+  const requests = await requestsOf(session, messages, options.logger);
+  return requests === undefined ? reply.code(202).send() : serveRequests(options, request, reply, session, requests, batch);
+}
+
+/** The 2026 entry as before: its answer (a reply, or a promise of one) settles the handler's promise. */
+async function modern(serve: ServeModern, ...args: Parameters<ServeModern>): Promise<FastifyReply> {
+  return serve(...args);
+}
+
+/** A POST that waits for the rate limits first. */
+async function postAfter(taking: Promise<void>, options: McpRouteOptions, request: FastifyRequest, reply: FastifyReply, entry: RouteEndpoint, messages: JsonRpcMessage[], batch: boolean): Promise<FastifyReply | undefined> {
+  await taking;
+  return postToSession(options, request, reply, entry, messages, batch);
+}
+
+/** The waiting part of a 2025 POST: a hop to another replica, a new session. */
+async function postWaiting(options: McpRouteOptions, request: FastifyRequest, reply: FastifyReply, entry: RouteEndpoint, messages: JsonRpcMessage[], batch: boolean, init: boolean): Promise<FastifyReply | undefined> {
+  const { forward: hop, limits, store } = options;
+  // Another replica's session: its owner serves (and rate-limits) it. A new session is always this replica's.
+  if (hop !== undefined && !init && (await forwarded(request, reply, hop, entry))) return reply;
+  const taking = limits?.check(request.principal?.id ?? 'anonymous', messages);
+  if (taking !== undefined) await taking;
+  if (!init) return postToSession(options, request, reply, entry, messages, batch);
+  if (batch) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: initialize must not be part of a batch');
+  const sessionId = request.headers[SESSION_HEADER];
+  return initialize(store, entry, reply, messages[0] as JsonRpcRequest, typeof sessionId === 'string' ? sessionId : undefined, request);
+}
+
+/**
+ * The POST handler: a 2026 request goes to the stateless entry, a 2025 one to its session. Not an
+ * async function: a call to a live session that waits for nothing (no replica hop, no rate-limit
+ * wait, only requests) is served without a promise (issue 34); what waits returns one. fastify
+ * refuses a throw here as it refuses a rejection (handle-request.js, wrap-thenable.js: `reply.send(err)`).
+ */
 function createPostHandler(options: McpRouteOptions, serveModern: ServeModern) {
-  const { resolve, store, keepAlive, logger, limits, forward: hop, stepUpChallenge } = options;
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+  const { resolve, limits, forward: hop } = options;
+  return (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> | undefined => {
     let entry: RouteEndpoint;
     try {
       entry = endpointOf(request, resolve);
     } catch (error) {
       // Refused before the body is read (an unknown or denied path); a 2026 answer still echoes the id.
-      if (isGatewayError(error)) return replyError(reply, error, modernIdOf(request));
+      if (isGatewayError(error)) return void replyError(reply, error, modernIdOf(request));
       throw error;
     }
     checkPostHeaders(request.headers);
     const value = parseBody(request.body);
     const era = classifyPost(value, request.headers);
-    if (!('era' in era) || era.era === '2026') return serveModern(request, reply, value, era, entry);
-    const { messages, batch } = toMessages(value);
-    const sessionId = request.headers[SESSION_HEADER];
+    if (!('era' in era) || era.era === '2026') return modern(serveModern, request, reply, value, era, entry);
+    const batch = Array.isArray(value);
+    const messages = toMessages(value, batch);
     const first = messages[0] as JsonRpcMessage;
     const init = isRequest(first) && first.method === 'initialize';
-    // Another replica's session: its owner serves (and rate-limits) it. A new session is always this replica's.
-    if (hop !== undefined && !init && (await forwarded(request, reply, hop, entry))) return reply;
+    if (init || hop !== undefined) return postWaiting(options, request, reply, entry, messages, batch, init);
     const taking = limits?.check(request.principal?.id ?? 'anonymous', messages);
-    if (taking !== undefined) await taking;
-    if (init) {
-      if (batch) throw new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: initialize must not be part of a batch');
-      return initialize(store, entry, reply, first, typeof sessionId === 'string' ? sessionId : undefined, request);
-    }
-    const session = sessionOf(request, store, entry);
-    // Batches exist only in 2025-03-26 (removed in 2025-06-18).
-    if (batch && session.protocolVersion !== '2025-03-26') throw new GatewayError('GW_BATCH_NOT_ALLOWED');
-    const requests = await requestsOf(session, messages, logger);
-    if (requests === undefined) return reply.code(202).send();
-    // Over the in-flight caps: 503 with Retry-After for the whole POST, none of it runs.
-    session.admit(requests.length);
-
-    reply.hijack();
-    const sink = createHttpSink(reply.raw, session.id, keepAlive, stepUpChallenge);
-    // The headers go along as they are: a client's traceparent is read from them only when tracing
-    // is on. The principal is this request's own: step-up judges the token it came with.
-    session.serve(requests, sink, batch ? BATCH_2025 : POST_2025, request.headers, request.principal);
-    return reply;
+    if (taking !== undefined) return postAfter(taking, options, request, reply, entry, messages, batch);
+    return postToSession(options, request, reply, entry, messages, batch);
   };
 }
 

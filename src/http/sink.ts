@@ -109,7 +109,12 @@ class RawSink implements HttpSink {
   json(body: string): void {
     if (this.done) return;
     this.finish();
-    writeJson(this.raw, 200, body, this.sessionId === undefined ? undefined : { 'mcp-session-id': this.sessionId });
+    if (this.sessionId === undefined) return writeJson(this.raw, 200, body);
+    // The session's header as the flat list writeJson builds: no headers object per answer.
+    const length = body.length >= BUFFER_BODY_CHARS ? undefined : Buffer.byteLength(body);
+    if (length === undefined) return writeJson(this.raw, 200, body, { 'mcp-session-id': this.sessionId });
+    this.raw.writeHead(200, ['content-type', 'application/json', 'content-length', length, 'mcp-session-id', this.sessionId]);
+    this.raw.end(body);
   }
 
   sse(): void {

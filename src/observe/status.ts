@@ -149,6 +149,9 @@ function namesOf(result: unknown, field: string, key: string): string[] {
   return items.map((item) => (item as Record<string, unknown> | null)?.[key]).filter((v): v is string => typeof v === 'string').map((v) => v.slice(0, 512));
 }
 
+/** Read once: the getter computes the same number anew on every read (a heap number per call). */
+const TIME_ORIGIN = performance.timeOrigin;
+
 export function createStatusBoard(sources: StatusSources, recentErrors: number): StatusBoard {
   const startedAt = Date.now();
   const targets = new Map<string, TargetState>();
@@ -193,7 +196,7 @@ export function createStatusBoard(sources: StatusSources, recentErrors: number):
       version++;
       const failed = outcome === 'error';
       // Wall-clock time from the clock read requests.ts already made.
-      const now = performance.timeOrigin + r.endedAt;
+      const now = TIME_ORIGIN + r.endedAt;
       const state = r.member === undefined ? undefined : known(r.member.name);
       if (state !== undefined && r.sentAt > 0) {
         state.calls++;

@@ -15,6 +15,9 @@ export const DEFAULT_MAX_QUEUED_BYTES = 16 * 1024 * 1024;
 /** Characters joined into one write: a few typical messages, small next to a pipe's buffer. */
 const COALESCE_LIMIT = 16 * 1024;
 
+/** Slots kept for reuse once the queue is empty; a longer burst's arrays are let go. */
+const KEEP_SLOTS = 1024;
+
 export interface StdinQueue {
   /**
    * Queues one NDJSON line (`id`: the upstream id of a request, for `withdraw`). False when the
@@ -46,99 +49,127 @@ export interface StdinQueue {
 }
 
 export function createStdinQueue(stdin: Writable, maxQueuedBytes: number): StdinQueue {
-  let lines: string[] = [];
-  let ids: Array<number | undefined> = [];
-  let head = 0;
-  let queued = 0;
-  let flushScheduled = false;
-  let room: { promise: Promise<void>; resolve: () => void } | undefined;
+  return new Queue(stdin, maxQueuedBytes);
+}
 
-  const settleRoom = () => {
-    const waiting = room;
-    room = undefined;
-    waiting?.resolve();
-  };
+/**
+ * Slots head..tail-1 wait; an emptied queue starts again at slot 0 of the same arrays, so a call
+ * at one in flight makes no arrays (issue 34: a fresh pair per flush was 0.5 KB a call).
+ */
+class Queue implements StdinQueue {
+  private lines: string[] = [];
+  private ids: Array<number | undefined> = [];
+  private head = 0;
+  private tail = 0;
+  private queued = 0;
+  private flushScheduled = false;
+  private room: { promise: Promise<void>; resolve: () => void } | undefined = undefined;
+  private readonly stdin: Writable;
+  private readonly maxQueuedBytes: number;
 
-  const compact = () => {
-    if (head === 0) return;
-    lines = lines.slice(head);
-    ids = ids.slice(head);
-    head = 0;
-  };
+  constructor(stdin: Writable, maxQueuedBytes: number) {
+    this.stdin = stdin;
+    this.maxQueuedBytes = maxQueuedBytes;
+    stdin.on('drain', this.flush);
+  }
 
-  const flush = () => {
-    flushScheduled = false;
-    while (head < lines.length && stdin.writable && !stdin.writableNeedDrain) {
+  get queuedBytes(): number {
+    return this.queued;
+  }
+
+  push(line: string, id: number | undefined): boolean {
+    if (this.queued > 0 && this.queued + line.length > this.maxQueuedBytes) return false;
+    this.lines[this.tail] = line;
+    this.ids[this.tail] = id;
+    this.tail += 1;
+    this.queued += line.length;
+    if (this.queued >= COALESCE_LIMIT) this.flush();
+    else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flush);
+    }
+    return true;
+  }
+
+  withdraw(id: number): boolean {
+    if (!this.stdin.writableNeedDrain) return false;
+    for (let i = this.head; i < this.tail; i++) {
+      if (this.ids[i] !== id) continue;
+      this.queued -= (this.lines[i] as string).length;
+      this.lines.splice(i, 1);
+      this.ids.splice(i, 1);
+      this.tail -= 1;
+      return true;
+    }
+    return false;
+  }
+
+  /** An arrow property: the pipe's 'drain' and setImmediate call it as it is. */
+  readonly flush = (): void => {
+    this.flushScheduled = false;
+    const { stdin, lines, ids } = this;
+    while (this.head < this.tail && stdin.writable && !stdin.writableNeedDrain) {
       let chunk = '';
-      while (head < lines.length && (chunk === '' || chunk.length + (lines[head] as string).length <= COALESCE_LIMIT)) {
-        chunk += lines[head] as string;
-        lines[head] = '';
-        head += 1;
+      while (this.head < this.tail && (chunk === '' || chunk.length + (lines[this.head] as string).length <= COALESCE_LIMIT)) {
+        chunk += lines[this.head] as string;
+        lines[this.head] = '';
+        ids[this.head] = undefined;
+        this.head += 1;
       }
-      queued -= chunk.length;
+      this.queued -= chunk.length;
       stdin.write(chunk);
     }
-    if (head === lines.length) {
-      lines = [];
-      ids = [];
-      head = 0;
-      settleRoom();
-    } else if (head > 1024) compact();
+    if (this.head === this.tail) {
+      this.reset(this.lines.length > KEEP_SLOTS);
+      this.settleRoom();
+    } else if (this.head > 1024) this.compact();
   };
-  stdin.on('drain', flush);
 
-  return {
-    push(line, id) {
-      if (queued > 0 && queued + line.length > maxQueuedBytes) return false;
-      lines.push(line);
-      ids.push(id);
-      queued += line.length;
-      if (queued >= COALESCE_LIMIT) flush();
-      else if (!flushScheduled) {
-        flushScheduled = true;
-        setImmediate(flush);
-      }
-      return true;
-    },
-    withdraw(id) {
-      if (!stdin.writableNeedDrain) return false;
-      for (let i = head; i < lines.length; i++) {
-        if (ids[i] !== id) continue;
-        queued -= (lines[i] as string).length;
-        lines.splice(i, 1);
-        ids.splice(i, 1);
-        return true;
-      }
-      return false;
-    },
-    flush,
-    end() {
-      const rest = lines.slice(head).join('');
-      lines = [];
-      ids = [];
-      head = 0;
-      queued = 0;
-      if (stdin.writable) stdin.end(rest === '' ? undefined : rest);
-      settleRoom();
-    },
-    clear() {
-      lines = [];
-      ids = [];
-      head = 0;
-      queued = 0;
-      settleRoom();
-    },
-    waitForRoom() {
-      if (!stdin.writableNeedDrain) return undefined;
-      if (room === undefined) {
-        let resolve!: () => void;
-        const promise = new Promise<void>((r) => (resolve = r));
-        room = { promise, resolve };
-      }
-      return room.promise;
-    },
-    get queuedBytes() {
-      return queued;
-    },
-  };
+  end(): void {
+    const rest = this.lines.slice(this.head, this.tail).join('');
+    this.reset(true);
+    this.queued = 0;
+    if (this.stdin.writable) this.stdin.end(rest === '' ? undefined : rest);
+    this.settleRoom();
+  }
+
+  clear(): void {
+    this.reset(true);
+    this.queued = 0;
+    this.settleRoom();
+  }
+
+  waitForRoom(): Promise<void> | undefined {
+    if (!this.stdin.writableNeedDrain) return undefined;
+    if (this.room === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.room = { promise, resolve };
+    }
+    return this.room.promise;
+  }
+
+  /** Empty: slot 0 next; `fresh`, new arrays (what was queued is let go). */
+  private reset(fresh: boolean): void {
+    if (fresh) {
+      this.lines = [];
+      this.ids = [];
+    }
+    this.head = 0;
+    this.tail = 0;
+  }
+
+  private compact(): void {
+    if (this.head === 0) return;
+    this.lines = this.lines.slice(this.head, this.tail);
+    this.ids = this.ids.slice(this.head, this.tail);
+    this.tail -= this.head;
+    this.head = 0;
+  }
+
+  private settleRoom(): void {
+    const waiting = this.room;
+    this.room = undefined;
+    waiting?.resolve();
+  }
 }

@@ -8,7 +8,8 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { JsonRpcNotification, JsonRpcResponse, RequestId } from '../jsonrpc/types.ts';
 import type { TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
-import type { Transport } from '../transport/types.ts';
+import type { TraceContext } from '../jsonrpc/trace-context.ts';
+import type { SendOptions, Transport } from '../transport/types.ts';
 
 /**
  * Receives the outcome of forwarded requests. Exactly one of onresponse/onerror is called, once per
@@ -32,9 +33,40 @@ export interface Pending {
   readonly method: string;
   readonly startedAt: number;
   readonly timeouts: TimeoutPolicy;
-  /** Aborted when the request is withdrawn (cancel, timeout): the transport's send signal. */
-  readonly abort: AbortController;
+  /** What the transport's send gets; aborted when the request is withdrawn (cancel, timeout). */
+  readonly send: PendingSend;
   timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * A request's SendOptions, whose `signal` is made only when a transport reads it: a wire shared by
+ * every message (stdio, the SSE stream) never does, and an AbortController with its signal was most
+ * of what the correlator allocated per call (issue 34). Aborted before anyone read it, the signal is
+ * made aborted, so a transport that reads it late sees what it would have seen.
+ */
+export class PendingSend implements SendOptions {
+  readonly headers: Readonly<Record<string, string>> | undefined;
+  readonly trace: TraceContext | undefined;
+  private controller: AbortController | undefined = undefined;
+  private aborted = false;
+
+  constructor(headers: Readonly<Record<string, string>> | undefined, trace: TraceContext | undefined) {
+    this.headers = headers;
+    this.trace = trace;
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  abort(): void {
+    this.aborted = true;
+    this.controller?.abort();
+  }
 }
 
 /** The mutable state of one correlator. */
@@ -74,7 +106,7 @@ export function fail(s: CorrelatorState, upstreamId: number, error: GatewayError
 export function sendCancel(s: CorrelatorState, upstreamId: number, entry: Pending, reason: string): void {
   const { transport } = s;
   // Still queued for a child that is not reading: take it back; the upstream never saw it.
-  if (transport.withdraw?.(upstreamId) === true) return entry.abort.abort();
+  if (transport.withdraw?.(upstreamId) === true) return entry.send.abort();
   const note: JsonRpcNotification = {
     jsonrpc: '2.0',
     method: 'notifications/cancelled',
@@ -82,7 +114,7 @@ export function sendCancel(s: CorrelatorState, upstreamId: number, entry: Pendin
   };
   transport.send(note).catch((err: unknown) => s.logger.debug({ err }, 'could not send notifications/cancelled upstream'));
   // After the note is on its way: a wire with one exchange per request ends the request's own.
-  entry.abort.abort();
+  entry.send.abort();
 }
 
 function onTimeout(s: CorrelatorState, upstreamId: number): void {

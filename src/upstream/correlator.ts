@@ -16,7 +16,7 @@ import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId, Re
 import type { TimeoutPolicy } from '../config/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { SENT, type SendOptions, type Transport } from '../transport/types.ts';
-import { armTimer, type CorrelatorState, fail, onProgress, type Pending, type PendingHandler, sendCancel, settleIdle, take } from './correlator-pending.ts';
+import { armTimer, type CorrelatorState, fail, onProgress, type Pending, type PendingHandler, PendingSend, sendCancel, settleIdle, take } from './correlator-pending.ts';
 
 export type { PendingHandler } from './correlator-pending.ts';
 
@@ -125,15 +125,13 @@ function forward<C>(s: CorrelatorState, message: JsonRpcRequest, handler: Pendin
     method: message.method,
     startedAt: Date.now(),
     timeouts,
-    abort: new AbortController(),
+    send: new PendingSend(options?.headers, options?.trace),
     timer: undefined,
   };
   s.pending.set(upstreamId, entry);
   armTimer(s, upstreamId, entry);
   message.id = upstreamId;
-  const sendOptions: SendOptions =
-    options === undefined ? { signal: entry.abort.signal } : { signal: entry.abort.signal, headers: options.headers, trace: options.trace };
-  const sent = s.transport.send(message, sendOptions);
+  const sent = s.transport.send(message, entry.send);
   // The shared settled promise (transport/types.ts) cannot fail: no `.catch` for it.
   if (sent === SENT) return upstreamId;
   const { target } = s;

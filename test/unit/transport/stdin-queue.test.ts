@@ -66,4 +66,27 @@ describe('stdin queue', () => {
     expect(other.queuedBytes).toBe(0);
     expect(other.waitForRoom()).toBeUndefined();
   });
+
+  it('reuses its slots once emptied: later lines, withdrawals and end() see only what waits now', async () => {
+    const p = pipe(4);
+    const q = createStdinQueue(p.stream, 100);
+    for (const [line, id] of [['a\n', 1], ['b\n', 2], ['c\n', 3]] as const) q.push(line, id);
+    await tick();
+    expect(p.written).toEqual(['a\nb\nc\n']); // emptied; the pipe now needs draining
+    q.push('dd\n', 4);
+    q.push('ee\n', 5);
+    expect(q.withdraw(1)).toBe(false); // an id of a line that already left is not found again
+    expect(q.withdraw(4)).toBe(true);
+    q.push('ff\n', 6);
+    expect(q.queuedBytes).toBe(6);
+    const room = q.waitForRoom();
+    p.drain();
+    await room;
+    expect(p.written).toEqual(['a\nb\nc\n', 'ee\nff\n']);
+    q.push('gg\n', 7);
+    q.end();
+    p.drain();
+    await tick();
+    expect(p.written.join('')).toBe('a\nb\nc\nee\nff\ngg\n');
+  });
 });
