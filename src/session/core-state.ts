@@ -205,17 +205,29 @@ function endSession(s: CoreState, reason: string): Promise<void> {
 }
 
 /**
+ * How long a session's end waits for its cancel notes to be taken before closing its members
+ * (which aborts a note still on its way). A note is fire-and-forget: a remote server answers its
+ * POST with 202 at once; one that holds the 202 until the cancelled call's own POST closes would
+ * otherwise hold the DELETE for the target's whole request timeout.
+ */
+export const CANCEL_NOTES_GRACE_MS = 1_000;
+
+/**
  * The downstream went away with calls still running: tell each owning member, so it stops work
  * nobody will read (basic/utilities/cancellation), then close the members. Pending entries stay:
  * closing a member still answers each one onto its stream.
  */
 async function cancelAndClose(pending: Iterable<Pending>, members: Member[], reason: string): Promise<void> {
-  await Promise.all(
-    [...pending].map((rec) =>
-      rec.member?.connection?.correlator
-        .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: rec.upstreamId, reason: `Session ended: ${reason}` } })
-        .catch(() => undefined),
-    ),
+  const notes = [...pending].map((rec) =>
+    rec.member?.connection?.correlator
+      .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: rec.upstreamId, reason: `Session ended: ${reason}` } })
+      .catch(() => undefined),
   );
+  if (notes.length > 0) {
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, CANCEL_NOTES_GRACE_MS)));
+    await Promise.race([Promise.all(notes), grace]);
+    clearTimeout(timer);
+  }
   await Promise.all(members.map((m) => m.close(reason)));
 }
