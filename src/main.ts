@@ -8,19 +8,20 @@ import { applyLockedPackages, preparePackages } from './transport/package-cache.
 import { randomBytes } from 'node:crypto';
 import { createToolLimits } from './auth/rate-limit.ts';
 import type { Cluster } from './cluster/cluster.ts';
+import { openCluster } from './cluster/open.ts';
 import type { SharedState } from './cluster/shared-state.ts';
 import { auditConfigOf, RING_ONLY } from './config/audit-normalise.ts';
-import { configError } from './config/config-error.ts';
 import { endpointUrls } from './config/endpoints.ts';
 import { configDiff } from './config/diff.ts';
 import { configGeneration, generationKey } from './config/generation.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { adminExposure, consoleExposure } from './http/admin-routes.ts';
-import { createConsoleSources } from './http/console-sources.ts';
-import { isLoopbackAddress } from './http/guards.ts';
+import { accountsOf, createConsoleSources, disconnectOf, type ConsoleSources } from './http/console-sources.ts';
+import { refuseUnknownAudience, warnIfExposed } from './http/exposure.ts';
 import { createObservability } from './observe/setup.ts';
-import { createAuditTrailOf } from './observe/audit/setup.ts';
-import { createHttpServer } from './http/server.ts';
+import type { StatusBoard } from './observe/status.ts';
+import { createAuditTrailOf, type AuditTrail } from './observe/audit/setup.ts';
+import { createHttpServer, type HttpServer } from './http/server.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { claimNamesOf } from './router/policy.ts';
 import { VERSION } from './session/gateway-info.ts';
@@ -66,43 +67,6 @@ const TRACE_FLUSH_MS = 5_000;
 
 let exitHookInstalled = false;
 
-/**
- * JWT audiences are checked against the gateway's own URL (http/own-origin.ts). Listening beyond
- * loopback with neither gateway.auth.publicUrl nor gateway.allowedHosts, the gateway cannot know
- * that URL: every Host would pass and a token minted for any other service, presented with that
- * service's name as Host, would be taken for ours. Refused at start rather than run that way.
- */
-function refuseUnknownAudience(config: GatewayConfig): void {
-  const auth = config.auth;
-  if (auth?.jwt === undefined || auth.publicUrl !== undefined || config.allowedHosts !== undefined || isLoopbackAddress(config.listen.host)) return;
-  throw configError(
-    'gateway.auth.publicUrl',
-    `JWT audiences must be checked against the gateway's own URL, which listening on ${config.listen.host} it cannot know: set gateway.auth.publicUrl (or gateway.allowedHosts, the names clients use)`,
-  );
-}
-
-/**
- * Listening beyond loopback with no client authentication (the gateway has none yet) means anyone
- * who can reach the port runs every tool of every server: say so loudly, every start.
- */
-function warnIfExposed(config: GatewayConfig, logger: Logger): void {
-  const auth = config.auth;
-  if (auth !== undefined && !auth.anonymous) return;
-  if (config.corsOrigins?.includes('*') === true) {
-    logger.warn({ corsOrigins: config.corsOrigins }, 'EXPOSED: CORS allows any origin and there is no client authentication; any web page the user opens can call every tool');
-  }
-  if (isLoopbackAddress(config.listen.host)) return;
-  const hosts = config.allowedHosts;
-  logger.warn(
-    {
-      listen: config.listen.host,
-      allowedHosts: hosts ?? 'any (unset)',
-      fix: 'listen on 127.0.0.1 behind an authenticating proxy, or restrict the network; set gateway.allowedHosts to the names clients use',
-    },
-    'EXPOSED: listening beyond loopback with no client authentication; anyone who reaches this port can call every tool of every server',
-  );
-}
-
 export async function startGateway(input: GatewayConfig, options: StartOptions = {}): Promise<RunningGateway> {
   refuseUnknownAudience(input);
   const logger = options.logger ?? createLogger({ level: input.logging.level });
@@ -113,53 +77,22 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
     process.on('exit', killAllChildrenNow);
     exitHookInstalled = true;
   }
-  let ready = true;
   const env = options.env ?? process.env;
   const tracing = await openTracing(config, env, logger);
   const audit = await openAuditTrail(config, env, logger);
-  let current = config;
-  // The generation follows reloads; its secrets' HMAC key is fixed for the process (config/generation.ts).
-  const secretKey = generationKey(config, () => randomBytes(32).toString('base64url'));
-  let generation = configGeneration(config, secretKey);
-  // The status page and metrics read the runtime when asked; it is made with their observer.
-  let made: Runtime | undefined;
-  const observability = createObservability(
-    config,
-    {
-      targets: () => [...current.targets.values()].map((t) => ({ name: t.name, type: t.type })),
-      children: () => made?.children() ?? new Map<string, number>(),
-      generation: () => generation,
-      pendingPins: () => made?.pins?.pending().map((c) => ({ ...c, dangers: c.dangers.map((d) => d.code) })),
-      auditSinks: audit && (() => audit.stats()),
-    },
-    adminExposure(config).served,
-  );
-  const { cluster, shared } = await openCluster(config, () => generation, logger);
+  const live = new LiveState(config);
+  const observability = createObservability(config, statusSourcesOf(live, audit), adminExposure(config).served);
+  const { cluster, shared } = await openCluster(config, live.generationOf, logger);
   const refused = (code: string) => observability.observer.refused('rate-limit', code);
   const limitTool = createToolLimits(config.rateLimits, refused, shared?.buckets);
-  const runtime = (made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool, cluster, audit }));
-  const { store, endpoints } = runtime;
-  // Packages not yet installed were installed by the caller (cli.ts, or `servers install`); a reload only reads the lock.
-  const apply = (unprepared: GatewayConfig) => {
-    const next = applyLockedPackages(unprepared);
-    const needRestart = restartOnlyChanges(current, next);
-    runtime.reload(next);
-    current = next;
-    generation = configGeneration(next, secretKey);
-    if (needRestart.length > 0) logger.warn({ needRestart }, 'config reloaded; some changes take effect only after a restart');
-    return needRestart;
-  };
-  const reloads = options.loadConfig === undefined ? undefined : { load: options.loadConfig, diff: (next: GatewayConfig) => ({ ...configDiff(current, next), needRestart: restartOnlyChanges(current, next) }), apply };
-  const consoleSources =
-    consoleExposure(config).served && audit !== undefined
-      ? createConsoleSources({ runtime, config: () => current, status: observability.status, trail: audit, reloads, accounts: accountsOf(runtime.oauth?.client), disconnect: disconnectOf(runtime.oauth?.client, () => current) })
-      : undefined;
+  const runtime = (live.made = createRuntime(config, logger, { tracing, observer: observability.observer, limitTool, cluster, audit }));
+  const parts: Parts = { config, logger, live, runtime, cluster, shared, tracing, audit };
   const app = createHttpServer({
     config,
-    store,
+    store: runtime.store,
     logger,
-    isReady: () => ready,
-    endpoints,
+    isReady: () => live.ready,
+    endpoints: runtime.endpoints,
     stateless: runtime.stateless,
     health: runtime.health,
     cluster,
@@ -168,9 +101,9 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
     audit,
     oauth: runtime.oauth,
     ...observability,
-    console: consoleSources,
+    console: consoleOf(parts, observability.status, options.loadConfig),
     sharedBuckets: shared?.buckets,
-    generation: () => generation,
+    generation: live.generationOf,
   });
   await app.listen({ host: config.listen.host, port: config.listen.port }).catch(async (err: unknown) => {
     // Not listening: the Redis connection would keep the process alive, retrying for nobody.
@@ -180,68 +113,133 @@ export async function startGateway(input: GatewayConfig, options: StartOptions =
   });
   // In the directory only once it listens: the other replicas may forward to it from then on.
   await cluster?.start();
-  const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
-  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
-  const url = `http://${host}:${port}`;
-  runtime.oauth?.listeningAt(url);
-  logger.info({ url, targets: [...config.targets.keys()] }, 'switchboard listening');
+  const running = new Running(parts, app);
+  runtime.oauth?.listeningAt(running.url);
+  logger.info({ url: running.url, targets: [...config.targets.keys()] }, 'switchboard listening');
   warnIfExposed(config, logger);
+  return running;
+}
 
-  let closing: Promise<void> | undefined;
+/** What a running gateway changes as it goes: the config in force, its generation, readiness. */
+class LiveState {
+  current: GatewayConfig;
+  generation: string;
+  ready = true;
+  // The status page and metrics read the runtime when asked; it is made with their observer.
+  made: Runtime | undefined = undefined;
+  // The generation follows reloads; its secrets' HMAC key is fixed for the process (config/generation.ts).
+  readonly secretKey: string;
+
+  constructor(config: GatewayConfig) {
+    this.current = config;
+    this.secretKey = generationKey(config, () => randomBytes(32).toString('base64url'));
+    this.generation = configGeneration(config, this.secretKey);
+  }
+
+  /** An arrow field: the cluster and the HTTP server read it detached. */
+  readonly generationOf = (): string => this.generation;
+}
+
+/** What startGateway made that a running gateway reloads and closes. */
+interface Parts {
+  readonly config: GatewayConfig;
+  readonly logger: Logger;
+  readonly live: LiveState;
+  readonly runtime: Runtime;
+  readonly cluster: Cluster | undefined;
+  readonly shared: SharedState | undefined;
+  readonly tracing: TracingSdk | undefined;
+  readonly audit: AuditTrail | undefined;
+}
+
+/** What the status page and metrics read of the gateway, when asked. */
+function statusSourcesOf(live: LiveState, audit: AuditTrail | undefined): Parameters<typeof createObservability>[1] {
   return {
-    url,
-    port,
-    connections: runtime.oauth?.client,
-    reload(next) {
-      apply(next);
-      // The paths follow the config (new sessions): say where they are now, as at start-up.
-      logger.info({ targets: [...current.targets.keys()], endpoints: endpointUrls(current, url) }, 'config reloaded');
-    },
-    close() {
-      closing ??= (async () => {
-        ready = false;
-        logger.info({ graceMs: config.shutdownGraceMs, sessions: store.size }, 'shutting down');
-        // One process: stop accepting first (new requests on kept-alive sockets get 503), then
-        // drain sessions. A replica keeps listening while it drains: its sessions are reached
-        // through the other replicas too, and /readyz (503) and the directory's draining flag
-        // tell the load balancer and the replicas; new sessions get 503 (GW_SHUTTING_DOWN).
-        let closed = cluster === undefined ? app.close() : undefined;
-        // Sessions end (their DELETEs go out), then every agent and shared child the gateway ever
-        // made closes, whichever config made it; a replica then leaves the directory.
-        const drained = runtime.close(config.shutdownGraceMs);
-        await cluster?.drain();
-        await drained;
-        await shared?.close();
-        closed ??= app.close();
-        // Every session has ended and every stream with it: sockets still open are idle keep-alive
-        // ones (or hold a response that can no longer make progress); they would hold close() up
-        // until their keep-alive timeout.
-        app.server.closeAllConnections();
-        await closed;
-        // Last: the spans and audit records of the requests that just ended go out too.
-        await Promise.all([tracing?.shutdown(TRACE_FLUSH_MS), audit?.close(TRACE_FLUSH_MS)]);
-        logger.info('stopped');
-      })();
-      return closing;
-    },
+    targets: () => [...live.current.targets.values()].map((t) => ({ name: t.name, type: t.type })),
+    children: () => live.made?.children() ?? new Map<string, number>(),
+    generation: live.generationOf,
+    pendingPins: () => live.made?.pins?.pending().map((c) => ({ ...c, dangers: c.dangers.map((d) => d.code) })),
+    auditSinks: audit && (() => audit.stats()),
   };
 }
 
-/**
- * With `gateway.cluster`: the Redis connection and what the replicas share there (rate-limit
- * buckets, config generations). Redis need not be up: the gateway waits `commandTimeoutMs` for it
- * at most (so a replica that just started does not take its first requests for an outage), then
- * starts anyway, and `redis.failMode` says what the rate limits do until Redis is there.
- */
-async function openCluster(config: GatewayConfig, generation: () => string, logger: Logger): Promise<{ cluster?: Cluster; shared?: SharedState }> {
-  if (config.cluster === undefined) return {};
-  // Loaded only with a cluster (ioredis and the rest: tens of ms at every start otherwise).
-  const [{ createCluster }, { startSharedState }] = await Promise.all([import('./cluster/cluster.ts'), import('./cluster/shared-state.ts')]);
-  const cluster = createCluster(config.cluster, logger);
-  await cluster.redis.ready(config.cluster.redis.commandTimeoutMs).catch(() => undefined);
-  const shared = startSharedState(cluster.redis, config.cluster, cluster.replicaId, generation, logger.child({ replicaId: cluster.replicaId }));
-  return { cluster, shared };
+/** The console's sources (with the console served and a trail to read); undefined otherwise. */
+function consoleOf(parts: Parts, status: StatusBoard | undefined, loadConfig: StartOptions['loadConfig']): ConsoleSources | undefined {
+  const { config, live, runtime, audit } = parts;
+  if (!consoleExposure(config).served || audit === undefined) return undefined;
+  const reloads =
+    loadConfig === undefined
+      ? undefined
+      : { load: loadConfig, diff: (next: GatewayConfig) => ({ ...configDiff(live.current, next), needRestart: restartOnlyChanges(live.current, next) }), apply: (next: GatewayConfig) => applyConfig(parts, next) };
+  const current = () => live.current;
+  const oauth = runtime.oauth?.client;
+  return createConsoleSources({ runtime, config: current, status, trail: audit, reloads, accounts: accountsOf(oauth), disconnect: disconnectOf(oauth, current) });
+}
+
+/** Packages not yet installed were installed by the caller (cli.ts, or `servers install`); a reload only reads the lock. */
+function applyConfig({ live, runtime, logger }: Parts, unprepared: GatewayConfig): string[] {
+  const next = applyLockedPackages(unprepared);
+  const needRestart = restartOnlyChanges(live.current, next);
+  runtime.reload(next);
+  live.current = next;
+  live.generation = configGeneration(next, live.secretKey);
+  if (needRestart.length > 0) logger.warn({ needRestart }, 'config reloaded; some changes take effect only after a restart');
+  return needRestart;
+}
+
+class Running implements RunningGateway {
+  readonly url: string;
+  readonly port: number;
+  readonly connections: RunningGateway['connections'];
+  private readonly parts: Parts;
+  private readonly app: HttpServer;
+  private closing: Promise<void> | undefined = undefined;
+
+  constructor(parts: Parts, app: HttpServer) {
+    this.parts = parts;
+    this.app = app;
+    const listen = parts.config.listen;
+    const address = app.server.address();
+    this.port = typeof address === 'object' && address !== null ? address.port : listen.port;
+    const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+    this.url = `http://${host}:${this.port}`;
+    this.connections = parts.runtime.oauth?.client;
+  }
+
+  // Arrow fields, own properties: test/support/gateway.ts spreads the running gateway.
+  readonly reload = (next: GatewayConfig): void => {
+    applyConfig(this.parts, next);
+    // The paths follow the config (new sessions): say where they are now, as at start-up.
+    const current = this.parts.live.current;
+    this.parts.logger.info({ targets: [...current.targets.keys()], endpoints: endpointUrls(current, this.url) }, 'config reloaded');
+  };
+
+  readonly close = (): Promise<void> => (this.closing ??= shutDown(this.parts, this.app));
+}
+
+async function shutDown({ config, logger, live, runtime, cluster, shared, tracing, audit }: Parts, app: HttpServer): Promise<void> {
+  live.ready = false;
+  logger.info({ graceMs: config.shutdownGraceMs, sessions: runtime.store.size }, 'shutting down');
+  // One process: stop accepting first (new requests on kept-alive sockets get 503), then
+  // drain sessions. A replica keeps listening while it drains: its sessions are reached
+  // through the other replicas too, and /readyz (503) and the directory's draining flag
+  // tell the load balancer and the replicas; new sessions get 503 (GW_SHUTTING_DOWN).
+  let closed = cluster === undefined ? app.close() : undefined;
+  // Sessions end (their DELETEs go out), then every agent and shared child the gateway ever
+  // made closes, whichever config made it; a replica then leaves the directory.
+  const drained = runtime.close(config.shutdownGraceMs);
+  await cluster?.drain();
+  await drained;
+  await shared?.close();
+  closed ??= app.close();
+  // Every session has ended and every stream with it: sockets still open are idle keep-alive
+  // ones (or hold a response that can no longer make progress); they would hold close() up
+  // until their keep-alive timeout.
+  app.server.closeAllConnections();
+  await closed;
+  // Last: the spans and audit records of the requests that just ended go out too.
+  await Promise.all([tracing?.shutdown(TRACE_FLUSH_MS), audit?.close(TRACE_FLUSH_MS)]);
+  logger.info('stopped');
 }
 
 /** The OpenTelemetry SDK when traces are on (telemetry/settings.ts), loaded only then: it costs tens of ms at start. */
@@ -282,19 +280,4 @@ function restartOnlyChanges(before: GatewayConfig, after: GatewayConfig): string
   const claims = new Set(claimNamesOf(before.policy?.rules));
   if (claimNamesOf(after.policy?.rules).some((name) => !claims.has(name))) out.push('token claims named by the policy');
   return out;
-}
-
-/** The console's Disconnect: `server` must be a remote target of the config in force (the provider's accounts are per remote target). */
-function disconnectOf(oauth: Pick<UserOAuth, 'disconnect'> | undefined, config: () => GatewayConfig) {
-  if (oauth === undefined) return undefined;
-  return async (principal: string, server: string) => {
-    const target = config().targets.get(server);
-    return target !== undefined && target.type !== 'stdio' ? oauth.disconnect(principal, target) : false;
-  };
-}
-
-/** The console's upstream accounts (who connected which server, and when): never a token. */
-function accountsOf(oauth: Pick<UserOAuth, 'connections'> | undefined) {
-  if (oauth === undefined) return undefined;
-  return async () => (await oauth.connections()).map((c) => ({ principal: c.principal, server: c.target, connectedAt: new Date(c.connectedAt).toISOString() }));
 }

@@ -62,85 +62,104 @@ const REFUSAL_LOG_MS = 60_000;
 const MAX_REFUSALS_TRACKED = 64;
 
 export function createDirectory(options: DirectoryOptions): Directory {
-  const { redis, keyPrefix, replicaId, advertiseUrl, heartbeatMs, replicaTtlMs, logger, codec } = options;
-  const keyOf = (id: string) => `${keyPrefix}replica:${id}`;
-  const fresh = Math.min(CACHE_MS, heartbeatMs);
-  const cache = new Map<string, Cached>();
-  const inflight = new Map<string, Promise<ReplicaEntry | undefined>>();
-  let draining = false;
-  let timer: NodeJS.Timeout | undefined;
-  let failing = false;
-  const refusedAt = new Map<string, number>();
+  return new ReplicaDirectory(options);
+}
 
-  const parse = (id: string, text: string | null): ReplicaEntry | undefined => {
-    if (text === null) return undefined;
-    const verdict = codec.read(id, text);
-    if ('entry' in verdict) return verdict.entry;
-    const now = Date.now();
-    if (now - (refusedAt.get(id) ?? -Infinity) >= REFUSAL_LOG_MS) {
-      if (refusedAt.size >= MAX_REFUSALS_TRACKED) refusedAt.clear();
-      refusedAt.set(id, now);
-      // The id is one our own key sealed; what the entry says is not repeated (it may be anyone's).
-      logger.warn({ replica: id, reason: verdict.refused }, 'refused a cluster directory entry that is not signed by this cluster; its sessions get 404');
+/** The directory's state: the cached lookups, the lookups under way, this replica's heartbeat. */
+class ReplicaDirectory implements Directory {
+  readonly options: DirectoryOptions;
+  /** How long a cached lookup is fresh (CACHE_MS, or the heartbeat if shorter). */
+  readonly fresh: number;
+  readonly cache = new Map<string, Cached>();
+  readonly inflight = new Map<string, Promise<ReplicaEntry | undefined>>();
+  readonly refusedAt = new Map<string, number>();
+  draining = false;
+  timer: NodeJS.Timeout | undefined;
+  failing = false;
+
+  constructor(options: DirectoryOptions) {
+    this.options = options;
+    this.fresh = Math.min(CACHE_MS, options.heartbeatMs);
+  }
+
+  async start(): Promise<void> {
+    await beat(this);
+    this.timer = setInterval(() => void beat(this), this.options.heartbeatMs);
+    this.timer.unref();
+  }
+
+  lookup(id: string): Promise<ReplicaEntry | undefined> {
+    const known = this.cache.get(id);
+    if (known !== undefined && Date.now() - known.at < this.fresh) return Promise.resolve(known.entry);
+    let pending = this.inflight.get(id);
+    if (pending === undefined) {
+      pending = read(this, id, known).finally(() => this.inflight.delete(id));
+      this.inflight.set(id, pending);
     }
-    return undefined;
-  };
+    return pending;
+  }
 
-  const beat = async () => {
+  markGone(id: string): void {
+    // Not even Redis being away brings it back: only a fresh entry does.
+    this.cache.set(id, { entry: undefined, at: Date.now(), last: undefined });
+  }
+
+  async drain(): Promise<void> {
+    this.draining = true;
+    await beat(this);
+  }
+
+  async leave(): Promise<void> {
+    const { redis, keyPrefix, replicaId, logger } = this.options;
+    clearInterval(this.timer);
+    this.timer = undefined;
     try {
-      await redis.client.set(keyOf(replicaId), codec.write(replicaId, { url: advertiseUrl, draining }), 'PX', replicaTtlMs);
-      if (failing) logger.info({ replica: replicaId }, 'cluster heartbeat written again');
-      failing = false;
+      await redis.client.del(keyOf(keyPrefix, replicaId));
     } catch (err) {
-      if (!failing) logger.warn({ err, replica: replicaId }, 'cluster heartbeat failed; other replicas will drop this one if it lasts');
-      failing = true;
+      logger.warn({ err, replica: replicaId }, 'could not remove this replica from the cluster directory; its entry expires by itself');
     }
-  };
+  }
+}
 
-  const read = async (id: string, known: Cached | undefined): Promise<ReplicaEntry | undefined> => {
-    let entry: ReplicaEntry | undefined;
-    try {
-      entry = parse(id, await redis.client.get(keyOf(id)));
-    } catch {
-      return known?.last;
-    }
-    if (cache.size >= MAX_CACHED) cache.clear();
-    cache.set(id, { entry, at: Date.now(), last: entry });
-    return entry;
-  };
+function keyOf(keyPrefix: string, id: string): string {
+  return `${keyPrefix}replica:${id}`;
+}
 
-  return {
-    async start() {
-      await beat();
-      timer = setInterval(() => void beat(), heartbeatMs);
-      timer.unref();
-    },
-    lookup(id) {
-      const known = cache.get(id);
-      if (known !== undefined && Date.now() - known.at < fresh) return Promise.resolve(known.entry);
-      let pending = inflight.get(id);
-      if (pending === undefined) {
-        pending = read(id, known).finally(() => inflight.delete(id));
-        inflight.set(id, pending);
-      }
-      return pending;
-    },
-    markGone(id) {
-      // Not even Redis being away brings it back: only a fresh entry does.
-      cache.set(id, { entry: undefined, at: Date.now(), last: undefined });
-    },
-    async drain() {
-      draining = true;
-      await beat();
-    },
-    async leave() {
-      clearInterval(timer);
-      timer = undefined;
-      try {
-        await redis.client.del(keyOf(replicaId));
-      } catch (err) {
-        logger.warn({ err, replica: replicaId }, 'could not remove this replica from the cluster directory; its entry expires by itself');
-      }
-    },
-  };
+function parse(d: ReplicaDirectory, id: string, text: string | null): ReplicaEntry | undefined {
+  if (text === null) return undefined;
+  const verdict = d.options.codec.read(id, text);
+  if ('entry' in verdict) return verdict.entry;
+  const now = Date.now();
+  const refusedAt = d.refusedAt;
+  if (now - (refusedAt.get(id) ?? -Infinity) >= REFUSAL_LOG_MS) {
+    if (refusedAt.size >= MAX_REFUSALS_TRACKED) refusedAt.clear();
+    refusedAt.set(id, now);
+    // The id is one our own key sealed; what the entry says is not repeated (it may be anyone's).
+    d.options.logger.warn({ replica: id, reason: verdict.refused }, 'refused a cluster directory entry that is not signed by this cluster; its sessions get 404');
+  }
+  return undefined;
+}
+
+async function beat(d: ReplicaDirectory): Promise<void> {
+  const { redis, keyPrefix, replicaId, advertiseUrl, replicaTtlMs, logger, codec } = d.options;
+  try {
+    await redis.client.set(keyOf(keyPrefix, replicaId), codec.write(replicaId, { url: advertiseUrl, draining: d.draining }), 'PX', replicaTtlMs);
+    if (d.failing) logger.info({ replica: replicaId }, 'cluster heartbeat written again');
+    d.failing = false;
+  } catch (err) {
+    if (!d.failing) logger.warn({ err, replica: replicaId }, 'cluster heartbeat failed; other replicas will drop this one if it lasts');
+    d.failing = true;
+  }
+}
+
+async function read(d: ReplicaDirectory, id: string, known: Cached | undefined): Promise<ReplicaEntry | undefined> {
+  let entry: ReplicaEntry | undefined;
+  try {
+    entry = parse(d, id, await d.options.redis.client.get(keyOf(d.options.keyPrefix, id)));
+  } catch {
+    return known?.last;
+  }
+  if (d.cache.size >= MAX_CACHED) d.cache.clear();
+  d.cache.set(id, { entry, at: Date.now(), last: entry });
+  return entry;
 }

@@ -97,36 +97,62 @@ function createSinks(wire: ChannelWire): { requests: ResponseSink; standalone: R
   };
 }
 
-/** Opens the session's standalone stream on the wire and returns the receiving side. */
 /**
+ * Opens the session's standalone stream on the wire and returns the receiving side.
+ *
  * `limit`: the rate limits of the principal behind the channel; throws GW_RATE_LIMITED for a
  * request over them, which then gets that error as its answer. With shared buckets (a cluster) it
  * may return a promise instead: messages behind it wait their turn, so the client's order stays
  * the upstream's order.
  */
 export function createChannel(session: Session, wire: ChannelWire, logger: Logger, limit?: (message: JsonRpcMessage) => Promise<void> | undefined): Channel {
-  const sinks = createSinks(wire);
-  session.openStream(sinks.standalone, undefined);
-  let initializing: Promise<void> | undefined;
+  return new SessionChannel(session, wire, logger, limit);
+}
 
-  const fail = (id: RequestId, error: GatewayError) => {
-    if (!wire.closed) wire.send(JSON.stringify(toErrorResponse(id, error)));
-  };
-
-  const initialize = async (request: JsonRpcRequest) => {
-    const answer = await session.initialize(request);
-    if (!wire.closed) wire.send(JSON.stringify(answer));
-    if (refusalIn(answer) !== undefined) wire.refused?.();
-  };
-
+/** One channel's state: its session, wire and sinks, the initialize under way, the rate-limit queue. */
+class SessionChannel implements Channel {
+  readonly session: Session;
+  readonly wire: ChannelWire;
+  readonly logger: Logger;
+  readonly limit: ((message: JsonRpcMessage) => Promise<void> | undefined) | undefined;
+  readonly sinks: { requests: ResponseSink; standalone: ResponseSink };
+  initializing: Promise<void> | undefined = undefined;
   /** Settles once the last message still waiting on a shared rate limit has been handed on. */
-  let waiting: Promise<void> | undefined;
+  waiting: Promise<void> | undefined = undefined;
+
+  constructor(session: Session, wire: ChannelWire, logger: Logger, limit: ((message: JsonRpcMessage) => Promise<void> | undefined) | undefined) {
+    this.session = session;
+    this.wire = wire;
+    this.logger = logger;
+    this.limit = limit;
+    this.sinks = createSinks(wire);
+    session.openStream(this.sinks.standalone, undefined);
+  }
+
+  receive(message: JsonRpcMessage, caller?: Principal): Promise<void> {
+    if (this.waiting !== undefined) return this.queue(this.waiting.then(() => this.take(message)), message, caller);
+    const taken = this.take(message);
+    if (taken === true) return this.handle(message, caller);
+    if (taken === false) return Promise.resolve();
+    return this.queue(taken, message, caller);
+  }
+
+  fail(id: RequestId, error: GatewayError): void {
+    if (!this.wire.closed) this.wire.send(JSON.stringify(toErrorResponse(id, error)));
+  }
+
+  async initialize(request: JsonRpcRequest): Promise<void> {
+    const answer = await this.session.initialize(request);
+    if (!this.wire.closed) this.wire.send(JSON.stringify(answer));
+    if (refusalIn(answer) !== undefined) this.wire.refused?.();
+  }
 
   /** Takes the message's token: true granted, false refused (and answered), or a promise of either. */
-  const take = (message: JsonRpcMessage): boolean | Promise<boolean> => {
+  take(message: JsonRpcMessage): boolean | Promise<boolean> {
+    const limit = this.limit;
     if (limit === undefined || !isRequest(message)) return true;
     const refused = (err: unknown) => {
-      fail(message.id, toGatewayError(err));
+      this.fail(message.id, toGatewayError(err));
       return false;
     };
     try {
@@ -135,48 +161,41 @@ export function createChannel(session: Session, wire: ChannelWire, logger: Logge
     } catch (err) {
       return refused(err);
     }
-  };
-
-  const receive = (message: JsonRpcMessage, caller?: Principal): Promise<void> => {
-    if (waiting !== undefined) return queue(waiting.then(() => take(message)), message, caller);
-    const taken = take(message);
-    if (taken === true) return handle(message, caller);
-    if (taken === false) return Promise.resolve();
-    return queue(taken, message, caller);
-  };
+  }
 
   /** `message` once `taken` settles; later messages wait behind it. */
-  const queue = (taken: Promise<boolean>, message: JsonRpcMessage, caller: Principal | undefined): Promise<void> => {
-    const handed = taken.then((ok) => (ok ? { done: handle(message, caller) } : undefined));
+  queue(taken: Promise<boolean>, message: JsonRpcMessage, caller: Principal | undefined): Promise<void> {
+    const handed = taken.then((ok) => (ok ? { done: this.handle(message, caller) } : undefined));
     const turn = handed.then(() => undefined);
-    waiting = turn;
+    this.waiting = turn;
     void turn.then(() => {
-      if (waiting === turn) waiting = undefined;
+      if (this.waiting === turn) this.waiting = undefined;
     });
     return handed.then((h) => h?.done);
-  };
+  }
 
-  const handle = async (message: JsonRpcMessage, caller: Principal | undefined): Promise<void> => {
+  async handle(message: JsonRpcMessage, caller: Principal | undefined): Promise<void> {
+    const session = this.session;
     try {
       if (isRequest(message) && message.method === 'initialize') {
-        if (initializing !== undefined) return fail(message.id, new GatewayError('GW_ALREADY_INITIALIZED'));
-        initializing = initialize(message);
-        return await initializing;
+        if (this.initializing !== undefined) return this.fail(message.id, new GatewayError('GW_ALREADY_INITIALIZED'));
+        this.initializing = this.initialize(message);
+        return await this.initializing;
       }
       // Whatever follows initialize waits for it: nothing reaches an upstream before its handshake.
-      if (initializing !== undefined) await initializing;
+      if (this.initializing !== undefined) await this.initializing;
       session.lastActivity = Date.now();
       if (isRequest(message)) {
-        if (initializing === undefined) {
-          return fail(message.id, new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: send initialize first'));
+        if (this.initializing === undefined) {
+          return this.fail(message.id, new GatewayError('GW_INVALID_REQUEST', 'Invalid Request: send initialize first'));
         }
         // Over the in-flight caps: this request gets GW_OVERLOADED as its answer; the channel goes on.
         try {
           session.admit(1);
         } catch (err) {
-          return fail(message.id, toGatewayError(err));
+          return this.fail(message.id, toGatewayError(err));
         }
-        session.serve([message], sinks.requests, CHANNEL_REQUEST, undefined, caller);
+        session.serve([message], this.sinks.requests, CHANNEL_REQUEST, undefined, caller);
       } else if (isResponse(message)) {
         await session.handleResponse(message as JsonRpcResponse);
       } else {
@@ -185,9 +204,7 @@ export function createChannel(session: Session, wire: ChannelWire, logger: Logge
     } catch (err) {
       // Only forwarding a notification or an answer can fail here (upstream gone); the session's
       // own end reports that to the client.
-      logger.debug({ err, session: session.id }, 'could not forward a message upstream');
+      this.logger.debug({ err, session: session.id }, 'could not forward a message upstream');
     }
-  };
-
-  return { receive };
+  }
 }

@@ -16,6 +16,7 @@ import { callRowOf, type CallRow } from './console-audit.ts';
 import type { PolicySubject } from '../router/policy.ts';
 import { reachOf, type ReachEndpoint } from '../session/reach.ts';
 import type { Runtime } from '../session/runtime.ts';
+import type { UserOAuth } from '../upstream/oauth/user-oauth.ts';
 import type { SessionCore } from '../session/session.ts';
 
 /** One upstream account a user connected (the upstream-OAuth work supplies these). */
@@ -139,4 +140,19 @@ export function createConsoleSources({ runtime, config, status, trail, accounts,
     accounts,
     disconnect,
   };
+}
+
+/** The console's Disconnect: `server` must be a remote target of the config in force (the provider's accounts are per remote target). */
+export function disconnectOf(oauth: Pick<UserOAuth, 'disconnect'> | undefined, config: () => GatewayConfig) {
+  if (oauth === undefined) return undefined;
+  return async (principal: string, server: string) => {
+    const target = config().targets.get(server);
+    return target !== undefined && target.type !== 'stdio' ? oauth.disconnect(principal, target) : false;
+  };
+}
+
+/** The console's upstream accounts (who connected which server, and when): never a token. */
+export function accountsOf(oauth: Pick<UserOAuth, 'connections'> | undefined) {
+  if (oauth === undefined) return undefined;
+  return async () => (await oauth.connections()).map((c) => ({ principal: c.principal, server: c.target, connectedAt: new Date(c.connectedAt).toISOString() }));
 }

@@ -87,8 +87,8 @@ export function pickSubprotocol(offered: Set<string>): string | false {
 }
 
 export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): void {
-  const { path, resolve, store, heartbeat, maxBufferedBytes, isReady, logger } = options;
-  const log = logger.child({ component: 'ws' });
+  const { path, resolve } = options;
+  const log = options.logger.child({ component: 'ws' });
 
   app.route({
     method: 'GET',
@@ -100,81 +100,101 @@ export function registerWsRoute(app: FastifyInstance, options: WsRouteOptions): 
       reply.header('upgrade', 'websocket');
       return replyError(reply, new GatewayError('GW_UPGRADE_REQUIRED'));
     },
-    wsHandler: (socket: WebSocket, request: FastifyRequest) => onSocket(socket, request),
+    wsHandler: (socket: WebSocket, request: FastifyRequest) => onSocket(socket, request, options, log),
   });
+}
 
-  function onSocket(socket: WebSocket, request: FastifyRequest): void {
-    let session: Session;
-    let endpoint: string;
-    try {
-      const entry = endpointOf(request, resolve);
-      endpoint = entry.endpoint;
-      session = store.create(entry.factory, { authorization: downstreamAuthorization(request), principal: request.principal, transport: 'websocket' });
-    } catch (err) {
-      // Session limit or shutdown: say why in a frame, then close with "try again later".
-      const error = toGatewayError(err);
-      socket.send(JSON.stringify(toErrorResponse(null, error)));
-      socket.close(1013, error.code);
+function onSocket(socket: WebSocket, request: FastifyRequest, options: WsRouteOptions, log: Logger): void {
+  const { resolve, store, heartbeat } = options;
+  let session: Session;
+  let endpoint: string;
+  try {
+    const entry = endpointOf(request, resolve);
+    endpoint = entry.endpoint;
+    session = store.create(entry.factory, { authorization: downstreamAuthorization(request), principal: request.principal, transport: 'websocket' });
+  } catch (err) {
+    // Session limit or shutdown: say why in a frame, then close with "try again later".
+    const error = toGatewayError(err);
+    socket.send(JSON.stringify(toErrorResponse(null, error)));
+    socket.close(1013, error.code);
+    return;
+  }
+  const wire = new SocketWire(socket, session, options, log);
+  const principal = request.principal?.id ?? 'anonymous';
+  const limits = options.limits;
+  const channel = createChannel(session, wire, log, limits && ((message) => limits.check(principal, [message])));
+  heartbeat.add(socket);
+  log.debug({ session: session.id, endpoint, protocol: socket.protocol }, 'WebSocket session opened');
+
+  socket.on('message', (data: Buffer, isBinary: boolean) => {
+    if (isBinary) {
+      socket.close(1003, 'binary frames are not accepted; send JSON-RPC as text');
       return;
     }
-    let overflowed = false;
-    let refused = false;
+    // binaryType is the default 'nodebuffer': a text frame arrives as one Buffer, already UTF-8 checked.
+    const message = parseOneMessage(data.toString('utf8'));
+    if (isRejected(message)) {
+      // The socket stays open: one bad frame is the client's bug, not the session's end.
+      wire.send(JSON.stringify(toErrorResponse(message.id, message.rejected)));
+      return;
+    }
+    // The socket's credential was checked at the upgrade: its scopes are every message's.
+    void channel.receive(message, request.principal);
+  });
 
-    const wire: ChannelWire = {
-      send(data) {
-        // Checked before sending: memory stays below the cap plus one message, and one large
-        // answer to a reader that keeps up still goes out.
-        if (overflowed) return;
-        if (socket.bufferedAmount > maxBufferedBytes) {
-          overflowed = true;
-          log.warn({ session: session.id, bufferedBytes: socket.bufferedAmount, maxBufferedBytes }, 'WebSocket reader too slow; closing it (1013)');
-          socket.close(1013, 'reader too slow');
-          void session.end('WebSocket reader too slow');
-          return;
-        }
-        socket.send(data);
-      },
-      get closed() {
-        return overflowed || socket.readyState !== OPEN;
-      },
-      close() {
-        if (socket.readyState !== OPEN) return;
-        // No room for its child: the same "try again later" as a refusal before the session existed.
-        if (refused) socket.close(1013, 'GW_SESSION_LIMIT');
-        // Ended before initialize completed: the init deadline or room for others (session/limits.ts).
-        else if (isReady() && session.protocolVersion === undefined) socket.close(1008, 'session not initialized in time');
-        else if (isReady()) socket.close(1011, 'session ended');
-        else socket.close(1001, 'gateway shutting down');
-      },
-      refused() {
-        refused = true;
-      },
-    };
-    const principal = request.principal?.id ?? 'anonymous';
-    const limits = options.limits;
-    const channel = createChannel(session, wire, log, limits && ((message) => limits.check(principal, [message])));
-    heartbeat.add(socket);
-    log.debug({ session: session.id, endpoint, protocol: socket.protocol }, 'WebSocket session opened');
+  socket.on('close', (code: number) => {
+    heartbeat.delete(socket);
+    if (!session.ended) void session.end(`WebSocket closed (${code})`);
+  });
+}
 
-    socket.on('message', (data: Buffer, isBinary: boolean) => {
-      if (isBinary) {
-        socket.close(1003, 'binary frames are not accepted; send JSON-RPC as text');
-        return;
-      }
-      // binaryType is the default 'nodebuffer': a text frame arrives as one Buffer, already UTF-8 checked.
-      const message = parseOneMessage(data.toString('utf8'));
-      if (isRejected(message)) {
-        // The socket stays open: one bad frame is the client's bug, not the session's end.
-        wire.send(JSON.stringify(toErrorResponse(message.id, message.rejected)));
-        return;
-      }
-      // The socket's credential was checked at the upgrade: its scopes are every message's.
-      void channel.receive(message, request.principal);
-    });
+/** The channel's wire over one socket (the channel calls its methods as methods). */
+class SocketWire implements ChannelWire {
+  readonly socket: WebSocket;
+  readonly session: Session;
+  readonly options: WsRouteOptions;
+  readonly log: Logger;
+  overflowed = false;
+  wasRefused = false;
 
-    socket.on('close', (code: number) => {
-      heartbeat.delete(socket);
-      if (!session.ended) void session.end(`WebSocket closed (${code})`);
-    });
+  constructor(socket: WebSocket, session: Session, options: WsRouteOptions, log: Logger) {
+    this.socket = socket;
+    this.session = session;
+    this.options = options;
+    this.log = log;
+  }
+
+  send(data: string): void {
+    // Checked before sending: memory stays below the cap plus one message, and one large
+    // answer to a reader that keeps up still goes out.
+    if (this.overflowed) return;
+    const { socket, options } = this;
+    if (socket.bufferedAmount > options.maxBufferedBytes) {
+      this.overflowed = true;
+      this.log.warn({ session: this.session.id, bufferedBytes: socket.bufferedAmount, maxBufferedBytes: options.maxBufferedBytes }, 'WebSocket reader too slow; closing it (1013)');
+      socket.close(1013, 'reader too slow');
+      void this.session.end('WebSocket reader too slow');
+      return;
+    }
+    socket.send(data);
+  }
+
+  get closed(): boolean {
+    return this.overflowed || this.socket.readyState !== OPEN;
+  }
+
+  close(): void {
+    const { socket, options } = this;
+    if (socket.readyState !== OPEN) return;
+    // No room for its child: the same "try again later" as a refusal before the session existed.
+    if (this.wasRefused) socket.close(1013, 'GW_SESSION_LIMIT');
+    // Ended before initialize completed: the init deadline or room for others (session/limits.ts).
+    else if (options.isReady() && this.session.protocolVersion === undefined) socket.close(1008, 'session not initialized in time');
+    else if (options.isReady()) socket.close(1011, 'session ended');
+    else socket.close(1001, 'gateway shutting down');
+  }
+
+  refused(): void {
+    this.wasRefused = true;
   }
 }

@@ -11,7 +11,7 @@ import { aggregateOf, type GatewayConfig, type TargetConfig } from '../config/ty
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { CursorCodec } from '../router/cursor.ts';
 import { compilePolicy, restrict, type Policy, type PolicySubject } from '../router/policy.ts';
-import { createAggregateEndpoint, createAggregateShared, createVirtualEndpoint, type AggregateEndpoint } from './aggregate-endpoint.ts';
+import { createAggregateEndpoint, createAggregateShared, createVirtualEndpoint, type AggregateEndpoint, type AggregateShared } from './aggregate-endpoint.ts';
 import type { Session } from './session.ts';
 import { createSingleSession } from './single.ts';
 import { exposureOf } from './aggregate-view.ts';
@@ -108,103 +108,150 @@ function retired(previous: RouteEndpoint, what: string): RouteEndpoint {
 
 /** `cursors`: the gateway's cursor codec (the Runtime's), shared by every aggregate endpoint. */
 export function createEndpointTable(initial: GatewayConfig, cursors?: CursorCodec): EndpointTable {
-  const shared = createAggregateShared(cursors);
+  return new Table(initial, cursors);
+}
+
+/** The table's state: the entries of the config in force, and the aggregates that outlive it. */
+class Table implements EndpointTable {
+  readonly shared: AggregateShared;
   // Aggregate endpoints live as long as the gateway: their sessions outlive the config that made them.
-  let all: AggregateEndpoint | undefined;
-  const groups = new Map<string, AggregateEndpoint>();
-  const virtuals = new Map<string, AggregateEndpoint>();
+  all: AggregateEndpoint | undefined = undefined;
+  readonly groups = new Map<string, AggregateEndpoint>();
+  readonly virtuals = new Map<string, AggregateEndpoint>();
   // Sessions opened on the root path, whatever it served then: they stay reachable there when a
   // reload switches `/mcp` between a pass-through and the aggregate. Weak: ended sessions go.
-  const rootSessions = new WeakSet<Session>();
+  readonly rootSessions = new WeakSet<Session>();
 
-  let policy: Policy | undefined;
+  current: Policy | undefined = undefined;
   /** Counts configs (a server's own path: its live sessions keep theirs) and policies (live aggregate sessions follow filters, not a new policy's grant). */
-  let generation = 0;
-  let policyGeneration = 0;
-  let only: string | undefined;
-  let servers = new Map<string, RouteEndpoint>();
-  let groupEntries = new Map<string, RouteEndpoint>();
-  let virtualEntries = new Map<string, RouteEndpoint>();
-  let root: RouteEndpoint;
+  generation = 0;
+  policyGeneration = 0;
+  only: string | undefined = undefined;
+  servers = new Map<string, RouteEndpoint>();
+  groupEntries = new Map<string, RouteEndpoint>();
+  virtualEntries = new Map<string, RouteEndpoint>();
+  rootEntry: RouteEndpoint;
 
-  /** The policy of `config` in force; live aggregate sessions read it when they are reconfigured. */
-  const adopt = (config: GatewayConfig) => {
-    const previous = policy?.fingerprint;
-    policy = compilePolicy(config.policy?.rules);
-    if (generation === 0 || policy?.fingerprint !== previous) policyGeneration++;
-  };
+  constructor(initial: GatewayConfig, cursors: CursorCodec | undefined) {
+    this.shared = createAggregateShared(cursors);
+    adopt(this, initial);
+    this.rootEntry = build(this, initial);
+  }
 
-  const build = (config: GatewayConfig) => {
-    generation++;
-    const aggregateKey = grantKeyOf(-policyGeneration, policy);
-    const aggregateEntry = (aggregate: AggregateEndpoint): RouteEndpoint => ({
-      endpoint: aggregate.endpoint,
-      open: true,
-      factory: aggregate.factory,
-      owns: ownedBy(aggregate.endpoint),
-      grantKey: aggregateKey,
-      forwardsCredential: aggregate.targets().some((name) => forwards(config.targets.get(name))),
-      needsCredential: aggregate.targets().some((name) => needs(config.targets.get(name))),
-    });
-    const nextServers = new Map<string, RouteEndpoint>();
-    for (const target of config.targets.values()) nextServers.set(target.name, passThrough(target, config, policy, generation));
-    for (const [name, entry] of servers) if (!nextServers.has(name)) nextServers.set(name, retired(entry, `server "${name}"`));
+  server(name: string, caller?: PolicySubject): RouteEndpoint | undefined {
+    const policy = this.current;
+    return policy === undefined || policy.grant(caller, name) !== undefined ? this.servers.get(name) : undefined;
+  }
 
-    const nextGroups = new Map<string, RouteEndpoint>();
-    for (const name of aggregateOf(config).groups.keys()) {
-      let aggregate = groups.get(name);
-      if (aggregate === undefined) groups.set(name, (aggregate = createAggregateEndpoint(name, config, shared, () => policy)));
-      nextGroups.set(name, aggregateEntry(aggregate));
-    }
-    for (const [name, entry] of groupEntries) if (!nextGroups.has(name)) nextGroups.set(name, retired(entry, `group "${name}"`));
+  group(name: string): RouteEndpoint | undefined {
+    return this.groupEntries.get(name);
+  }
 
-    const nextVirtuals = new Map<string, RouteEndpoint>();
-    for (const name of aggregateOf(config).virtuals?.keys() ?? []) {
-      let aggregate = virtuals.get(name);
-      if (aggregate === undefined) virtuals.set(name, (aggregate = createVirtualEndpoint(name, config, shared, () => policy)));
-      nextVirtuals.set(name, aggregateEntry(aggregate));
-    }
-    for (const [name, entry] of virtualEntries) if (!nextVirtuals.has(name)) nextVirtuals.set(name, retired(entry, `virtual server "${name}"`));
+  virtual(name: string): RouteEndpoint | undefined {
+    return this.virtualEntries.get(name);
+  }
 
-    let inner: RouteEndpoint;
-    only = config.targets.size === 1 ? [...config.targets.keys()][0] : undefined;
-    if (only !== undefined) {
-      // The same sessions as /servers/<name>/mcp: one target's pass-through under the short path.
-      inner = nextServers.get(only) as RouteEndpoint;
-    } else {
-      all ??= createAggregateEndpoint(undefined, config, shared, () => policy);
-      inner = aggregateEntry(all);
-    }
-    const create = inner.factory;
-    const key = inner.endpoint;
-    const factory: SessionFactory = (seed) => {
-      const session = create(seed);
-      rootSessions.add(session);
-      return session;
-    };
-    servers = nextServers;
-    groupEntries = nextGroups;
-    virtualEntries = nextVirtuals;
-    root = { ...inner, factory, owns: (s) => s.endpoint === key || rootSessions.has(s) };
-  };
+  serverNames(): string[] {
+    return [...this.servers].filter(([, entry]) => entry.open).map(([name]) => name);
+  }
 
-  adopt(initial);
-  build(initial);
+  root(caller?: PolicySubject): RouteEndpoint | undefined {
+    const { current: policy, only } = this;
+    return policy === undefined || only === undefined || policy.grant(caller, only) !== undefined ? this.rootEntry : undefined;
+  }
+
+  policy(): Policy | undefined {
+    return this.current;
+  }
+
+  update(config: GatewayConfig): void {
+    // Live sessions first see the new targets and policy (list_changed, removed ones drained),
+    // then new sessions get the new table.
+    adopt(this, config);
+    this.all?.update(config);
+    for (const aggregate of this.groups.values()) aggregate.update(config);
+    for (const aggregate of this.virtuals.values()) aggregate.update(config);
+    this.rootEntry = build(this, config);
+  }
+}
+
+/** The policy of `config` in force; live aggregate sessions read it when they are reconfigured. */
+function adopt(t: Table, config: GatewayConfig): void {
+  const previous = t.current?.fingerprint;
+  t.current = compilePolicy(config.policy?.rules);
+  if (t.generation === 0 || t.current?.fingerprint !== previous) t.policyGeneration++;
+}
+
+function aggregateEntry(config: GatewayConfig, aggregate: AggregateEndpoint, grantKey: RouteEndpoint['grantKey']): RouteEndpoint {
   return {
-    server: (name, caller) => (policy === undefined || policy.grant(caller, name) !== undefined ? servers.get(name) : undefined),
-    group: (name) => groupEntries.get(name),
-    virtual: (name) => virtualEntries.get(name),
-    serverNames: () => [...servers].filter(([, entry]) => entry.open).map(([name]) => name),
-    root: (caller) => (policy === undefined || only === undefined || policy.grant(caller, only) !== undefined ? root : undefined),
-    policy: () => policy,
-    update(config) {
-      // Live sessions first see the new targets and policy (list_changed, removed ones drained),
-      // then new sessions get the new table.
-      adopt(config);
-      all?.update(config);
-      for (const aggregate of groups.values()) aggregate.update(config);
-      for (const aggregate of virtuals.values()) aggregate.update(config);
-      build(config);
-    },
+    endpoint: aggregate.endpoint,
+    open: true,
+    factory: aggregate.factory,
+    owns: ownedBy(aggregate.endpoint),
+    grantKey,
+    forwardsCredential: aggregate.targets().some((name) => forwards(config.targets.get(name))),
+    needsCredential: aggregate.targets().some((name) => needs(config.targets.get(name))),
   };
+}
+
+/**
+ * The entries of one family of aggregates (groups, virtual servers) for `names`: each made once and
+ * kept; a name no longer configured keeps a retired entry.
+ */
+function aggregateEntries(
+  config: GatewayConfig,
+  names: Iterable<string>,
+  made: Map<string, AggregateEndpoint>,
+  make: (name: string) => AggregateEndpoint,
+  previous: Map<string, RouteEndpoint>,
+  grantKey: RouteEndpoint['grantKey'],
+  what: string,
+): Map<string, RouteEndpoint> {
+  const next = new Map<string, RouteEndpoint>();
+  for (const name of names) {
+    let aggregate = made.get(name);
+    if (aggregate === undefined) made.set(name, (aggregate = make(name)));
+    next.set(name, aggregateEntry(config, aggregate, grantKey));
+  }
+  for (const [name, entry] of previous) if (!next.has(name)) next.set(name, retired(entry, `${what} "${name}"`));
+  return next;
+}
+
+/** Makes the entries of `config` and returns the root's (the caller sets it). */
+function build(t: Table, config: GatewayConfig): RouteEndpoint {
+  const generation = ++t.generation;
+  const policy = t.current;
+  const policyOf = () => t.current;
+  const aggregateKey = grantKeyOf(-t.policyGeneration, policy);
+  const nextServers = new Map<string, RouteEndpoint>();
+  for (const target of config.targets.values()) nextServers.set(target.name, passThrough(target, config, policy, generation));
+  for (const [name, entry] of t.servers) if (!nextServers.has(name)) nextServers.set(name, retired(entry, `server "${name}"`));
+
+  const { groups, virtuals } = aggregateOf(config);
+  const make = (name: string) => createAggregateEndpoint(name, config, t.shared, policyOf);
+  const nextGroups = aggregateEntries(config, groups.keys(), t.groups, make, t.groupEntries, aggregateKey, 'group');
+  const makeVirtual = (name: string) => createVirtualEndpoint(name, config, t.shared, policyOf);
+  const nextVirtuals = aggregateEntries(config, virtuals?.keys() ?? [], t.virtuals, makeVirtual, t.virtualEntries, aggregateKey, 'virtual server');
+
+  let inner: RouteEndpoint;
+  t.only = config.targets.size === 1 ? [...config.targets.keys()][0] : undefined;
+  if (t.only !== undefined) {
+    // The same sessions as /servers/<name>/mcp: one target's pass-through under the short path.
+    inner = nextServers.get(t.only) as RouteEndpoint;
+  } else {
+    t.all ??= createAggregateEndpoint(undefined, config, t.shared, policyOf);
+    inner = aggregateEntry(config, t.all, aggregateKey);
+  }
+  const create = inner.factory;
+  const key = inner.endpoint;
+  const rootSessions = t.rootSessions;
+  const factory: SessionFactory = (seed) => {
+    const session = create(seed);
+    rootSessions.add(session);
+    return session;
+  };
+  t.servers = nextServers;
+  t.groupEntries = nextGroups;
+  t.virtualEntries = nextVirtuals;
+  return { ...inner, factory, owns: (s) => s.endpoint === key || rootSessions.has(s) };
 }

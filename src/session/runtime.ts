@@ -30,12 +30,12 @@ import { createTargetHealth, type TargetHealthMonitor } from '../upstream/target
 import { createUpstreamFactory, type UpstreamFactory } from '../upstream/open.ts';
 import { createSharedPools, type SharedPools } from '../upstream/shared-pool.ts';
 import { createSpares, type Spares } from '../upstream/spares.ts';
-import { createTokenCache } from '../upstream/token-cache.ts';
+import { createTokenCache, type TokenCache } from '../upstream/token-cache.ts';
 import { createGatewayUserOAuth, type GatewayUserOAuth } from '../upstream/oauth/setup.ts';
 import { compileStepUp, type StepUpRules } from '../router/step-up.ts';
 import { createEndpointTable, type EndpointTable } from './endpoint-table.ts';
 import { stepUpCheckOf } from './chain/step-up.ts';
-import { createCallGuard } from './hooks/guard.ts';
+import { createCallGuard, type CallGuard } from './hooks/guard.ts';
 import { createStatelessServer, type StatelessServer } from './stateless/serve.ts';
 import { GATEWAY_CLIENT_INFO } from './gateway-info.ts';
 import { countChildren } from './limits.ts';
@@ -89,94 +89,115 @@ export interface RuntimeExtras {
   readonly audit?: AuditSink | undefined;
 }
 
-export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, observer, limitTool, cluster, audit }: RuntimeExtras = {}): Runtime {
-  const agents = createAgentPool();
-  const pools = createSharedPools();
-  const tokens = createTokenCache({ logger });
-  const oauth = createGatewayUserOAuth(config, logger, cluster);
-  const upstreams = createUpstreamFactory(agents, pools, tokens, oauth?.client);
-  const breakers = createBreakers(config.targets.values(), logger);
-  const health = createTargetHealth({ targets: config.targets.values(), breakers, config: config.health });
-  const cursors = createCursorCodec();
-  const endpoints = createEndpointTable(config, cursors);
-  const spares = createSpares({
-    targets: config.targets.values(),
-    open: upstreams,
-    logger,
-    breakers,
-    // What a handshake the gateway composes on nobody's behalf says (docs/upstreams.md, "Warm spares").
-    initParams: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { ...GATEWAY_CLIENT_INFO } },
-    caps: config.session,
-    sessionChildren: (target) => countChildren(store.live(), target),
-  });
-  // Sessions handed a consent are told when its callback succeeds on this replica (url-consent.ts).
-  const consents = oauth === undefined ? undefined : createConsentWaiters();
-  if (consents !== undefined) oauth?.client.onConnected((principal, target, elicitationId) => consents.connected(principal, target, elicitationId));
-  const services = createSessionServices(config.limits, { open: upstreams, observer, tracing, breakers, spares, consents });
-  // Sealed ids name the owner and the principal; without a cluster the store's UUIDs as ever.
-  const newId = cluster && ((principal: string) => cluster.sealer.seal({ replica: cluster.replicaId, local: randomUUID(), principal }));
-  const pinning = createPinning(config, logger, services.observer);
-  let stepUp = compileStepUp(config.requiredScopes, config.auth?.scopes);
+export function createRuntime(config: GatewayConfig, logger: Logger, extras: RuntimeExtras = {}): Runtime {
+  return new GatewayRuntime(config, logger, extras);
+}
+
+class GatewayRuntime implements Runtime {
+  readonly agents: AgentPool = createAgentPool();
+  readonly pools: SharedPools = createSharedPools();
+  readonly spares: Spares;
+  readonly upstreams: UpstreamFactory;
+  readonly breakers: Breakers;
+  readonly health: TargetHealthMonitor;
+  readonly cursors: CursorCodec = createCursorCodec();
+  readonly endpoints: EndpointTable;
+  readonly store: SessionStore;
+  readonly stateless: StatelessServer;
+  readonly services: SessionServices;
+  readonly cluster: Cluster | undefined;
+  readonly oauth: GatewayUserOAuth | undefined;
+  private readonly tokens: TokenCache;
+  private readonly pinning: Pinning;
   // Hooks cost nothing until a target has some: the client dials nothing before its first call.
-  const hookClient = createHookClient();
-  const guard = createCallGuard({ client: hookClient, observer: services.observer, logger });
-  guard.retain(config.targets.values());
-  const store = createSessionStore({ config, logger, services, limitTool, newId, pins: pinning.gate, gates: { stepUp: stepUpCheckOf(() => stepUp), guard, policy: () => endpoints.policy() }, audit });
-  spares.fill();
-  // In a cluster any replica reads which one holds a parked 2026 call (docs/scaling.md, "The 2026 era across replicas").
-  const stateKeys = cluster && { keys: cluster.ring.map((keys) => keys.state), replica: cluster.replicaId };
-  const stateless = createStatelessServer({ store, logger, limits: config.session.stateless, cluster: stateKeys });
-  return {
-    agents,
-    pools,
-    spares,
-    upstreams,
-    breakers,
-    health,
-    cursors,
-    endpoints,
-    store,
-    stateless,
-    services,
-    cluster,
-    oauth,
-    get pins() {
-      return pinning.registry;
-    },
-    stepUp: () => stepUp,
-    children() {
-      const counts = pools.children();
-      for (const [name, n] of spares.counts()) counts.set(name, (counts.get(name) ?? 0) + n);
-      for (const session of store.live()) {
-        for (const name of session.usage.children) counts.set(name, (counts.get(name) ?? 0) + 1);
-      }
-      return counts;
-    },
-    reload(next) {
-      // Breakers first: the sessions the new table creates find their target's (fresh) breaker.
-      breakers.retain(next.targets.values());
-      health.retain(next.targets.values());
-      pinning.reload(next);
-      endpoints.update(next);
-      stepUp = compileStepUp(next.requiredScopes, next.auth?.scopes);
-      agents.retain(next.targets.values());
-      spares.retain(next.targets.values());
-      guard.retain(next.targets.values());
-    },
-    async close(graceMs) {
-      stateless.close();
-      // First: sessions ending now must not start new spares.
-      const sparesClosed = spares.close();
-      await store.close(graceMs);
-      await sparesClosed;
-      // Sessions sent their DELETEs while ending; what is left of the agents and pools goes now.
-      await Promise.all([agents.close(), pools.close(), hookClient.close()]);
-      tokens.clear();
-      // Last: the replica served its sessions to the end; now it leaves the directory.
-      await cluster?.close();
-      pinning.registry?.close();
-    },
-  };
+  private readonly hookClient = createHookClient();
+  private readonly guard: CallGuard;
+  private stepUpRules: StepUpRules | undefined;
+
+  constructor(config: GatewayConfig, logger: Logger, { tracing, observer, limitTool, cluster, audit }: RuntimeExtras) {
+    const agents = this.agents;
+    this.cluster = cluster;
+    this.tokens = createTokenCache({ logger });
+    const oauth = (this.oauth = createGatewayUserOAuth(config, logger, cluster));
+    const upstreams = (this.upstreams = createUpstreamFactory(agents, this.pools, this.tokens, oauth?.client));
+    const breakers = (this.breakers = createBreakers(config.targets.values(), logger));
+    this.health = createTargetHealth({ targets: config.targets.values(), breakers, config: config.health });
+    const endpoints = (this.endpoints = createEndpointTable(config, this.cursors));
+    const spares = (this.spares = createSpares({
+      targets: config.targets.values(),
+      open: upstreams,
+      logger,
+      breakers,
+      // What a handshake the gateway composes on nobody's behalf says (docs/upstreams.md, "Warm spares").
+      initParams: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { ...GATEWAY_CLIENT_INFO } },
+      caps: config.session,
+      sessionChildren: (target) => countChildren(this.store.live(), target),
+    }));
+    // Sessions handed a consent are told when its callback succeeds on this replica (url-consent.ts).
+    const consents = oauth === undefined ? undefined : createConsentWaiters();
+    if (consents !== undefined) oauth?.client.onConnected((principal, target, elicitationId) => consents.connected(principal, target, elicitationId));
+    const services = (this.services = createSessionServices(config.limits, { open: upstreams, observer, tracing, breakers, spares, consents }));
+    // Sealed ids name the owner and the principal; without a cluster the store's UUIDs as ever.
+    const newId = cluster && ((principal: string) => cluster.sealer.seal({ replica: cluster.replicaId, local: randomUUID(), principal }));
+    this.pinning = createPinning(config, logger, services.observer);
+    this.stepUpRules = compileStepUp(config.requiredScopes, config.auth?.scopes);
+    const guard = (this.guard = createCallGuard({ client: this.hookClient, observer: services.observer, logger }));
+    guard.retain(config.targets.values());
+    const gates = { stepUp: stepUpCheckOf(() => this.stepUpRules), guard, policy: () => endpoints.policy() };
+    const store = (this.store = createSessionStore({ config, logger, services, limitTool, newId, pins: this.pinning.gate, gates, audit }));
+    spares.fill();
+    // In a cluster any replica reads which one holds a parked 2026 call (docs/scaling.md, "The 2026 era across replicas").
+    const stateKeys = cluster && { keys: cluster.ring.map((keys) => keys.state), replica: cluster.replicaId };
+    this.stateless = createStatelessServer({ store, logger, limits: config.session.stateless, cluster: stateKeys });
+  }
+
+  get pins(): PinRegistry | undefined {
+    return this.pinning.registry;
+  }
+
+  /** An arrow field: the composition root hands it on detached. */
+  readonly stepUp = (): StepUpRules | undefined => this.stepUpRules;
+
+  children(): Map<string, number> {
+    const counts = this.pools.children();
+    for (const [name, n] of this.spares.counts()) counts.set(name, (counts.get(name) ?? 0) + n);
+    for (const session of this.store.live()) {
+      for (const name of session.usage.children) counts.set(name, (counts.get(name) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  reload(next: GatewayConfig): void {
+    // Breakers first: the sessions the new table creates find their target's (fresh) breaker.
+    this.breakers.retain(next.targets.values());
+    this.health.retain(next.targets.values());
+    this.pinning.reload(next);
+    this.endpoints.update(next);
+    this.stepUpRules = compileStepUp(next.requiredScopes, next.auth?.scopes);
+    this.agents.retain(next.targets.values());
+    this.spares.retain(next.targets.values());
+    this.guard.retain(next.targets.values());
+  }
+
+  async close(graceMs: number): Promise<void> {
+    this.stateless.close();
+    // First: sessions ending now must not start new spares.
+    const sparesClosed = this.spares.close();
+    await this.store.close(graceMs);
+    await sparesClosed;
+    // Sessions sent their DELETEs while ending; what is left of the agents and pools goes now.
+    await Promise.all([this.agents.close(), this.pools.close(), this.hookClient.close()]);
+    this.tokens.clear();
+    // Last: the replica served its sessions to the end; now it leaves the directory.
+    await this.cluster?.close();
+    this.pinning.registry?.close();
+  }
+}
+
+interface Pinning {
+  readonly registry: PinRegistry | undefined;
+  gate(target: TargetConfig): PinGate | undefined;
+  reload(next: GatewayConfig): void;
 }
 
 /**
@@ -184,7 +205,7 @@ export function createRuntime(config: GatewayConfig, logger: Logger, { tracing, 
  * then kept: its file is the one named then), and one gate per target object, which carries the
  * target's mode; a reload makes new target objects, so new sessions get the new mode.
  */
-function createPinning(config: GatewayConfig, logger: Logger, observer: Observer) {
+function createPinning(config: GatewayConfig, logger: Logger, observer: Observer): Pinning {
   let registry: PinRegistry | undefined;
   const gates = new WeakMap<TargetConfig, PinGate>();
   const need = (c: GatewayConfig) => {

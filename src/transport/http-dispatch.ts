@@ -120,81 +120,108 @@ export function dispatchExchange(agent: Dispatcher, options: DispatchOptions): P
   const handle = options.abort;
   if (handle.aborted) return Promise.reject(abortedError());
   return new Promise((resolve, reject) => {
-    let abort: ((reason?: Error) => void) | undefined;
-    let head: ResponseHead | undefined;
-    let plan: BodyPlan | undefined;
-    let chunks: Buffer[] = [];
-    let size = 0;
-    let overflow = false;
-    let streamed = false;
-    let settled = false;
-    handle.onabort = () => abort?.(abortedError());
-
-    const finish = (broken: boolean) => {
-      if (settled) return;
-      settled = true;
-      handle.onabort = undefined;
-      const text = chunks.length === 0 ? '' : chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-      chunks = [];
-      const h = head!;
-      resolve({ statusCode: h.statusCode, contentType: h.contentType, sessionId: h.sessionId, challenge: h.challenge, text, overflow, broken, streamed });
-    };
-    const fail = (err: Error) => {
-      if (settled) return;
-      settled = true;
-      handle.onabort = undefined;
-      reject(err);
-    };
-
-    const handler: Dispatcher.DispatchHandler = {
-      onConnect(fn) {
-        abort = fn;
-        if (handle.aborted) fn(abortedError());
-      },
-      onHeaders(statusCode, raw) {
-        const type = rawHeader(raw, 'content-type') ?? '';
-        head = { statusCode, contentType: type.split(';', 1)[0]!.trim().toLowerCase(), sessionId: rawHeader(raw, 'mcp-session-id') };
-        if (statusCode === 401 || statusCode === 403) head = { ...head, challenge: rawHeader(raw, 'www-authenticate') };
-        plan = options.plan(head);
-        return true;
-      },
-      onData(chunk) {
-        const p = plan!;
-        if (p.mode === 'stream') {
-          streamed = true;
-          p.onchunk(chunk);
-          return true;
-        }
-        size += chunk.length;
-        if (p.mode === 'collect') {
-          if (size > p.limit) {
-            overflow = true;
-            finish(false);
-            abort?.(abortedError());
-            return false;
-          }
-          chunks.push(chunk);
-          return true;
-        }
-        const kept = size - chunk.length;
-        if (kept < p.limit) chunks.push(kept + chunk.length > p.limit ? chunk.subarray(0, p.limit - kept) : chunk);
-        if (size > DISCARD_BYTES) {
-          finish(false);
-          abort?.(abortedError());
-          return false;
-        }
-        return true;
-      },
-      onComplete() {
-        finish(false);
-      },
-      onError(err) {
-        // After the head, a broken body is an answer cut short, not a failed request (except
-        // for `collect`, where half a JSON body is worth nothing).
-        if (head !== undefined && plan !== undefined && plan.mode !== 'collect') finish(plan.mode === 'stream');
-        else fail(handle.aborted ? abortedError() : err);
-      },
-    };
+    const handler = new ExchangeHandler(options, resolve, reject);
+    handle.onabort = handler.cancel;
     agent.dispatch({ origin: options.origin, path: options.path, method: options.method, headers: options.headers, body: options.body }, handler);
   });
+}
+
+/** One exchange's state as undici reports it (undici calls these as methods of the handler). */
+class ExchangeHandler implements Dispatcher.DispatchHandler {
+  readonly options: DispatchOptions;
+  readonly handle: AbortHandle;
+  readonly resolve: (response: DispatchedResponse) => void;
+  readonly reject: (err: Error) => void;
+  abort: ((reason?: Error) => void) | undefined = undefined;
+  head: ResponseHead | undefined = undefined;
+  plan: BodyPlan | undefined = undefined;
+  chunks: Buffer[] = [];
+  size = 0;
+  overflow = false;
+  streamed = false;
+  settled = false;
+
+  constructor(options: DispatchOptions, resolve: (response: DispatchedResponse) => void, reject: (err: Error) => void) {
+    this.options = options;
+    this.handle = options.abort;
+    this.resolve = resolve;
+    this.reject = reject;
+  }
+
+  /** An arrow field: the handle calls it detached when its owner aborts. */
+  readonly cancel = (): void => this.abort?.(abortedError());
+
+  onConnect(fn: (reason?: Error) => void): void {
+    this.abort = fn;
+    if (this.handle.aborted) fn(abortedError());
+  }
+
+  onHeaders(statusCode: number, raw: Buffer[] | string[] | null): boolean {
+    const type = rawHeader(raw, 'content-type') ?? '';
+    let head: ResponseHead = { statusCode, contentType: type.split(';', 1)[0]!.trim().toLowerCase(), sessionId: rawHeader(raw, 'mcp-session-id') };
+    if (statusCode === 401 || statusCode === 403) head = { ...head, challenge: rawHeader(raw, 'www-authenticate') };
+    this.head = head;
+    this.plan = this.options.plan(head);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    const p = this.plan!;
+    if (p.mode === 'stream') {
+      this.streamed = true;
+      p.onchunk(chunk);
+      return true;
+    }
+    const size = (this.size += chunk.length);
+    if (p.mode === 'collect') {
+      if (size > p.limit) {
+        this.overflow = true;
+        return this.stop();
+      }
+      this.chunks.push(chunk);
+      return true;
+    }
+    const kept = size - chunk.length;
+    if (kept < p.limit) this.chunks.push(kept + chunk.length > p.limit ? chunk.subarray(0, p.limit - kept) : chunk);
+    if (size > DISCARD_BYTES) return this.stop();
+    return true;
+  }
+
+  onComplete(): void {
+    this.finish(false);
+  }
+
+  onError(err: Error): void {
+    // After the head, a broken body is an answer cut short, not a failed request (except
+    // for `collect`, where half a JSON body is worth nothing).
+    const plan = this.plan;
+    if (this.head !== undefined && plan !== undefined && plan.mode !== 'collect') this.finish(plan.mode === 'stream');
+    else this.fail(this.handle.aborted ? abortedError() : err);
+  }
+
+  /** Settles with what was read so far and aborts the rest of the body. */
+  private stop(): false {
+    this.finish(false);
+    this.abort?.(abortedError());
+    return false;
+  }
+
+  private finish(broken: boolean): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.handle.onabort = undefined;
+    const chunks = this.chunks;
+    const text = chunks.length === 0 ? '' : chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+    this.chunks = [];
+    const h = this.head!;
+    const { overflow, streamed } = this;
+    this.resolve({ statusCode: h.statusCode, contentType: h.contentType, sessionId: h.sessionId, challenge: h.challenge, text, overflow, broken, streamed });
+  }
+
+  private fail(err: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.handle.onabort = undefined;
+    this.reject(err);
+  }
 }

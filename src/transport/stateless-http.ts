@@ -99,94 +99,147 @@ function ladderError(text: string, key: string): JsonRpcResponse | undefined {
   return message;
 }
 
-export function createStatelessHttpWire({ target, logger, agent, headers }: StatelessHttpOptions): StatelessHttpWire {
-  const name = target.name;
-  const { origin, pathname, search } = new URL(target.url);
-  const path = pathname + search;
+export function createStatelessHttpWire(options: StatelessHttpOptions): StatelessHttpWire {
+  return new StatelessHttp(options);
+}
 
-  return {
-    async post(request, onmessage, abort, extraHeaders) {
-      const key = idKey(request.id);
-      let answer: JsonRpcResponse | undefined;
-      const receive = (message: JsonRpcMessage) => {
-        if (isResponse(message) && message.id !== null && idKey(message.id) === key) answer = message;
-        else onmessage(message);
-      };
-      let parser: SseParser | LineSplitter | undefined;
-      let tooLarge: GatewayError | undefined;
-      const plan = (head: ResponseHead): BodyPlan => {
-        if (head.statusCode >= 400) return { mode: 'head', limit: ERROR_BODY_BYTES };
-        if (head.contentType === 'text/event-stream') {
-          const reader = createSseMessageReader({
-            target: name,
-            maxMessageBytes: target.maxMessageBytes,
-            logger,
-            onmessage: receive,
-            onundeliverable: (_id, error) => (tooLarge = error),
-          });
-          parser = reader;
-          return { mode: 'stream', onchunk: (chunk) => reader.push(chunk) };
-        }
-        if (head.contentType !== 'application/json') return { mode: 'head', limit: 0 };
-        if (request.method === LISTEN) {
-          const lines = createLineSplitter({
-            maxLineBytes: target.maxMessageBytes,
-            onLine: (line) => {
-              for (const message of toMessages(line, logger)) receive(message);
-            },
-            onOverflow: (_head, bytes) => logger.warn({ bytes, limit: target.maxMessageBytes }, 'over-long line of a listen stream dropped'),
-          });
-          parser = lines;
-          return { mode: 'stream', onchunk: (chunk) => lines.push(chunk) };
-        }
-        return { mode: 'collect', limit: target.maxMessageBytes };
-      };
-      let res: DispatchedResponse;
-      try {
-        res = await dispatchExchange(agent, {
-          origin,
-          path,
-          method: 'POST',
-          headers: modernRequestHeaders(headers, request, extraHeaders),
-          body: JSON.stringify(request),
-          abort,
-          plan,
-        });
-      } catch (err) {
-        if (abort.aborted) throw new GatewayError('GW_UPSTREAM_CLOSED', `Request to upstream "${name}" was closed`, { target: name, reason: 'aborted' });
-        throw toNetworkError(name, err);
-      }
-      // A listen answer's last line may lack its newline.
-      if (parser !== undefined && !('reset' in parser)) parser.end();
-      const status = res.statusCode;
-      if (status >= 400) {
-        const refusal = status === 400 || status === 404 ? ladderError(res.text, key) : undefined;
-        if (refusal !== undefined) return refusal;
-        throw toHttpError(name, status, res.text, logger);
-      }
-      if (parser === undefined) {
-        if (res.contentType !== 'application/json') {
-          throw toProtocolError(name, status, `expected application/json or text/event-stream, got ${res.contentType || 'no content type'}`);
-        }
-        if (res.overflow) {
-          throw new GatewayError('GW_UPSTREAM_MESSAGE_TOO_LARGE', `Upstream "${name}" answered with more than ${target.maxMessageBytes} bytes`, {
-            target: name,
-            limit: target.maxMessageBytes,
-          });
-        }
-        for (const message of toMessages(res.text, logger)) receive(message);
-      }
-      if (answer !== undefined) return answer;
-      if (tooLarge !== undefined) throw tooLarge;
-      if (abort.aborted) throw new GatewayError('GW_UPSTREAM_CLOSED', `Request to upstream "${name}" was closed`, { target: name, reason: 'aborted' });
-      // 2026-07-28 has no resumption: a stream that ends without the answer has lost it.
-      if (parser !== undefined) {
-        throw new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" ended the stream before the answer`, {
-          target: name,
-          reason: 'stream ended before the answer',
-        });
-      }
-      throw toProtocolError(name, status, 'the JSON body holds no answer to the request');
-    },
+class StatelessHttp implements StatelessHttpWire {
+  readonly name: string;
+  readonly origin: string;
+  readonly path: string;
+  readonly target: RemoteTargetConfig;
+  readonly logger: Logger;
+  readonly agent: Dispatcher;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor({ target, logger, agent, headers }: StatelessHttpOptions) {
+    this.target = target;
+    this.logger = logger;
+    this.agent = agent;
+    this.headers = headers;
+    this.name = target.name;
+    const { origin, pathname, search } = new URL(target.url);
+    this.origin = origin;
+    this.path = pathname + search;
+  }
+
+  async post(
+    request: JsonRpcRequest,
+    onmessage: (message: JsonRpcMessage) => void,
+    abort: AbortHandle,
+    extraHeaders?: Readonly<Record<string, string>>,
+  ): Promise<JsonRpcResponse> {
+    const exchange = new Exchange(this, request, onmessage);
+    let res: DispatchedResponse;
+    try {
+      res = await dispatchExchange(this.agent, {
+        origin: this.origin,
+        path: this.path,
+        method: 'POST',
+        headers: modernRequestHeaders(this.headers, request, extraHeaders),
+        body: JSON.stringify(request),
+        abort,
+        plan: exchange.plan,
+      });
+    } catch (err) {
+      if (abort.aborted) throw closedByAbort(this.name);
+      throw toNetworkError(this.name, err);
+    }
+    return answerOf(exchange, res, abort);
+  }
+}
+
+function closedByAbort(name: string): GatewayError {
+  return new GatewayError('GW_UPSTREAM_CLOSED', `Request to upstream "${name}" was closed`, { target: name, reason: 'aborted' });
+}
+
+/** One POST's answer as it is read: the messages before the answer go to `onmessage`. */
+class Exchange {
+  readonly wire: StatelessHttp;
+  readonly request: JsonRpcRequest;
+  readonly key: string;
+  readonly onmessage: (message: JsonRpcMessage) => void;
+  answer: JsonRpcResponse | undefined;
+  parser: SseParser | LineSplitter | undefined;
+  tooLarge: GatewayError | undefined;
+
+  constructor(wire: StatelessHttp, request: JsonRpcRequest, onmessage: (message: JsonRpcMessage) => void) {
+    this.wire = wire;
+    this.request = request;
+    this.key = idKey(request.id);
+    this.onmessage = onmessage;
+  }
+
+  /** An arrow field: the body readers call it detached. */
+  readonly receive = (message: JsonRpcMessage): void => {
+    if (isResponse(message) && message.id !== null && idKey(message.id) === this.key) this.answer = message;
+    else this.onmessage(message);
   };
+
+  /** An arrow field: dispatchExchange calls it detached once the head is in. */
+  readonly plan = (head: ResponseHead): BodyPlan => {
+    const { target, logger } = this.wire;
+    if (head.statusCode >= 400) return { mode: 'head', limit: ERROR_BODY_BYTES };
+    if (head.contentType === 'text/event-stream') {
+      const reader = createSseMessageReader({
+        target: this.wire.name,
+        maxMessageBytes: target.maxMessageBytes,
+        logger,
+        onmessage: this.receive,
+        onundeliverable: (_id, error) => (this.tooLarge = error),
+      });
+      this.parser = reader;
+      return { mode: 'stream', onchunk: (chunk) => reader.push(chunk) };
+    }
+    if (head.contentType !== 'application/json') return { mode: 'head', limit: 0 };
+    if (this.request.method === LISTEN) {
+      const lines = createLineSplitter({
+        maxLineBytes: target.maxMessageBytes,
+        onLine: (line) => {
+          for (const message of toMessages(line, logger)) this.receive(message);
+        },
+        onOverflow: (_head, bytes) => logger.warn({ bytes, limit: target.maxMessageBytes }, 'over-long line of a listen stream dropped'),
+      });
+      this.parser = lines;
+      return { mode: 'stream', onchunk: (chunk) => lines.push(chunk) };
+    }
+    return { mode: 'collect', limit: target.maxMessageBytes };
+  };
+}
+
+/** The exchange's answer once the body is read, or why there is none. */
+function answerOf(exchange: Exchange, res: DispatchedResponse, abort: AbortHandle): JsonRpcResponse {
+  const { name, target, logger } = exchange.wire;
+  const parser = exchange.parser;
+  // A listen answer's last line may lack its newline.
+  if (parser !== undefined && !('reset' in parser)) parser.end();
+  const status = res.statusCode;
+  if (status >= 400) {
+    const refusal = status === 400 || status === 404 ? ladderError(res.text, exchange.key) : undefined;
+    if (refusal !== undefined) return refusal;
+    throw toHttpError(name, status, res.text, logger);
+  }
+  if (parser === undefined) {
+    if (res.contentType !== 'application/json') {
+      throw toProtocolError(name, status, `expected application/json or text/event-stream, got ${res.contentType || 'no content type'}`);
+    }
+    if (res.overflow) {
+      throw new GatewayError('GW_UPSTREAM_MESSAGE_TOO_LARGE', `Upstream "${name}" answered with more than ${target.maxMessageBytes} bytes`, {
+        target: name,
+        limit: target.maxMessageBytes,
+      });
+    }
+    for (const message of toMessages(res.text, logger)) exchange.receive(message);
+  }
+  if (exchange.answer !== undefined) return exchange.answer;
+  if (exchange.tooLarge !== undefined) throw exchange.tooLarge;
+  if (abort.aborted) throw closedByAbort(name);
+  // 2026-07-28 has no resumption: a stream that ends without the answer has lost it.
+  if (parser !== undefined) {
+    throw new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" ended the stream before the answer`, {
+      target: name,
+      reason: 'stream ended before the answer',
+    });
+  }
+  throw toProtocolError(name, status, 'the JSON body holds no answer to the request');
 }

@@ -89,84 +89,111 @@ export interface StreamableWire {
 }
 
 export function createStreamableWire(options: RemoteTransportOptions, owner: WireOwner): StreamableWire {
-  const { target, logger, agent, agents, credential } = options;
-  const name = target.name;
-  const { origin, pathname, search } = new URL(target.url);
-  const fixedHeaders = upstreamHeaders(target, options.authorization, options.extraHeaders);
-  const session = createHttpSessionState();
+  return new Wire(options, owner);
+}
 
-  const closedError = () => new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${name}" connection is closed`, { target: name });
-  const headersFor = (extra: Record<string, string>) => session.headers(fixedHeaders, extra);
-  const authorize = credential === undefined ? () => undefined : async () => void (fixedHeaders.authorization = `Bearer ${await credential()}`);
+class Wire implements StreamableWire {
+  readonly target: RemoteTargetConfig;
+  readonly name: string;
+  readonly logger: Logger;
+  readonly agent: Dispatcher;
+  readonly origin: string;
+  readonly path: string;
+  readonly session: HttpSessionState = createHttpSessionState();
+  readonly options: RemoteTransportOptions;
+  readonly owner: WireOwner;
+  readonly fixedHeaders: Record<string, string>;
 
-  const receive = (message: JsonRpcMessage, exchange: Exchange) => {
+  constructor(options: RemoteTransportOptions, owner: WireOwner) {
+    const { target, logger, agent } = options;
+    this.options = options;
+    this.owner = owner;
+    this.target = target;
+    this.name = target.name;
+    this.logger = logger;
+    this.agent = agent;
+    const { origin, pathname, search } = new URL(target.url);
+    this.origin = origin;
+    this.path = pathname + search;
+    this.fixedHeaders = upstreamHeaders(target, options.authorization, options.extraHeaders);
+  }
+
+  closedError(): GatewayError {
+    return new GatewayError('GW_UPSTREAM_CLOSED', `Upstream "${this.name}" connection is closed`, { target: this.name });
+  }
+
+  headersFor(extra: Record<string, string>): Record<string, string> {
+    return this.session.headers(this.fixedHeaders, extra);
+  }
+
+  authorize(): Promise<void> | undefined {
+    const credential = this.options.credential;
+    return credential === undefined ? undefined : authorizeWith(this.fixedHeaders, credential);
+  }
+
+  upstreamExchange(): Exchange {
+    return { waiting: new Set(), deliver: this.owner.deliverUp };
+  }
+
+  receive(message: JsonRpcMessage, exchange: Exchange): void {
     if (isResponse(message) && message.id !== null) exchange.waiting.delete(idKey(message.id));
-    session.received(message);
+    this.session.received(message);
     exchange.deliver(message);
-  };
+  }
 
-  const readerFor = (exchange: Exchange): SseParser =>
-    createSseMessageReader({
-      target: name,
-      maxMessageBytes: target.maxMessageBytes,
-      logger,
-      onmessage: (message) => receive(message, exchange),
+  readerFor(exchange: Exchange): SseParser {
+    return createSseMessageReader({
+      target: this.name,
+      maxMessageBytes: this.target.maxMessageBytes,
+      logger: this.logger,
+      onmessage: (message) => this.receive(message, exchange),
       onundeliverable: (id, error) => {
         exchange.waiting.delete(idKey(id));
-        owner.undeliverable(id, error);
+        this.owner.undeliverable(id, error);
       },
     });
+  }
 
-  const get = async (headers: Record<string, string>, signal: AbortSignal): Promise<Dispatcher.ResponseData> => {
-    try {
-      return await request(target.url, { method: 'GET', headers, dispatcher: agent, signal });
-    } catch (err) {
-      if (signal.aborted || owner.closed) throw closedError();
-      throw toNetworkError(name, err);
-    }
-  };
+  /** An arrow field: the stream readers take it detached (`open`). */
+  readonly openStream = (lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableBody | undefined> => openStream(this, lastEventId, signal);
+}
 
-  const openStream = async (lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableBody | undefined> => {
-    await authorize();
-    const usedSession = session.sessionId;
-    const extra: Record<string, string> = { accept: 'text/event-stream' };
-    if (lastEventId !== undefined) extra['last-event-id'] = lastEventId;
-    const res = await get(headersFor(extra), signal);
-    if (res.statusCode === 405) {
-      await discard(res.body);
-      agents.noteNoGetStream(target);
-      logger.debug('upstream offers no GET stream (405)');
-      return undefined;
-    }
-    if (res.statusCode === 404 && usedSession !== undefined) {
-      await discard(res.body);
-      await owner.recover(usedSession).catch(() => undefined);
-      return undefined;
-    }
-    if (res.statusCode === 401) options.credentialRejected?.();
-    if (res.statusCode >= 400) throw toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger);
-    if (mediaType(res.headers) !== 'text/event-stream') {
-      await discard(res.body);
-      throw toProtocolError(name, res.statusCode, 'the GET stream is not text/event-stream');
-    }
-    return res.body;
-  };
+async function authorizeWith(fixedHeaders: Record<string, string>, credential: () => Promise<string>): Promise<void> {
+  fixedHeaders.authorization = `Bearer ${await credential()}`;
+}
 
-  return {
-    target,
-    name,
-    logger,
-    agent,
-    origin,
-    path: pathname + search,
-    session,
-    options,
-    closedError,
-    headersFor,
-    authorize,
-    upstreamExchange: () => ({ waiting: new Set(), deliver: owner.deliverUp }),
-    receive,
-    readerFor,
-    openStream,
-  };
+async function get(wire: Wire, headers: Record<string, string>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  try {
+    return await request(wire.target.url, { method: 'GET', headers, dispatcher: wire.agent, signal });
+  } catch (err) {
+    if (signal.aborted || wire.owner.closed) throw wire.closedError();
+    throw toNetworkError(wire.name, err);
+  }
+}
+
+async function openStream(wire: Wire, lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableBody | undefined> {
+  const { target, name, logger, session, owner, options } = wire;
+  await wire.authorize();
+  const usedSession = session.sessionId;
+  const extra: Record<string, string> = { accept: 'text/event-stream' };
+  if (lastEventId !== undefined) extra['last-event-id'] = lastEventId;
+  const res = await get(wire, wire.headersFor(extra), signal);
+  if (res.statusCode === 405) {
+    await discard(res.body);
+    options.agents.noteNoGetStream(target);
+    logger.debug('upstream offers no GET stream (405)');
+    return undefined;
+  }
+  if (res.statusCode === 404 && usedSession !== undefined) {
+    await discard(res.body);
+    await owner.recover(usedSession).catch(() => undefined);
+    return undefined;
+  }
+  if (res.statusCode === 401) options.credentialRejected?.();
+  if (res.statusCode >= 400) throw toHttpError(name, res.statusCode, await readHead(res.body, ERROR_BODY_BYTES), logger);
+  if (mediaType(res.headers) !== 'text/event-stream') {
+    await discard(res.body);
+    throw toProtocolError(name, res.statusCode, 'the GET stream is not text/event-stream');
+  }
+  return res.body;
 }

@@ -24,7 +24,7 @@
 import type { CircuitBreakerPolicy } from '../config/types.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../log/logger.ts';
-import { createTimeoutWindow } from './timeout-window.ts';
+import { createTimeoutWindow, type TimeoutWindow } from './timeout-window.ts';
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
 
@@ -101,87 +101,121 @@ export interface CircuitBreakerOptions {
 }
 
 /** A closed breaker for one target (see the file comment for its states). */
-export function createCircuitBreaker({ target, policy, sharedFate, logger, now = Date.now }: CircuitBreakerOptions): CircuitBreaker {
-  const log = logger.child({ target });
-  let state: CircuitState = 'closed';
-  let openedFor: 'starts' | 'timeouts' = 'starts';
-  let cause: string | undefined;
-  let lastFailure: string | undefined;
-  let failures = 0;
-  let started = false;
-  let opened = 0;
-  let cooldown = policy.cooldownMs;
-  let retryAt = 0;
-  let probeAt: number | undefined;
-  const timeouts = createTimeoutWindow(policy.timeouts, policy.windowMs, policy.timeoutCallers);
+export function createCircuitBreaker(options: CircuitBreakerOptions): CircuitBreaker {
+  return new Breaker(options);
+}
 
-  const refuse = (at: number) => {
-    const retryAfterSec = Math.max(1, Math.ceil((Math.max(retryAt, (probeAt ?? 0) + cooldown) - at) / 1000));
-    return new GatewayError('GW_CIRCUIT_OPEN', `Target "${target}" is failing (${cause ?? 'unknown'}); it is not tried again for about ${retryAfterSec} s`, {
+class Breaker implements CircuitBreaker {
+  readonly target: string;
+  private readonly policy: CircuitBreakerPolicy;
+  private readonly sharedFate: boolean;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private current: CircuitState = 'closed';
+  private openedFor: 'starts' | 'timeouts' = 'starts';
+  private cause: string | undefined;
+  private lastFailure: string | undefined;
+  private failures = 0;
+  private started = false;
+  private opened = 0;
+  private cooldown: number;
+  private retryAt = 0;
+  private probeAt: number | undefined;
+  private readonly timeouts: TimeoutWindow;
+
+  constructor({ target, policy, sharedFate, logger, now = Date.now }: CircuitBreakerOptions) {
+    this.target = target;
+    this.policy = policy;
+    this.sharedFate = sharedFate;
+    this.log = logger.child({ target });
+    this.now = now;
+    this.cooldown = policy.cooldownMs;
+    this.timeouts = createTimeoutWindow(policy.timeouts, policy.windowMs, policy.timeoutCallers);
+  }
+
+  get state(): CircuitState {
+    return this.current;
+  }
+
+  admit(what: 'start' | 'request'): boolean {
+    if (this.current === 'closed' || (what === 'request' && this.openedFor === 'starts')) return false;
+    const at = this.now();
+    if (this.current === 'open') {
+      if (at < this.retryAt) throw this.refuse(at);
+      this.current = 'half-open';
+      this.probeAt = undefined;
+    }
+    if (this.probeAt !== undefined && at - this.probeAt < this.cooldown) throw this.refuse(at);
+    this.probeAt = at;
+    this.log.info({ what }, 'circuit half-open: letting one probe through');
+    return true;
+  }
+
+  succeeded(): void {
+    if (!this.started) this.started = true;
+    this.failures = 0;
+    this.lastFailure = undefined;
+    if (this.current === 'closed') return;
+    this.log.info({ cause: this.cause, opened: this.opened }, 'circuit closed: the target recovered');
+    this.current = 'closed';
+    this.cooldown = this.policy.cooldownMs;
+    this.probeAt = undefined;
+    this.timeouts.clear();
+  }
+
+  startFailed(error: GatewayError): void {
+    if (!START_FAILURES.has(error.code)) return;
+    this.failures++;
+    this.lastFailure = describe(error);
+    const policy = this.policy;
+    if (this.current === 'half-open' || (this.current === 'closed' && policy.startFailures > 0 && this.failures >= policy.startFailures)) {
+      this.open('starts', this.lastFailure);
+    }
+  }
+
+  timedOut(caller: string, probe = false): void {
+    if (!this.sharedFate || this.current === 'open') return;
+    // Half-open, the probe's timeout is the probe failing; anyone else's is counted as usual.
+    if (probe && this.current === 'half-open') return this.open('timeouts', 'request timeouts');
+    if (this.timeouts.add(caller, this.now())) this.open('timeouts', 'request timeouts');
+  }
+
+  snapshot(): BreakerSnapshot {
+    // It turns half-open when the next use asks (admit); a reader sees it as it is by then.
+    const state = this.current;
+    const open = state === 'open' && this.now() < this.retryAt;
+    const shown: CircuitState = state === 'open' && !open ? 'half-open' : state;
+    return {
+      state: shown,
+      cause: this.cause,
+      started: this.started,
+      consecutiveStartFailures: this.failures,
+      lastFailure: this.lastFailure,
+      retryAt: open ? this.retryAt : undefined,
+      opened: this.opened,
+    };
+  }
+
+  private refuse(at: number): GatewayError {
+    const { target } = this;
+    const cause = this.cause ?? 'unknown';
+    const retryAfterSec = Math.max(1, Math.ceil((Math.max(this.retryAt, (this.probeAt ?? 0) + this.cooldown) - at) / 1000));
+    return new GatewayError('GW_CIRCUIT_OPEN', `Target "${target}" is failing (${cause}); it is not tried again for about ${retryAfterSec} s`, {
       target,
-      reason: cause ?? 'unknown',
+      reason: cause,
       retryAfterSec,
     });
-  };
+  }
 
-  const open = (why: 'starts' | 'timeouts', text: string) => {
-    const at = now();
-    if (state === 'half-open') cooldown = Math.min(policy.maxCooldownMs, cooldown * 2);
-    state = 'open';
-    openedFor = why;
-    cause = text;
-    retryAt = at + cooldown;
-    probeAt = undefined;
-    opened++;
-    log.warn({ cause, cooldownMs: cooldown }, 'circuit opened: the target is not tried until the cooldown ends');
-  };
-
-  return {
-    target,
-    get state() {
-      return state;
-    },
-    admit(what) {
-      if (state === 'closed' || (what === 'request' && openedFor === 'starts')) return false;
-      const at = now();
-      if (state === 'open') {
-        if (at < retryAt) throw refuse(at);
-        state = 'half-open';
-        probeAt = undefined;
-      }
-      if (probeAt !== undefined && at - probeAt < cooldown) throw refuse(at);
-      probeAt = at;
-      log.info({ what }, 'circuit half-open: letting one probe through');
-      return true;
-    },
-    succeeded() {
-      if (!started) started = true;
-      failures = 0;
-      lastFailure = undefined;
-      if (state === 'closed') return;
-      log.info({ cause, opened }, 'circuit closed: the target recovered');
-      state = 'closed';
-      cooldown = policy.cooldownMs;
-      probeAt = undefined;
-      timeouts.clear();
-    },
-    startFailed(error) {
-      if (!START_FAILURES.has(error.code)) return;
-      failures++;
-      lastFailure = describe(error);
-      if (state === 'half-open' || (state === 'closed' && policy.startFailures > 0 && failures >= policy.startFailures)) open('starts', lastFailure);
-    },
-    timedOut(caller, probe = false) {
-      if (!sharedFate || state === 'open') return;
-      // Half-open, the probe's timeout is the probe failing; anyone else's is counted as usual.
-      if (probe && state === 'half-open') return open('timeouts', 'request timeouts');
-      if (timeouts.add(caller, now())) open('timeouts', 'request timeouts');
-    },
-    snapshot() {
-      // It turns half-open when the next use asks (admit); a reader sees it as it is by then.
-      const open = state === 'open' && now() < retryAt;
-      const shown: CircuitState = state === 'open' && !open ? 'half-open' : state;
-      return { state: shown, cause, started, consecutiveStartFailures: failures, lastFailure, retryAt: open ? retryAt : undefined, opened };
-    },
-  };
+  private open(why: 'starts' | 'timeouts', text: string): void {
+    const at = this.now();
+    if (this.current === 'half-open') this.cooldown = Math.min(this.policy.maxCooldownMs, this.cooldown * 2);
+    this.current = 'open';
+    this.openedFor = why;
+    this.cause = text;
+    this.retryAt = at + this.cooldown;
+    this.probeAt = undefined;
+    this.opened++;
+    this.log.warn({ cause: this.cause, cooldownMs: this.cooldown }, 'circuit opened: the target is not tried until the cooldown ends');
+  }
 }

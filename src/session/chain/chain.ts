@@ -21,7 +21,7 @@
  */
 import { GatewayError } from '../../errors/gateway-error.ts';
 import type { TraceContext } from '../../jsonrpc/trace-context.ts';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess } from '../../jsonrpc/types.ts';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess } from '../../jsonrpc/types.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { Observer, RequestOutcome } from '../../log/observer.ts';
 import { setSpanTarget, startUpstreamSpan, traceContextOf, type RequestOrigin, type Tracing } from '../../telemetry/tracing.ts';
@@ -133,42 +133,82 @@ function judgeInlined(guard: CallGuard, rec: Pending, member: Member, response: 
 }
 
 export function createChain(parts: ChainParts): ForwardRequest {
-  const { streams, logger, observer, timed, traced, gates, namespaced, fail, answer, refuse, record, release } = parts;
-  const guard = gates.guard;
-  const tasks = createTaskStage(namespaced);
-  const stages = stagesOf(gates, tasks);
+  return new Chain(parts).forward;
+}
 
-  const handler: PendingHandler<Pending> = {
-    onresponse(response, rec) {
-      if (rec.probe) rec.member?.breaker?.succeeded();
-      if (timed) {
-        rec.upstreamMs = performance.now() - rec.sentAt;
-        if (rec.method.endsWith('/list') && 'result' in response && rec.member !== undefined) {
-          observer.listed(rec.member.name, rec.method, response.result, rec.subject === undefined);
-        }
+/**
+ * One session's chain: its stages and the correlator's handler of every request it sends (the
+ * correlator calls onresponse, onerror and onprogress as methods, with the request's Pending).
+ */
+class Chain implements PendingHandler<Pending> {
+  readonly parts: ChainParts;
+  readonly guard: CallGuard | undefined;
+  readonly tasks: TaskStage;
+  readonly stages: Stage[];
+
+  constructor(parts: ChainParts) {
+    this.parts = parts;
+    this.guard = parts.gates.guard;
+    this.tasks = createTaskStage(parts.namespaced);
+    this.stages = stagesOf(parts.gates, this.tasks);
+  }
+
+  /** An arrow field: the session core holds it as its ForwardRequest. */
+  readonly forward: ForwardRequest = (rec, member, request) => this.run(rec, member, request, 0);
+
+  onresponse(response: JsonRpcResponse, rec: Pending): void {
+    const { timed, observer, answer, fail } = this.parts;
+    if (rec.probe) rec.member?.breaker?.succeeded();
+    if (timed) {
+      rec.upstreamMs = performance.now() - rec.sentAt;
+      if (rec.method.endsWith('/list') && 'result' in response && rec.member !== undefined) {
+        observer.listed(rec.member.name, rec.method, response.result, rec.subject === undefined);
       }
-      // Hot path: one read when the request has nothing to do with tasks (task-stage.ts).
-      const as = rec.task === undefined ? undefined : tasks.answered(rec, response);
-      // Hot path: one read when no target of the gateway has hooks or redaction (hooks/).
-      const judged =
-        guard === undefined || rec.member === undefined
-          ? undefined
-          : as?.inlined === true
-            ? judgeInlined(guard, rec, rec.member, response, as.params)
-            : guard.response(rec, rec.session.principal, rec.member.target, as?.method ?? rec.method, response, as?.params);
-      if (judged === undefined) return answer(rec, response);
-      judged.then((judgedResponse) => rec.cancelled || answer(rec, judgedResponse), (err: unknown) => rec.cancelled || fail(rec, err));
-    },
-    onerror(error, rec) {
-      fail(rec, error);
-    },
-    onprogress(notification, rec) {
-      if (!rec.cancelled) streams.send(rec.stream, notification as unknown as JsonObject, false);
-    },
-  };
+    }
+    // Hot path: one read when the request has nothing to do with tasks (task-stage.ts).
+    const as = rec.task === undefined ? undefined : this.tasks.answered(rec, response);
+    // Hot path: one read when no target of the gateway has hooks or redaction (hooks/).
+    const guard = this.guard;
+    const judged =
+      guard === undefined || rec.member === undefined
+        ? undefined
+        : as?.inlined === true
+          ? judgeInlined(guard, rec, rec.member, response, as.params)
+          : guard.response(rec, rec.session.principal, rec.member.target, as?.method ?? rec.method, response, as?.params);
+    if (judged === undefined) return answer(rec, response);
+    judged.then((judgedResponse) => rec.cancelled || answer(rec, judgedResponse), (err: unknown) => rec.cancelled || fail(rec, err));
+  }
 
-  const send = (rec: Pending, member: Member, request: JsonRpcRequest) => {
+  onerror(error: GatewayError, rec: Pending): void {
+    this.parts.fail(rec, error);
+  }
+
+  onprogress(notification: JsonRpcNotification, rec: Pending): void {
+    if (!rec.cancelled) this.parts.streams.send(rec.stream, notification as unknown as JsonObject, false);
+  }
+
+  run(rec: Pending, member: Member, request: JsonRpcRequest, from: number): void {
+    const stages = this.stages;
+    for (let i = from; i < stages.length; i++) {
+      let later: Promise<JsonRpcRequest | void> | undefined;
+      try {
+        later = (stages[i] as Stage)(rec, member, request);
+      } catch (err) {
+        return this.refused(rec, member, request, err);
+      }
+      if (later !== undefined) {
+        later.then((next) => rec.cancelled || this.run(rec, member, next ?? request, i + 1), (err: unknown) => rec.cancelled || this.refused(rec, member, request, err));
+        return;
+      }
+    }
+    // Hot path: an open member takes the request at once; only a first use (or a restart) waits.
+    if (member.connection !== undefined) return this.send(rec, member, request);
+    member.connect().then(() => this.send(rec, member, request), (err: unknown) => this.parts.fail(rec, err));
+  }
+
+  send(rec: Pending, member: Member, request: JsonRpcRequest): void {
     if (rec.cancelled) return;
+    const { fail, traced, timed } = this.parts;
     const connection = member.connection;
     if (connection === undefined) return fail(rec, new GatewayError('GW_UPSTREAM_CLOSED', undefined, { target: member.name }));
     rec.member = member;
@@ -188,20 +228,11 @@ export function createChain(parts: ChainParts): ForwardRequest {
       trace = traceContextOf(traced.tracing, rec.upstreamSpan ?? rec.span);
     }
     if (timed) rec.sentAt = performance.now();
-    rec.upstreamId = connection.correlator.request(request, handler, rec, member.target.timeouts, trace === undefined ? undefined : { trace });
-  };
+    rec.upstreamId = connection.correlator.request(request, this, rec, member.target.timeouts, trace === undefined ? undefined : { trace });
+  }
 
-  /** SEP-2350: the caller's token lacks scopes this call needs; nothing goes upstream (step-up.ts). */
-  const challenge = (rec: Pending, member: Member, need: StepUpNeed) => {
-    rec.member = member;
-    const refusal = stepUpRefusal(rec, need, logger);
-    record(rec, 'denied', 'GW_STEP_UP_REQUIRED');
-    if (rec.span !== undefined) endSpans(rec, refusal.error);
-    release(rec);
-    if (!rec.cancelled) streams.challenge(rec.stream, refusal as unknown as JsonObject, need.required);
-  };
-
-  const refused = (rec: Pending, member: Member, request: JsonRpcRequest, err: unknown) => {
+  refused(rec: Pending, member: Member, request: JsonRpcRequest, err: unknown): void {
+    const { gates, namespaced, fail, refuse } = this.parts;
     // The audit record names the rule that refused (judged.ts); only audited requests pay for it.
     if (rec.audited !== undefined) {
       rec.judged =
@@ -211,28 +242,19 @@ export function createChain(parts: ChainParts): ForwardRequest {
             ? hiddenJudged(request, member.name, rec.session.endpoint, rec.caller, gates.policy?.())
             : errorJudged(err, member.name);
     }
-    if (err instanceof StepUpNeeded) return challenge(rec, member, err.need);
+    if (err instanceof StepUpNeeded) return this.challenge(rec, member, err.need);
     if (err instanceof Hidden) return namespaced ? fail(rec, err.error) : refuse(rec, bare(err.error));
     fail(rec, err);
-  };
+  }
 
-  const run = (rec: Pending, member: Member, request: JsonRpcRequest, from: number): void => {
-    for (let i = from; i < stages.length; i++) {
-      let later: Promise<JsonRpcRequest | void> | undefined;
-      try {
-        later = (stages[i] as Stage)(rec, member, request);
-      } catch (err) {
-        return refused(rec, member, request, err);
-      }
-      if (later !== undefined) {
-        later.then((next) => rec.cancelled || run(rec, member, next ?? request, i + 1), (err: unknown) => rec.cancelled || refused(rec, member, request, err));
-        return;
-      }
-    }
-    // Hot path: an open member takes the request at once; only a first use (or a restart) waits.
-    if (member.connection !== undefined) return send(rec, member, request);
-    member.connect().then(() => send(rec, member, request), (err: unknown) => fail(rec, err));
-  };
-
-  return (rec, member, request) => run(rec, member, request, 0);
+  /** SEP-2350: the caller's token lacks scopes this call needs; nothing goes upstream (step-up.ts). */
+  challenge(rec: Pending, member: Member, need: StepUpNeed): void {
+    const { logger, record, release, streams } = this.parts;
+    rec.member = member;
+    const refusal = stepUpRefusal(rec, need, logger);
+    record(rec, 'denied', 'GW_STEP_UP_REQUIRED');
+    if (rec.span !== undefined) endSpans(rec, refusal.error);
+    release(rec);
+    if (!rec.cancelled) streams.challenge(rec.stream, refusal as unknown as JsonObject, need.required);
+  }
 }
