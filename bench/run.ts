@@ -3,7 +3,7 @@
  * the report and writes it to docs/benchmarks.md (between the bench:begin/end markers) with the
  * chart docs/benchmarks.svg. See bench/README.md for the options.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -14,17 +14,12 @@ import { runLoad } from './lib/load.ts';
 import { runOpen } from './lib/open.ts';
 import { runRamp } from './lib/ramp.ts';
 import { renderReport } from './lib/report.ts';
-import { cellKey, emptyCell, loadMedian, type Cell, type Results } from './lib/results.ts';
+import { chart, DOC, machine, SVG, writeDoc } from './lib/report-output.ts';
+import { cellKey, emptyCell, type Cell, type Results } from './lib/results.ts';
 import { BEFORE, goalsOnly, roundOrder, scenarios as allScenarios, withBefore, type Scenario } from './lib/scenarios.ts';
-import { machineFacts } from './lib/machine.ts';
 import { summariseProfiles } from './lib/profile.ts';
-import { renderChart, type ChartSeries } from './lib/svg.ts';
 import { CLI, ECHO_SERVER, killAll, ROOT, startSystem, SYSTEM_NAMES, Unavailable, type RunningSystem, type SystemName } from './lib/systems.ts';
 
-const DOC = `${ROOT}docs/benchmarks.md`;
-const SVG = `${ROOT}docs/benchmarks.svg`;
-const BEGIN = '<!-- bench:begin (written by bench/run.ts) -->';
-const END = '<!-- bench:end -->';
 
 const { values: argv } = parseArgs({
   options: {
@@ -190,55 +185,13 @@ async function runPairCell(sc: Scenario, name: SystemName, cell: Cell, label: st
   }
 }
 
-function machine(): string[] {
-  const facts = machineFacts(ROOT);
-  const peers = (name: string) => {
-    try {
-      return (JSON.parse(readFileSync(`${ROOT}bench/node_modules/${name}/package.json`, 'utf8')) as { version: string }).version;
-    } catch {
-      return 'not installed';
-    }
-  };
-  return [
-    `- Machine: ${os.availableParallelism()} x ${facts.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, kernel ${os.release()}${facts.virtual ? ' (virtual machine)' : ''}`,
-    `- Node ${process.version}; Switchboard ${facts.source}, log level info; supergateway ${peers('supergateway')}, mcp-proxy ${peers('mcp-proxy')}`,
-    ...(before === undefined ? [] : [`- switchboard-before (and switchboard-spare-before): ${before.label}`]),
-    `- Load average at start: ${facts.load}`,
-  ];
-}
-
-function chart(results: Results, list: readonly Scenario[]): string {
-  const loads = list.filter((s) => s.kind === 'load');
-  const names = SYSTEM_NAMES.filter((s) => loads.some((sc) => sc.systems.includes(s)));
-  const series = (field: 'callsPerSecond' | 'p99'): ChartSeries[] =>
-    names.map((system) => ({ system, values: new Map(loads.map((sc) => [sc.name, loadMedian(results, sc.name, system, field)])) }));
-  return renderChart(
-    [
-      { title: 'Throughput', unit: 'calls/s', series: series('callsPerSecond') },
-      { title: 'p99 latency', unit: 'ms', series: series('p99') },
-    ],
-    loads.map((s) => s.name),
-    `Medians of ${settings.rounds} round(s); missing bars: unavailable or not run. See docs/benchmarks.md.`,
-  );
-}
-
-function writeDoc(section: string): void {
-  const block = `${BEGIN}\n${section}\n${END}`;
-  let text = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '# Benchmarks\n';
-  const begin = text.indexOf(BEGIN);
-  const end = text.indexOf(END);
-  if (begin !== -1 && end > begin) text = text.slice(0, begin) + block + text.slice(end + END.length);
-  else text = `${text}\n${block}\n`;
-  writeFileSync(DOC, text);
-}
-
 async function main(): Promise<void> {
   if (Number(process.versions.node.split('.')[0]) < 24) process.stderr.write(`bench: Node ${process.version}; the figures are meant for Node 24 (npm run bench)\n`);
   if (argv['cpu-prof'] !== undefined) mkdirSync(argv['cpu-prof'], { recursive: true });
   const started = performance.now();
   const startedAt = Date.now();
   const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const machineLines = machine();
+  const machineLines = machine(before?.label);
   const results: Results = new Map();
   for (let round = 0; round < settings.rounds; round++) {
     for (const sc of scenarioList) {
@@ -269,7 +222,7 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${section}\n`);
   if (argv['cpu-prof'] !== undefined) process.stdout.write(`\n${summariseProfiles(argv['cpu-prof'], startedAt, ROOT)}\n`);
   if (write) {
-    writeFileSync(SVG, chart(results, scenarioList));
+    writeFileSync(SVG, chart(results, scenarioList, settings.rounds));
     writeDoc(section);
     process.stdout.write(`\n(written to ${DOC} and ${SVG})\n`);
   }
